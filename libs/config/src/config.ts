@@ -1,0 +1,138 @@
+import { resolve } from 'node:path';
+
+/** How indexing events travel and where data lives. */
+export type RuntimeMode = 'standalone' | 'distributed';
+
+export interface OpenAiSettings {
+  /** OPENAI_BASE_URL: any OpenAI-compatible endpoint (OpenAI, Azure, Ollama, vLLM, ...). */
+  readonly baseUrl?: string;
+  /** OPENAI_API_KEY. Never logged. */
+  readonly apiKey?: string;
+  /** TRELLIS_LLM_MODEL: chat and extraction model. */
+  readonly chatModel: string;
+  /** TRELLIS_EMBEDDING_MODEL: embedding model used when an endpoint is configured. */
+  readonly embeddingModel: string;
+  /** TRELLIS_EMBEDDING_DIMENSIONS: vector size of that model. */
+  readonly embeddingDimensions: number;
+  /** TRELLIS_LLM_TIMEOUT_MS: per-request timeout. */
+  readonly timeoutMs: number;
+}
+
+export interface TrellisConfig {
+  readonly mode: RuntimeMode;
+  /** Service name used in logs and metrics. */
+  readonly serviceName: string;
+  /** TRELLIS_DATA_DIR: where standalone keeps its SQLite file. Default ./.trellis. */
+  readonly dataDir: string;
+  /** TRELLIS_GRPC_HOST / TRELLIS_GRPC_PORT. Default 127.0.0.1:50051. */
+  readonly grpcHost: string;
+  readonly grpcPort: number;
+  /** TRELLIS_HTTP_PORT: /healthz, /readyz and /metrics. Default 8080; 0 picks a free port. */
+  readonly httpPort: number;
+  /** TRELLIS_MAX_UPLOAD_BYTES: largest accepted document. Default 50 MB. */
+  readonly maxUploadBytes: number;
+  /** TRELLIS_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. */
+  readonly logLevel: string;
+  /** TRELLIS_DB_URL: mysql://user:pass@host:port/db for TiDB; unset in standalone (SQLite). */
+  readonly dbUrl?: string;
+  /** KAFKA_BROKERS: comma-separated host:port list; unset in standalone (in-process bus). */
+  readonly kafkaBrokers: readonly string[];
+  /** OpenAI-compatible provider; `enabled` is false when neither key nor base URL is set. */
+  readonly openai: OpenAiSettings & { readonly enabled: boolean };
+  /** TRELLIS_URL_FETCH_TIMEOUT_MS: timeout for adding documents by URL. */
+  readonly urlFetchTimeoutMs: number;
+  /** TRELLIS_API_KEYS: "key=tenant,key2=tenant2". Empty: no authentication, one default tenant. */
+  readonly apiKeys: ReadonlyMap<string, string>;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Builds the configuration from environment variables, once, at start-up. Every problem
+ * is collected so a bad deployment fails listing all of them, not the first.
+ */
+export function loadConfig(env: Env, serviceName: string): TrellisConfig {
+  const problems: string[] = [];
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const text = (name: string): string | undefined => {
+    const raw = env[name]?.trim();
+    return raw === undefined || raw === '' ? undefined : raw;
+  };
+
+  const kafkaBrokers = (text('KAFKA_BROKERS') ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
+  for (const broker of kafkaBrokers) {
+    if (!/^[^:\s]+:\d{1,5}$/.test(broker)) problems.push(`KAFKA_BROKERS entry "${broker}" is not host:port`);
+  }
+  const dbUrl = text('TRELLIS_DB_URL');
+  if (dbUrl !== undefined && !/^mysql:\/\//.test(dbUrl)) {
+    problems.push('TRELLIS_DB_URL must start with mysql:// (TiDB or another MySQL-protocol server)');
+  }
+  const requested = text('TRELLIS_MODE');
+  if (requested !== undefined && requested !== 'standalone' && requested !== 'distributed') {
+    problems.push(`TRELLIS_MODE must be "standalone" or "distributed" (got "${requested}")`);
+  }
+  const mode: RuntimeMode = (requested as RuntimeMode | undefined) ?? (kafkaBrokers.length > 0 ? 'distributed' : 'standalone');
+  if (mode === 'distributed') {
+    if (kafkaBrokers.length === 0) problems.push('KAFKA_BROKERS is required in distributed mode');
+    if (dbUrl === undefined) problems.push('TRELLIS_DB_URL is required in distributed mode');
+  }
+  const logLevel = text('TRELLIS_LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`TRELLIS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const baseUrl = text('OPENAI_BASE_URL');
+  if (baseUrl !== undefined && !/^https?:\/\//.test(baseUrl)) problems.push('OPENAI_BASE_URL must be an http(s) URL');
+  const apiKey = text('OPENAI_API_KEY');
+
+  const apiKeys = new Map<string, string>();
+  for (const entry of (text('TRELLIS_API_KEYS') ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const [key, tenant] = entry.split('=').map((p) => p.trim());
+    if (!key || !tenant || !/^[A-Za-z0-9._-]{1,64}$/.test(tenant)) problems.push('TRELLIS_API_KEYS entries must look like key=tenant');
+    else apiKeys.set(key, tenant);
+  }
+
+  const config: TrellisConfig = {
+    mode,
+    serviceName,
+    dataDir: resolve(text('TRELLIS_DATA_DIR') ?? '.trellis'),
+    grpcHost: text('TRELLIS_GRPC_HOST') ?? '127.0.0.1',
+    grpcPort: int('TRELLIS_GRPC_PORT', 50051, 0, 65535),
+    httpPort: int('TRELLIS_HTTP_PORT', 8080, 0, 65535),
+    maxUploadBytes: int('TRELLIS_MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 2 ** 31 - 1),
+    logLevel,
+    dbUrl,
+    kafkaBrokers,
+    urlFetchTimeoutMs: int('TRELLIS_URL_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
+    apiKeys,
+    openai: {
+      enabled: baseUrl !== undefined || apiKey !== undefined,
+      baseUrl,
+      apiKey,
+      chatModel: text('TRELLIS_LLM_MODEL') ?? 'gpt-4o-mini',
+      embeddingModel: text('TRELLIS_EMBEDDING_MODEL') ?? 'text-embedding-3-small',
+      embeddingDimensions: int('TRELLIS_EMBEDDING_DIMENSIONS', 1536, 8, 8192),
+      timeoutMs: int('TRELLIS_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
+    },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

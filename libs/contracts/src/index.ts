@@ -1,0 +1,6 @@
+export * from './errors';
+export * from './ids';
+export * from './topics';
+export * from './index-status';
+export * as events from './generated/trellis/events/v1/indexing';
+export * as v1 from './generated/index.trellis.v1';

@@ -1,0 +1,3 @@
+export * from './event-bus';
+export * from './retry-policy';
+export * from './in-process-event-bus';

@@ -1,0 +1,7 @@
+/** Turns texts into vectors. Implementations must be deterministic for the same model. */
+export interface EmbeddingProvider {
+  /** Model identity stored with the vectors, e.g. "local-hash-v1" or "openai:text-embedding-3-small". */
+  readonly model: string;
+  readonly dimensions: number;
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+}

@@ -1,0 +1,44 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Registry } from 'prom-client';
+
+export interface ProbeServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly registry: Registry;
+  /** Resolves when every dependency answers; rejects with the reason otherwise. */
+  readonly readiness: () => Promise<void>;
+}
+
+/** `/healthz` (the process runs), `/readyz` (its dependencies answer) and `/metrics`. */
+export async function startProbeServer(options: ProbeServerOptions): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(status, { 'content-type': type });
+      res.end(body);
+    };
+    if (path === '/healthz') return send(200, 'ok\n');
+    if (path === '/readyz') {
+      options.readiness().then(
+        () => send(200, 'ready\n'),
+        (error: Error) => send(503, `not ready: ${error.message}\n`),
+      );
+      return;
+    }
+    if (path === '/metrics') {
+      options.registry.metrics().then(
+        (body) => send(200, body, options.registry.contentType),
+        (error: Error) => send(500, error.message),
+      );
+      return;
+    }
+    send(404, 'not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}

@@ -1,0 +1,28 @@
+import { Global, Module } from '@nestjs/common';
+import type { DynamicModule } from '@nestjs/common';
+import { EVENT_BUS } from '@trellis/messaging';
+import { MODELS } from '@trellis/models';
+import { LOGGER, METRICS } from '@trellis/observability';
+import { STORE } from '@trellis/storage';
+import type { Runtime } from './runtime';
+import { TENANT_RESOLVER, TenantResolver } from './tenant-resolver';
+
+export const CONFIG = Symbol.for('trellis.config');
+
+/** Makes the runtime's infrastructure injectable in every service module. */
+@Global()
+@Module({})
+export class PlatformModule {
+  static forRuntime(runtime: Runtime): DynamicModule {
+    const providers = [
+      { provide: CONFIG, useValue: runtime.config },
+      { provide: LOGGER, useValue: runtime.logger },
+      { provide: METRICS, useValue: runtime.metrics },
+      { provide: STORE, useValue: runtime.store },
+      { provide: EVENT_BUS, useValue: runtime.bus },
+      { provide: MODELS, useValue: runtime.models },
+      { provide: TENANT_RESOLVER, useValue: new TenantResolver(runtime.config.apiKeys) },
+    ];
+    return { module: PlatformModule, providers, exports: providers.map((p) => p.provide) };
+  }
+}

@@ -1,0 +1,174 @@
+import type { IndexStatus } from '@trellis/contracts';
+
+/** Per-knowledge-base settings. Zero or empty values mean "server default". */
+export interface KbSettings {
+  chunkSizeTokens: number;
+  chunkOverlapTokens: number;
+  /** '' (auto), 'sentence' or 'markdown'. */
+  splitter: string;
+  embeddingModel: string;
+  embeddingDimensions: number;
+  llmModel: string;
+  extractionPromptVersion: string;
+}
+
+export interface KnowledgeBaseRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  description: string;
+  settings: KbSettings;
+  createdAt: string;
+}
+
+export interface DocumentRecord {
+  id: string;
+  tenantId: string;
+  kbId: string;
+  sourceUri: string;
+  filename: string;
+  mimeType: string;
+  contentHash: string;
+  version: number;
+  status: IndexStatus;
+  error: string | null;
+  sizeBytes: number;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A new version of a document, with the text parsed from it. */
+export interface NewDocumentVersion {
+  id: string;
+  sourceUri: string;
+  filename: string;
+  mimeType: string;
+  contentHash: string;
+  version: number;
+  sizeBytes: number;
+  metadata: Record<string, string>;
+  text: string;
+}
+
+export interface ChunkRecord {
+  id: string;
+  kbId: string;
+  documentId: string;
+  version: number;
+  ordinal: number;
+  text: string;
+  /** Markdown heading path the chunk sits under, '' when none. */
+  heading: string;
+  tokenCount: number;
+  contentHash: string;
+  status: IndexStatus;
+  error: string | null;
+}
+
+export interface NewChunk {
+  id: string;
+  documentId: string;
+  version: number;
+  ordinal: number;
+  text: string;
+  heading: string;
+  tokenCount: number;
+  contentHash: string;
+  embedding: Float32Array;
+}
+
+export interface ScoredChunk {
+  chunk: ChunkRecord;
+  /** Higher is better: cosine similarity for vectors, negated BM25 for full text. */
+  score: number;
+}
+
+export interface ChunkFilter {
+  /** Only chunks of these documents, when not empty. */
+  documentIds?: readonly string[];
+}
+
+/** What one extraction found in one chunk, before resolution against the graph. */
+export interface ExtractedEntity {
+  name: string;
+  type: string;
+  description: string;
+}
+
+export interface ExtractedRelationship {
+  source: string;
+  target: string;
+  /** Short relation phrase ("founded", "is located in"). */
+  label: string;
+  description: string;
+  /** 1..10. */
+  strength: number;
+}
+
+export interface ExtractionResult {
+  entities: ExtractedEntity[];
+  relationships: ExtractedRelationship[];
+}
+
+/** An entity mention resolved to its graph id, ready to write. */
+export interface EntityMentionWrite {
+  entityId: string;
+  name: string;
+  normalizedName: string;
+  type: string;
+  description: string;
+  /** Used when the entity row is first created. */
+  embedding: Float32Array;
+}
+
+export interface RelationshipMentionWrite {
+  relationshipId: string;
+  sourceId: string;
+  targetId: string;
+  label: string;
+  description: string;
+  strength: number;
+  embedding: Float32Array;
+}
+
+export interface EntityRecord {
+  id: string;
+  kbId: string;
+  name: string;
+  normalizedName: string;
+  type: string;
+  /** Derived from the mentions that remain. */
+  description: string;
+  mentionCount: number;
+}
+
+export interface RelationshipRecord {
+  id: string;
+  kbId: string;
+  sourceId: string;
+  targetId: string;
+  sourceName: string;
+  targetName: string;
+  label: string;
+  description: string;
+  weight: number;
+  mentionCount: number;
+}
+
+export interface ScoredRelationship {
+  relationship: RelationshipRecord;
+  score: number;
+}
+
+export interface ScoredEntity {
+  entity: EntityRecord;
+  score: number;
+}
+
+export interface ChatTurn {
+  chatId: string;
+  question: string;
+  answer: string;
+  citations: unknown[];
+}

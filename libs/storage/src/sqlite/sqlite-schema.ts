@@ -1,0 +1,125 @@
+/**
+ * Versioned schema of the standalone store. A migration runs once, in order, inside a
+ * transaction; the applied versions are recorded in schema_migrations.
+ */
+export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE knowledge_bases (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        settings TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (tenant_id, name)
+      );
+      CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        source_uri TEXT NOT NULL,
+        filename TEXT NOT NULL,
+        mime_type TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT,
+        size_bytes INTEGER NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (tenant_id, kb_id, source_uri)
+      );
+      CREATE TABLE document_versions (
+        document_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (document_id, version)
+      );
+      CREATE TABLE chunks (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        ordinal INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        heading TEXT NOT NULL DEFAULT '',
+        token_count INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT,
+        embedding BLOB
+      );
+      CREATE INDEX chunks_by_document ON chunks (tenant_id, kb_id, document_id, version);
+      CREATE VIRTUAL TABLE chunk_fts USING fts5 (chunk_id UNINDEXED, text, tokenize = 'porter unicode61');
+      CREATE TABLE entities (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        normalized_name TEXT NOT NULL,
+        type TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        mention_count INTEGER NOT NULL DEFAULT 0,
+        kind TEXT NOT NULL DEFAULT 'extracted',
+        embedding BLOB
+      );
+      CREATE INDEX entities_by_name ON entities (tenant_id, kb_id, normalized_name);
+      CREATE TABLE relationships (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        target_id TEXT NOT NULL,
+        label TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        weight REAL NOT NULL DEFAULT 0,
+        mention_count INTEGER NOT NULL DEFAULT 0,
+        embedding BLOB
+      );
+      CREATE INDEX relationships_by_source ON relationships (tenant_id, kb_id, source_id);
+      CREATE INDEX relationships_by_target ON relationships (tenant_id, kb_id, target_id);
+      CREATE TABLE entity_mentions (
+        entity_id TEXT NOT NULL,
+        chunk_id TEXT NOT NULL,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        description TEXT NOT NULL,
+        PRIMARY KEY (entity_id, chunk_id)
+      );
+      CREATE INDEX entity_mentions_by_chunk ON entity_mentions (chunk_id);
+      CREATE TABLE relationship_mentions (
+        relationship_id TEXT NOT NULL,
+        chunk_id TEXT NOT NULL,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        description TEXT NOT NULL,
+        strength REAL NOT NULL,
+        PRIMARY KEY (relationship_id, chunk_id)
+      );
+      CREATE INDEX relationship_mentions_by_chunk ON relationship_mentions (chunk_id);
+      CREATE TABLE extraction_cache (
+        cache_key TEXT PRIMARY KEY,
+        result TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE chat_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id TEXT NOT NULL,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        citations TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX chat_messages_by_chat ON chat_messages (tenant_id, chat_id);
+    `,
+  },
+];

@@ -1,0 +1,665 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
+import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type {
+  ChatTurn,
+  ChunkFilter,
+  ChunkRecord,
+  DocumentRecord,
+  EntityMentionWrite,
+  EntityRecord,
+  ExtractionResult,
+  KbSettings,
+  KnowledgeBaseRecord,
+  NewChunk,
+  NewDocumentVersion,
+  RelationshipMentionWrite,
+  RelationshipRecord,
+  ScoredChunk,
+  ScoredEntity,
+  ScoredRelationship,
+} from '../records';
+import type { TrellisStore } from '../trellis-store';
+import { TopK, bufferToVector, cosineSimilarity, vectorToBuffer } from '../vector-math';
+import { fullTextTerms, summarizeDescriptions } from '../derivation';
+import { SQLITE_MIGRATIONS } from './sqlite-schema';
+
+type Row = Record<string, unknown>;
+
+/**
+ * The standalone store: one SQLite file (better-sqlite3, WAL mode). Vector search is an
+ * exact scan, which is fast enough for the corpus sizes one machine indexes; full text uses
+ * FTS5 with BM25 ranking.
+ */
+export class SqliteStore implements TrellisStore {
+  private readonly db: Database.Database;
+
+  /** `path` is a file path, or ':memory:' for tests. */
+  constructor(path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = OFF');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  private migrate(): void {
+    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)');
+    const applied = new Set(
+      (this.db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
+    );
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      this.db.transaction(() => {
+        this.db.exec(migration.sql);
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, now());
+      })();
+    }
+  }
+
+  // --- knowledge bases -------------------------------------------------------------------
+
+  async createKnowledgeBase(
+    scope: TenantScope,
+    input: { name: string; description: string; settings: KbSettings },
+  ): Promise<KnowledgeBaseRecord> {
+    const id = stableId('kb', scope.tenantId, input.name);
+    const createdAt = now();
+    try {
+      this.db
+        .prepare('INSERT INTO knowledge_bases (id, tenant_id, name, description, settings, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(id, scope.tenantId, input.name, input.description, JSON.stringify(input.settings), createdAt);
+    } catch (error) {
+      if ((error as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) {
+        throw new TrellisError(ErrorCode.AlreadyExists, `knowledge base "${input.name}" already exists`);
+      }
+      throw error;
+    }
+    return { id, tenantId: scope.tenantId, name: input.name, description: input.description, settings: input.settings, createdAt };
+  }
+
+  async listKnowledgeBases(scope: TenantScope): Promise<KnowledgeBaseRecord[]> {
+    return (this.db.prepare('SELECT * FROM knowledge_bases WHERE tenant_id = ? ORDER BY name').all(scope.tenantId) as Row[]).map(toKb);
+  }
+
+  async findKnowledgeBase(scope: TenantScope, idOrName: string): Promise<KnowledgeBaseRecord | null> {
+    const row = this.db
+      .prepare('SELECT * FROM knowledge_bases WHERE tenant_id = ? AND (id = ? OR name = ?)')
+      .get(scope.tenantId, idOrName, idOrName) as Row | undefined;
+    return row ? toKb(row) : null;
+  }
+
+  async deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
+    return this.db.transaction(() => {
+      const chunkIds = this.db.prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?').pluck().all(scope.tenantId, scope.kbId) as string[];
+      this.deleteFts(chunkIds);
+      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'documents', 'chat_messages']) {
+        this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`).run(scope.tenantId, scope.kbId);
+      }
+      const result = this.db.prepare('DELETE FROM knowledge_bases WHERE tenant_id = ? AND id = ?').run(scope.tenantId, scope.kbId);
+      return result.changes > 0;
+    })();
+  }
+
+  async countDocuments(scope: KbScope): Promise<number> {
+    return this.db.prepare('SELECT COUNT(*) FROM documents WHERE tenant_id = ? AND kb_id = ?').pluck().get(scope.tenantId, scope.kbId) as number;
+  }
+
+  // --- documents -------------------------------------------------------------------------
+
+  async findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null> {
+    const row = this.db
+      .prepare('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? AND source_uri = ?')
+      .get(scope.tenantId, scope.kbId, sourceUri) as Row | undefined;
+    return row ? toDocument(row) : null;
+  }
+
+  async saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord> {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO document_versions (document_id, version, tenant_id, kb_id, text) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (document_id, version) DO UPDATE SET text = excluded.text`,
+        )
+        .run(doc.id, doc.version, scope.tenantId, scope.kbId, doc.text);
+      this.upsertDocumentRow(scope, doc, 'pending', null);
+    })();
+    return (await this.getDocument(scope, doc.id))!;
+  }
+
+  async saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
+    this.upsertDocumentRow(scope, doc, 'failed', error);
+    return (await this.getDocument(scope, doc.id))!;
+  }
+
+  private upsertDocumentRow(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, status: IndexStatus, error: string | null): void {
+    const at = now();
+    this.db
+      .prepare(
+        `INSERT INTO documents (id, tenant_id, kb_id, source_uri, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET filename = excluded.filename, mime_type = excluded.mime_type,
+           content_hash = excluded.content_hash, version = excluded.version, status = excluded.status,
+           error = excluded.error, size_bytes = excluded.size_bytes, metadata = excluded.metadata, updated_at = excluded.updated_at`,
+      )
+      .run(doc.id, scope.tenantId, scope.kbId, doc.sourceUri, doc.filename, doc.mimeType, doc.contentHash, doc.version, status, error,
+        doc.sizeBytes, JSON.stringify(doc.metadata), at, at);
+  }
+
+  async getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null> {
+    const row = this.db
+      .prepare('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?')
+      .get(scope.tenantId, scope.kbId, documentId) as Row | undefined;
+    return row ? toDocument(row) : null;
+  }
+
+  async listDocuments(scope: KbScope): Promise<DocumentRecord[]> {
+    return (this.db.prepare('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? ORDER BY source_uri').all(scope.tenantId, scope.kbId) as Row[]).map(toDocument);
+  }
+
+  async getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {
+    const text = this.db
+      .prepare('SELECT text FROM document_versions WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ?')
+      .pluck()
+      .get(scope.tenantId, scope.kbId, documentId, version) as string | undefined;
+    return text ?? null;
+  }
+
+  async setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null): Promise<void> {
+    this.db
+      .prepare('UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE tenant_id = ? AND kb_id = ? AND id = ? AND version = ?')
+      .run(status, error, now(), scope.tenantId, scope.kbId, documentId, version);
+  }
+
+  async countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
+    const rows = this.db
+      .prepare(
+        `SELECT c.status AS status, COUNT(*) AS n FROM chunks c JOIN documents d ON d.id = c.document_id AND d.version = c.version
+         WHERE c.tenant_id = ? AND c.kb_id = ? AND c.document_id = ? GROUP BY c.status`,
+      )
+      .all(scope.tenantId, scope.kbId, documentId) as Array<{ status: IndexStatus; n: number }>;
+    return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+  }
+
+  async deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const chunkIds = this.db
+        .prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ?')
+        .pluck()
+        .all(scope.tenantId, scope.kbId, documentId) as string[];
+      this.removeChunks(scope, chunkIds);
+      this.db.prepare('DELETE FROM document_versions WHERE tenant_id = ? AND kb_id = ? AND document_id = ?').run(scope.tenantId, scope.kbId, documentId);
+      return this.db.prepare('DELETE FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?').run(scope.tenantId, scope.kbId, documentId).changes > 0;
+    })();
+  }
+
+  async deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
+    return this.db.transaction(() => {
+      const chunkIds = this.db
+        .prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?')
+        .pluck()
+        .all(scope.tenantId, scope.kbId, documentId, currentVersion) as string[];
+      this.removeChunks(scope, chunkIds);
+      this.db
+        .prepare('DELETE FROM document_versions WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?')
+        .run(scope.tenantId, scope.kbId, documentId, currentVersion);
+      return chunkIds.length;
+    })();
+  }
+
+  async listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>> {
+    const rows = this.db
+      .prepare(`SELECT tenant_id, kb_id, id, version, status FROM documents WHERE status NOT IN ('graphed', 'failed')`)
+      .all() as Row[];
+    return rows.map((r) => ({
+      tenantId: String(r.tenant_id),
+      kbId: String(r.kb_id),
+      documentId: String(r.id),
+      version: Number(r.version),
+      status: r.status as IndexStatus,
+    }));
+  }
+
+  // --- chunks ----------------------------------------------------------------------------
+
+  async upsertChunks(scope: KbScope, chunks: readonly NewChunk[]): Promise<void> {
+    const upsert = this.db.prepare(
+      `INSERT INTO chunks (id, tenant_id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error, embedding)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'embedded', NULL, ?)
+       ON CONFLICT (id) DO UPDATE SET text = excluded.text, heading = excluded.heading, token_count = excluded.token_count,
+         content_hash = excluded.content_hash, embedding = excluded.embedding,
+         status = CASE WHEN chunks.content_hash = excluded.content_hash AND chunks.status IN ('extracted', 'graphed') THEN chunks.status ELSE 'embedded' END`,
+    );
+    const insertFts = this.db.prepare('INSERT INTO chunk_fts (chunk_id, text) VALUES (?, ?)');
+    this.db.transaction(() => {
+      this.deleteFts(chunks.map((c) => c.id));
+      for (const c of chunks) {
+        upsert.run(c.id, scope.tenantId, scope.kbId, c.documentId, c.version, c.ordinal, c.text, c.heading, c.tokenCount, c.contentHash, vectorToBuffer(c.embedding));
+        insertFts.run(c.id, c.heading ? `${c.heading}\n${c.text}` : c.text);
+      }
+    })();
+  }
+
+  async getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null> {
+    return (await this.getChunks(scope, [chunkId]))[0] ?? null;
+  }
+
+  async getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]> {
+    if (chunkIds.length === 0) return [];
+    const rows = this.inBatches(chunkIds, (batch) =>
+      this.db
+        .prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`)
+        .all(scope.tenantId, scope.kbId, ...batch) as Row[],
+    );
+    const byId = new Map(rows.map((r) => [String(r.id), toChunk(r)]));
+    return chunkIds.map((id) => byId.get(id)).filter((c): c is ChunkRecord => c !== undefined);
+  }
+
+  async listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]> {
+    return (
+      this.db
+        .prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ? ORDER BY ordinal`)
+        .all(scope.tenantId, scope.kbId, documentId, version) as Row[]
+    ).map(toChunk);
+  }
+
+  async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
+    this.db.prepare('UPDATE chunks SET status = ?, error = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?').run(status, error, scope.tenantId, scope.kbId, chunkId);
+  }
+
+  async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    const { clause, params } = documentFilter(filter);
+    const rows = this.db
+      .prepare(
+        `SELECT c.id AS id, c.embedding AS embedding FROM chunks c JOIN documents d ON d.id = c.document_id AND d.version = c.version
+         WHERE c.tenant_id = ? AND c.kb_id = ? AND c.embedding IS NOT NULL ${clause}`,
+      )
+      .raw()
+      .all(scope.tenantId, scope.kbId, ...params) as Array<[string, Buffer]>;
+    const top = new TopK<string>(k);
+    for (const [id, embedding] of rows) top.offer(id, cosineSimilarity(vector, bufferToVector(embedding)));
+    return this.withChunks(scope, top.result());
+  }
+
+  async searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    const terms = fullTextTerms(query);
+    if (terms.length === 0) return [];
+    const { clause, params } = documentFilter(filter);
+    const rows = this.db
+      .prepare(
+        `SELECT f.chunk_id AS id, bm25(chunk_fts) AS rank FROM chunk_fts f
+         JOIN chunks c ON c.id = f.chunk_id JOIN documents d ON d.id = c.document_id AND d.version = c.version
+         WHERE chunk_fts MATCH ? AND c.tenant_id = ? AND c.kb_id = ? ${clause}
+         ORDER BY rank LIMIT ?`,
+      )
+      .all(terms.map((t) => `"${t}"`).join(' OR '), scope.tenantId, scope.kbId, ...params, k) as Array<{ id: string; rank: number }>;
+    return this.withChunks(scope, rows.map((r) => ({ item: r.id, score: -r.rank })));
+  }
+
+  private async withChunks(scope: KbScope, scored: Array<{ item: string; score: number }>): Promise<ScoredChunk[]> {
+    const chunks = new Map((await this.getChunks(scope, scored.map((s) => s.item))).map((c) => [c.id, c]));
+    return scored.flatMap((s) => {
+      const chunk = chunks.get(s.item);
+      return chunk ? [{ chunk, score: s.score }] : [];
+    });
+  }
+
+  // --- extraction cache ------------------------------------------------------------------
+
+  async getCachedExtraction(key: string): Promise<ExtractionResult | null> {
+    const json = this.db.prepare('SELECT result FROM extraction_cache WHERE cache_key = ?').pluck().get(key) as string | undefined;
+    return json === undefined ? null : (JSON.parse(json) as ExtractionResult);
+  }
+
+  async putCachedExtraction(key: string, result: ExtractionResult): Promise<void> {
+    this.db
+      .prepare('INSERT INTO extraction_cache (cache_key, result, created_at) VALUES (?, ?, ?) ON CONFLICT (cache_key) DO UPDATE SET result = excluded.result')
+      .run(key, JSON.stringify(result), now());
+  }
+
+  // --- graph -----------------------------------------------------------------------------
+
+  async applyChunkExtraction(
+    scope: KbScope,
+    chunkId: string,
+    entities: readonly EntityMentionWrite[],
+    relationships: readonly RelationshipMentionWrite[],
+  ): Promise<void> {
+    const insertEntity = this.db.prepare(
+      `INSERT INTO entities (id, tenant_id, kb_id, name, normalized_name, type, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
+    );
+    const insertEntityMention = this.db.prepare(
+      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description`,
+    );
+    const insertRelationship = this.db.prepare(
+      `INSERT INTO relationships (id, tenant_id, kb_id, source_id, target_id, label, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
+    );
+    const insertRelationshipMention = this.db.prepare(
+      `INSERT INTO relationship_mentions (relationship_id, chunk_id, tenant_id, kb_id, description, strength) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (relationship_id, chunk_id) DO UPDATE SET description = excluded.description, strength = excluded.strength`,
+    );
+    this.db.transaction(() => {
+      const touched = this.detachChunks([chunkId]);
+      for (const e of entities) {
+        insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name, e.normalizedName, e.type, vectorToBuffer(e.embedding));
+        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description);
+        touched.entityIds.add(e.entityId);
+      }
+      for (const r of relationships) {
+        insertRelationship.run(r.relationshipId, scope.tenantId, scope.kbId, r.sourceId, r.targetId, r.label, vectorToBuffer(r.embedding));
+        insertRelationshipMention.run(r.relationshipId, chunkId, scope.tenantId, scope.kbId, r.description, r.strength);
+        touched.relationshipIds.add(r.relationshipId);
+      }
+      this.refreshDerived(touched);
+    })();
+  }
+
+  /** Deletes chunks and the graph facts only they supported. Runs inside a transaction. */
+  private removeChunks(scope: KbScope, chunkIds: readonly string[]): void {
+    if (chunkIds.length === 0) return;
+    const touched = this.detachChunks(chunkIds);
+    this.deleteFts(chunkIds);
+    this.inBatches(chunkIds, (batch) => {
+      this.db.prepare(`DELETE FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
+      return [];
+    });
+    this.refreshDerived(touched);
+  }
+
+  /** Removes the mentions of these chunks and returns what they touched. */
+  private detachChunks(chunkIds: readonly string[]): { entityIds: Set<string>; relationshipIds: Set<string> } {
+    const entityIds = new Set<string>();
+    const relationshipIds = new Set<string>();
+    this.inBatches(chunkIds, (batch) => {
+      for (const id of this.db.prepare(`SELECT entity_id FROM entity_mentions WHERE chunk_id IN (${marks(batch)})`).pluck().all(...batch) as string[]) entityIds.add(id);
+      for (const id of this.db.prepare(`SELECT relationship_id FROM relationship_mentions WHERE chunk_id IN (${marks(batch)})`).pluck().all(...batch) as string[]) relationshipIds.add(id);
+      this.db.prepare(`DELETE FROM entity_mentions WHERE chunk_id IN (${marks(batch)})`).run(...batch);
+      this.db.prepare(`DELETE FROM relationship_mentions WHERE chunk_id IN (${marks(batch)})`).run(...batch);
+      return [];
+    });
+    return { entityIds, relationshipIds };
+  }
+
+  /**
+   * Recomputes summaries, counts and weights from the mentions that remain; deletes what has
+   * none left, and relationships whose end entity is gone.
+   */
+  private refreshDerived(touched: { entityIds: Set<string>; relationshipIds: Set<string> }): void {
+    const relationshipMentions = this.db.prepare('SELECT description, strength FROM relationship_mentions WHERE relationship_id = ? ORDER BY chunk_id');
+    const updateRelationship = this.db.prepare('UPDATE relationships SET description = ?, weight = ?, mention_count = ? WHERE id = ?');
+    const deleteRelationship = this.db.prepare('DELETE FROM relationships WHERE id = ?');
+    for (const id of touched.relationshipIds) {
+      const mentions = relationshipMentions.all(id) as Array<{ description: string; strength: number }>;
+      if (mentions.length === 0) {
+        deleteRelationship.run(id);
+        continue;
+      }
+      const weight = mentions.reduce((sum, m) => sum + m.strength, 0);
+      updateRelationship.run(summarizeDescriptions(mentions.map((m) => m.description)), weight, mentions.length, id);
+    }
+    const entityMentions = this.db.prepare('SELECT description FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
+    const updateEntity = this.db.prepare('UPDATE entities SET description = ?, mention_count = ? WHERE id = ?');
+    const deleteEntity = this.db.prepare('DELETE FROM entities WHERE id = ?');
+    const deleteDangling = this.db.prepare('DELETE FROM relationships WHERE source_id = ? OR target_id = ?');
+    for (const id of touched.entityIds) {
+      const descriptions = entityMentions.pluck().all(id) as string[];
+      if (descriptions.length === 0) {
+        deleteEntity.run(id);
+        deleteDangling.run(id, id);
+        continue;
+      }
+      updateEntity.run(summarizeDescriptions(descriptions), descriptions.length, id);
+    }
+  }
+
+  async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
+    const rows = this.inBatches(ids, (batch) =>
+      this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[],
+    );
+    const byId = new Map(rows.map((r) => [String(r.id), toEntity(r)]));
+    return ids.map((id) => byId.get(id)).filter((e): e is EntityRecord => e !== undefined);
+  }
+
+  async findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
+    return (
+      this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name = ?`).all(scope.tenantId, scope.kbId, normalizedName) as Row[]
+    ).map(toEntity);
+  }
+
+  async searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
+    const words = fullTextTerms(query);
+    if (words.length === 0) return [];
+    const conditions = words.map(() => `normalized_name LIKE ? ESCAPE '\\'`).join(' OR ');
+    const rows = this.db
+      .prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND (${conditions}) LIMIT 2000`)
+      .all(scope.tenantId, scope.kbId, ...words.map((w) => `%${w.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)) as Row[];
+    const scored = rows.map(toEntity).map((entity) => {
+      const nameWords = new Set(entity.normalizedName.split(' '));
+      const hits = words.filter((w) => nameWords.has(w)).length;
+      return { entity, score: hits * 10 + (entity.normalizedName === words.join(' ') ? 100 : 0) + Math.log1p(entity.mentionCount) };
+    });
+    return scored.sort((a, b) => b.score - a.score).slice(0, limit).map((s) => s.entity);
+  }
+
+  async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
+    const top = this.scanEmbeddings('entities', scope, vector, k);
+    const entities = new Map((await this.getEntities(scope, top.map((t) => t.item))).map((e) => [e.id, e]));
+    return top.flatMap((t) => (entities.has(t.item) ? [{ entity: entities.get(t.item)!, score: t.score }] : []));
+  }
+
+  async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
+    const top = this.scanEmbeddings('relationships', scope, vector, k);
+    const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).map((r) => [r.id, r]));
+    return top.flatMap((t) => (relationships.has(t.item) ? [{ relationship: relationships.get(t.item)!, score: t.score }] : []));
+  }
+
+  async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
+    const result = new Map<string, number>();
+    this.inBatches(relationshipIds, (batch) => {
+      const rows = this.db
+        .prepare(`SELECT id, embedding FROM relationships WHERE tenant_id = ? AND kb_id = ? AND embedding IS NOT NULL AND id IN (${marks(batch)})`)
+        .raw()
+        .all(scope.tenantId, scope.kbId, ...batch) as Array<[string, Buffer]>;
+      for (const [id, embedding] of rows) result.set(id, cosineSimilarity(vector, bufferToVector(embedding)));
+      return [];
+    });
+    return result;
+  }
+
+  private scanEmbeddings(table: 'entities' | 'relationships', scope: KbScope, vector: Float32Array, k: number): Array<{ item: string; score: number }> {
+    const rows = this.db
+      .prepare(`SELECT id, embedding FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND embedding IS NOT NULL`)
+      .raw()
+      .all(scope.tenantId, scope.kbId) as Array<[string, Buffer]>;
+    const top = new TopK<string>(k);
+    for (const [id, embedding] of rows) top.offer(id, cosineSimilarity(vector, bufferToVector(embedding)));
+    return top.result();
+  }
+
+  private async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {
+    return this.inBatches(ids, (batch) =>
+      (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[]).map(toRelationship),
+    );
+  }
+
+  async relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
+    const seen = new Map<string, RelationshipRecord>();
+    this.inBatches(entityIds, (batch) => {
+      const rows = this.db
+        .prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND (r.source_id IN (${marks(batch)}) OR r.target_id IN (${marks(batch)}))`)
+        .all(scope.tenantId, scope.kbId, ...batch, ...batch) as Row[];
+      for (const row of rows) seen.set(String(row.id), toRelationship(row));
+      return [];
+    });
+    return [...seen.values()];
+  }
+
+  async chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
+    return this.mentionIndex('relationship_mentions', 'relationship_id', scope, relationshipIds);
+  }
+
+  async chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
+    return this.mentionIndex('entity_mentions', 'entity_id', scope, entityIds);
+  }
+
+  private mentionIndex(table: string, column: string, scope: KbScope, ids: readonly string[]): Map<string, string[]> {
+    const result = new Map<string, string[]>();
+    this.inBatches(ids, (batch) => {
+      const rows = this.db
+        .prepare(`SELECT ${column} AS owner, chunk_id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${column} IN (${marks(batch)}) ORDER BY chunk_id`)
+        .all(scope.tenantId, scope.kbId, ...batch) as Array<{ owner: string; chunk_id: string }>;
+      for (const row of rows) {
+        const list = result.get(row.owner) ?? [];
+        list.push(row.chunk_id);
+        result.set(row.owner, list);
+      }
+      return [];
+    });
+    return result;
+  }
+
+  async exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
+    const entities = (this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? ORDER BY normalized_name, id`).all(scope.tenantId, scope.kbId) as Row[]).map(toEntity);
+    const relationships = (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? ORDER BY r.id`).all(scope.tenantId, scope.kbId) as Row[]).map(toRelationship);
+    return { entities, relationships };
+  }
+
+  // --- chat history ----------------------------------------------------------------------
+
+  async saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
+    const insert = this.db.prepare(
+      'INSERT INTO chat_messages (chat_id, tenant_id, kb_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.db.transaction(() => {
+      const at = now();
+      insert.run(turn.chatId, scope.tenantId, scope.kbId, 'user', turn.question, '[]', at);
+      insert.run(turn.chatId, scope.tenantId, scope.kbId, 'assistant', turn.answer, JSON.stringify(turn.citations), at);
+    })();
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  // --- helpers ---------------------------------------------------------------------------
+
+  private deleteFts(chunkIds: readonly string[]): void {
+    this.inBatches(chunkIds, (batch) => {
+      this.db.prepare(`DELETE FROM chunk_fts WHERE chunk_id IN (${marks(batch)})`).run(...batch);
+      return [];
+    });
+  }
+
+  /** SQLite limits bound parameters per statement; run `fn` over slices of `ids`. */
+  private inBatches<T>(ids: readonly string[], fn: (batch: string[]) => T[]): T[] {
+    const out: T[] = [];
+    for (let i = 0; i < ids.length; i += 400) out.push(...fn(ids.slice(i, i + 400)));
+    return out;
+  }
+}
+
+const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
+const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count';
+const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
+  r.label, r.description, r.weight, r.mention_count FROM relationships r
+  JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id`;
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function marks(values: readonly unknown[]): string {
+  return values.map(() => '?').join(', ');
+}
+
+function documentFilter(filter?: ChunkFilter): { clause: string; params: string[] } {
+  const ids = filter?.documentIds ?? [];
+  if (ids.length === 0) return { clause: '', params: [] };
+  return { clause: `AND c.document_id IN (${marks(ids)})`, params: [...ids] };
+}
+
+function toKb(r: Row): KnowledgeBaseRecord {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    name: String(r.name),
+    description: String(r.description),
+    settings: JSON.parse(String(r.settings)) as KbSettings,
+    createdAt: String(r.created_at),
+  };
+}
+
+function toDocument(r: Row): DocumentRecord {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    kbId: String(r.kb_id),
+    sourceUri: String(r.source_uri),
+    filename: String(r.filename),
+    mimeType: String(r.mime_type),
+    contentHash: String(r.content_hash),
+    version: Number(r.version),
+    status: r.status as IndexStatus,
+    error: r.error === null ? null : String(r.error),
+    sizeBytes: Number(r.size_bytes),
+    metadata: JSON.parse(String(r.metadata)) as Record<string, string>,
+    createdAt: String(r.created_at),
+    updatedAt: String(r.updated_at),
+  };
+}
+
+function toChunk(r: Row): ChunkRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    documentId: String(r.document_id),
+    version: Number(r.version),
+    ordinal: Number(r.ordinal),
+    text: String(r.text),
+    heading: String(r.heading),
+    tokenCount: Number(r.token_count),
+    contentHash: String(r.content_hash),
+    status: r.status as IndexStatus,
+    error: r.error === null ? null : String(r.error),
+  };
+}
+
+function toEntity(r: Row): EntityRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    name: String(r.name),
+    normalizedName: String(r.normalized_name),
+    type: String(r.type),
+    description: String(r.description),
+    mentionCount: Number(r.mention_count),
+  };
+}
+
+function toRelationship(r: Row): RelationshipRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    sourceId: String(r.source_id),
+    targetId: String(r.target_id),
+    sourceName: String(r.source_name),
+    targetName: String(r.target_name),
+    label: String(r.label),
+    description: String(r.description),
+    weight: Number(r.weight),
+    mentionCount: Number(r.mention_count),
+  };
+}

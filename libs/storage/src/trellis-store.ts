@@ -1,0 +1,117 @@
+import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type {
+  ChatTurn,
+  ChunkFilter,
+  ChunkRecord,
+  DocumentRecord,
+  EntityMentionWrite,
+  EntityRecord,
+  ExtractionResult,
+  KbSettings,
+  KnowledgeBaseRecord,
+  NewChunk,
+  NewDocumentVersion,
+  RelationshipMentionWrite,
+  RelationshipRecord,
+  ScoredChunk,
+  ScoredEntity,
+  ScoredRelationship,
+} from './records';
+
+/**
+ * The one storage API. Both adapters (SQLite for standalone, TiDB for distributed) implement
+ * it and pass the same contract tests. Every method is scoped by tenant, and every write is
+ * idempotent: repeating it with the same arguments leaves the same rows.
+ */
+export interface TrellisStore {
+  // --- knowledge bases -------------------------------------------------------------------
+  /** Throws ALREADY_EXISTS when the tenant has a knowledge base of that name. */
+  createKnowledgeBase(
+    scope: TenantScope,
+    input: { name: string; description: string; settings: KbSettings },
+  ): Promise<KnowledgeBaseRecord>;
+  listKnowledgeBases(scope: TenantScope): Promise<KnowledgeBaseRecord[]>;
+  /** By id or by name. */
+  findKnowledgeBase(scope: TenantScope, idOrName: string): Promise<KnowledgeBaseRecord | null>;
+  /** Deletes the knowledge base and every row that belongs to it. */
+  deleteKnowledgeBase(scope: KbScope): Promise<boolean>;
+  countDocuments(scope: KbScope): Promise<number>;
+
+  // --- documents -------------------------------------------------------------------------
+  findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null>;
+  /** Stores a version and its text and makes it current, status pending. */
+  saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord>;
+  /** Records a document that could not be parsed, so its error shows in status. */
+  saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord>;
+  getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null>;
+  listDocuments(scope: KbScope): Promise<DocumentRecord[]>;
+  getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null>;
+  /** Ignored when `version` is no longer the document's current version. */
+  setDocumentStatus(
+    scope: KbScope,
+    documentId: string,
+    version: number,
+    status: IndexStatus,
+    error?: string | null,
+  ): Promise<void>;
+  /** Chunk counts per status for the document's current version. */
+  countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>>;
+  /** Removes the document and everything derived only from it. */
+  deleteDocument(scope: KbScope, documentId: string): Promise<boolean>;
+  /** Removes chunks (and the graph facts they alone supported) of versions older than `current`. */
+  deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number>;
+  /** Documents whose indexing has not finished, in every tenant: what a restart re-drives. */
+  listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>>;
+
+  // --- chunks ----------------------------------------------------------------------------
+  /** Upserts chunks with their embeddings; status becomes embedded. */
+  upsertChunks(scope: KbScope, chunks: readonly NewChunk[]): Promise<void>;
+  getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null>;
+  getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]>;
+  listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]>;
+  setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error?: string | null): Promise<void>;
+  /** Nearest chunks of current document versions by cosine similarity. */
+  searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]>;
+  /** BM25 ranking of current chunks for the words of `query`. */
+  searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]>;
+
+  // --- extraction cache ------------------------------------------------------------------
+  getCachedExtraction(key: string): Promise<ExtractionResult | null>;
+  putCachedExtraction(key: string, result: ExtractionResult): Promise<void>;
+
+  // --- graph -----------------------------------------------------------------------------
+  /**
+   * Replaces what one chunk says about the graph: its previous mentions go, the new ones are
+   * written, entities and relationships are created as needed, and the summaries of every
+   * entity and relationship touched are recomputed from their remaining mentions. Entities
+   * and relationships left without any mention are deleted. One transaction.
+   */
+  applyChunkExtraction(
+    scope: KbScope,
+    chunkId: string,
+    entities: readonly EntityMentionWrite[],
+    relationships: readonly RelationshipMentionWrite[],
+  ): Promise<void>;
+  getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]>;
+  findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]>;
+  /** Entities whose name contains the query's words, best match first. */
+  searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]>;
+  searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]>;
+  searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]>;
+  /** Cosine similarity of `vector` to each of these relationships' embeddings. */
+  relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>>;
+  /** Relationships with either end in `entityIds`. */
+  relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]>;
+  /** Chunk ids that mention each relationship. */
+  chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
+  /** Chunk ids that mention each entity. */
+  chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>>;
+  exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }>;
+
+  // --- chat history ----------------------------------------------------------------------
+  saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void>;
+
+  /** Cheap connectivity check for readiness probes. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,71 @@
+import type { v1 } from '@trellis/contracts';
+import type { ChatMessage, ChatModel, EmbeddingProvider } from '@trellis/models';
+import { cosineSimilarity, fullTextTerms } from '@trellis/storage';
+
+/** Writes an answer from numbered sources; yields text pieces as they are produced. */
+export interface AnswerComposer {
+  compose(question: string, history: readonly v1.ChatMessage[], sources: readonly v1.ChunkHit[], graphContext: string): AsyncIterable<string>;
+}
+
+const SENTENCES_PER_ANSWER = 3;
+/** Share of the best sentence's score another sentence needs to join the answer. */
+const RELEVANCE_FLOOR = 0.75;
+const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+/**
+ * The answer without a language model: the sentences of the retrieved chunks that best match
+ * the question (embedding similarity plus shared words, favouring better-ranked chunks),
+ * each followed by the [n] of its source.
+ */
+export class ExtractiveAnswerComposer implements AnswerComposer {
+  constructor(private readonly embedder: EmbeddingProvider) {}
+
+  async *compose(question: string, _history: readonly v1.ChatMessage[], sources: readonly v1.ChunkHit[]): AsyncIterable<string> {
+    if (sources.length === 0) {
+      yield 'I found nothing in this knowledge base about that.';
+      return;
+    }
+    const candidates = sources.flatMap((source, sourceIndex) =>
+      [...segmenter.segment(source.text.replace(/\s+/g, ' '))]
+        .map((s, position) => ({ text: s.segment.trim(), sourceIndex, position }))
+        .filter((s) => s.text.length >= 20),
+    );
+    const terms = fullTextTerms(question);
+    const [questionVector, ...vectors] = await this.embedder.embed([question, ...candidates.map((c) => c.text)]);
+    const scored = candidates.map((c, i) => {
+      const lower = c.text.toLowerCase();
+      const overlap = terms.length === 0 ? 0 : terms.filter((t) => lower.includes(t)).length / terms.length;
+      const score = cosineSimilarity(questionVector!, vectors[i]!) + 0.6 * overlap + 0.15 / (1 + c.sourceIndex);
+      return { ...c, score };
+    });
+    // The best sentence leads; others join only when nearly as relevant.
+    const ranked = scored.sort((a, b) => b.score - a.score);
+    const best = ranked[0]!.score;
+    const chosen: typeof scored = [];
+    for (const candidate of ranked) {
+      if (chosen.length === SENTENCES_PER_ANSWER || candidate.score < best * RELEVANCE_FLOOR) break;
+      if (!chosen.some((c) => c.text === candidate.text)) chosen.push(candidate);
+    }
+    const text = chosen.map((c) => `${c.text} [${c.sourceIndex + 1}]`).join(' ');
+    for (const piece of text.match(/\S+\s*/g) ?? []) yield piece;
+  }
+}
+
+const SYSTEM_PROMPT = `You answer questions using only the numbered sources and the knowledge graph given to you.
+Cite every statement with the number of its source in square brackets, like [1] or [2][3].
+If the sources do not contain the answer, say so plainly. Be concise.`;
+
+/** The answer from a language model, streamed, grounded in numbered sources and the graph. */
+export class LlmAnswerComposer implements AnswerComposer {
+  constructor(private readonly llm: ChatModel) {}
+
+  compose(question: string, history: readonly v1.ChatMessage[], sources: readonly v1.ChunkHit[], graphContext: string): AsyncIterable<string> {
+    const context = sources.map((s, i) => `[${i + 1}] (${s.sourceUri})\n${s.text}`).join('\n\n');
+    const messages: ChatMessage[] = [
+      { role: 'system', content: SYSTEM_PROMPT },
+      ...history.slice(-10).map((m) => ({ role: m.role === 'assistant' ? ('assistant' as const) : ('user' as const), content: m.content })),
+      { role: 'user', content: `Knowledge graph:\n${graphContext || '(empty)'}\n\nSources:\n${context || '(none)'}\n\nQuestion: ${question}` },
+    ];
+    return this.llm.stream(messages, { temperature: 0.1 });
+  }
+}

@@ -1,0 +1,39 @@
+import { Module } from '@nestjs/common';
+import type { DynamicModule, ModuleMetadata, Provider } from '@nestjs/common';
+import { MODELS } from '@trellis/models';
+import type { Models } from '@trellis/models';
+import { STORE } from '@trellis/storage';
+import type { TrellisStore } from '@trellis/storage';
+import { ExtractiveAnswerComposer, LlmAnswerComposer } from './answer-composer';
+import { ChatEngine } from './chat-engine';
+import { ChatController } from './handlers/chat.controller';
+import { GraphQuestionRefiner, LlmQuestionRefiner } from './question-refiner';
+import type { RetrievalPort } from './retrieval-port';
+
+export const RETRIEVAL_PORT = Symbol.for('trellis.retrieval-port');
+
+@Module({})
+export class ChatModule {
+  /**
+   * The composition root says where retrieval comes from: the in-process retrieval service
+   * (standalone) or a gRPC client of it (distributed).
+   */
+  static register(options: { imports?: ModuleMetadata['imports']; retrievalPort: Omit<Provider & { provide: typeof RETRIEVAL_PORT }, 'provide'> }): DynamicModule {
+    return {
+      module: ChatModule,
+      imports: options.imports ?? [],
+      controllers: [ChatController],
+      providers: [
+        { ...(options.retrievalPort as object), provide: RETRIEVAL_PORT } as Provider,
+        {
+          provide: ChatEngine,
+          useFactory: (store: TrellisStore, retrieval: RetrievalPort, models: Models) =>
+            models.llm
+              ? new ChatEngine(store, retrieval, new LlmQuestionRefiner(models.llm), new LlmAnswerComposer(models.llm))
+              : new ChatEngine(store, retrieval, new GraphQuestionRefiner(), new ExtractiveAnswerComposer(models.embedder)),
+          inject: [STORE, RETRIEVAL_PORT, MODELS],
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,80 @@
+import { contentHash, stableId } from '@trellis/contracts';
+import type { KbScope, events } from '@trellis/contracts';
+import type { EventBus } from '@trellis/messaging';
+import type { EmbeddingProvider } from '@trellis/models';
+import type { NewChunk, TrellisStore } from '@trellis/storage';
+import { splitText } from './text-splitter';
+
+const DEFAULT_CHUNK_SIZE = 512;
+const DEFAULT_OVERLAP = 64;
+const EMBED_BATCH = 64;
+
+/**
+ * Handles `document.ingested`: splits the document version into chunks, embeds them in
+ * batches, stores them and publishes `chunk.ready` for each. Chunk ids derive from
+ * (kb, document, version, ordinal), so a replayed event rewrites the same rows.
+ */
+export class ChunkingService {
+  constructor(
+    private readonly store: TrellisStore,
+    private readonly bus: EventBus,
+    private readonly embedder: EmbeddingProvider,
+  ) {}
+
+  async onDocumentIngested(event: events.DocumentIngested): Promise<void> {
+    const ctx = event.context;
+    if (!ctx) return;
+    const scope: KbScope = { tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId };
+    const document = await this.store.getDocument(scope, ctx.documentId);
+    // A newer version or a deletion supersedes this event.
+    if (document === null || document.version !== ctx.documentVersion) return;
+    const [kb, text] = await Promise.all([
+      this.store.findKnowledgeBase(scope, scope.kbId),
+      this.store.getDocumentText(scope, document.id, document.version),
+    ]);
+    if (kb === null || text === null) return;
+
+    const mode = kb.settings.splitter === 'sentence' || kb.settings.splitter === 'markdown'
+      ? kb.settings.splitter
+      : document.mimeType === 'text/markdown' ? 'markdown' : 'sentence';
+    const pieces = splitText(text, {
+      chunkSize: kb.settings.chunkSizeTokens || DEFAULT_CHUNK_SIZE,
+      overlap: kb.settings.chunkOverlapTokens || DEFAULT_OVERLAP,
+      mode,
+    });
+    const chunks: NewChunk[] = [];
+    for (let start = 0; start < pieces.length; start += EMBED_BATCH) {
+      const batch = pieces.slice(start, start + EMBED_BATCH);
+      const vectors = await this.embedder.embed(batch.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)));
+      batch.forEach((piece, i) => {
+        const ordinal = start + i;
+        chunks.push({
+          id: stableId('chk', scope.tenantId, scope.kbId, document.id, document.version, ordinal),
+          documentId: document.id,
+          version: document.version,
+          ordinal,
+          text: piece.text,
+          heading: piece.heading,
+          tokenCount: piece.tokenCount,
+          contentHash: contentHash(piece.text),
+          embedding: vectors[i]!,
+        });
+      });
+    }
+    await this.store.upsertChunks(scope, chunks);
+    await this.store.setDocumentStatus(scope, document.id, document.version, 'embedded');
+    for (const chunk of chunks) {
+      await this.bus.publish('chunk.ready', document.id, { context: ctx, chunkId: chunk.id, contentHash: chunk.contentHash }, {
+        'trellis-tenant': scope.tenantId,
+        'trellis-kb': scope.kbId,
+      });
+    }
+  }
+
+  /** Called when the event is dead-lettered: the document shows the error in its status. */
+  async onFailure(event: events.DocumentIngested, error: Error): Promise<void> {
+    const ctx = event.context;
+    if (!ctx) return;
+    await this.store.setDocumentStatus({ tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId }, ctx.documentId, ctx.documentVersion, 'failed', `chunking failed: ${error.message}`);
+  }
+}

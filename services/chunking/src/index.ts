@@ -1,0 +1,3 @@
+export * from './chunking.module';
+export * from './chunking.service';
+export * from './text-splitter';

@@ -1,0 +1,151 @@
+import { basename } from 'node:path';
+import { ErrorCode, TrellisError, contentHash, stableId } from '@trellis/contracts';
+import type { KbScope, TenantScope } from '@trellis/contracts';
+import type { EventBus } from '@trellis/messaging';
+import { kbScope, requireKnowledgeBase } from '@trellis/storage';
+import type { DocumentRecord, TrellisStore } from '@trellis/storage';
+import { parseDocument } from './parsing/document-parser';
+
+export interface IncomingDocument {
+  readonly knowledgeBase: string;
+  readonly filename: string;
+  readonly mimeType: string;
+  /** Stable identity of the source; defaults to the filename. */
+  readonly sourceUri: string;
+  readonly metadata: Record<string, string>;
+  readonly bytes: Uint8Array;
+}
+
+export interface IngestResult {
+  readonly document: DocumentRecord;
+  /** True when the content matched the current version and nothing was re-indexed. */
+  readonly unchanged: boolean;
+}
+
+export interface IngestionLimits {
+  readonly maxUploadBytes: number;
+  readonly urlFetchTimeoutMs: number;
+}
+
+/**
+ * Accepts a document, parses it to text, stores it as a new version and announces it on
+ * `document.ingested`. Identical content is recognised by hash and not indexed again.
+ */
+export class DocumentIngestionService {
+  constructor(
+    private readonly store: TrellisStore,
+    private readonly bus: EventBus,
+    private readonly limits: IngestionLimits,
+  ) {}
+
+  /** Raises RESOURCE_EXHAUSTED as soon as a stream passes the upload limit. */
+  assertWithinLimit(sizeBytes: number, filename: string): void {
+    if (sizeBytes > this.limits.maxUploadBytes) {
+      throw new TrellisError(
+        ErrorCode.ResourceExhausted,
+        `"${filename}" is larger than the upload limit of ${formatBytes(this.limits.maxUploadBytes)} (TRELLIS_MAX_UPLOAD_BYTES)`,
+      );
+    }
+  }
+
+  async ingest(tenant: TenantScope, incoming: IncomingDocument): Promise<IngestResult> {
+    const filename = basename(incoming.filename.trim());
+    if (filename === '') throw TrellisError.invalid('filename is required');
+    this.assertWithinLimit(incoming.bytes.byteLength, filename);
+    const kb = await requireKnowledgeBase(this.store, tenant, incoming.knowledgeBase);
+    const scope = kbScope(kb);
+    const sourceUri = incoming.sourceUri.trim() || filename;
+    const hash = contentHash(incoming.bytes);
+    const existing = await this.store.findDocumentBySource(scope, sourceUri);
+    if (existing !== null && existing.contentHash === hash && existing.status !== 'failed') {
+      return { document: existing, unchanged: true };
+    }
+    const identity = {
+      id: existing?.id ?? stableId('doc', scope.tenantId, scope.kbId, sourceUri),
+      sourceUri,
+      filename,
+      contentHash: hash,
+      version: (existing?.version ?? 0) + 1,
+      sizeBytes: incoming.bytes.byteLength,
+      metadata: incoming.metadata,
+    };
+    let parsed;
+    try {
+      parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType);
+    } catch (error) {
+      const message = error instanceof TrellisError ? error.message : `could not parse "${filename}"`;
+      await this.store.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
+      throw error instanceof TrellisError ? error : TrellisError.invalid(message);
+    }
+    const document = await this.store.saveDocumentVersion(scope, { ...identity, mimeType: parsed.mimeType, text: parsed.text });
+    await this.announce(scope, document);
+    return { document, unchanged: false };
+  }
+
+  /** Downloads a URL and ingests it; the URL is the document's source identity. */
+  async ingestUrl(tenant: TenantScope, knowledgeBase: string, url: string, metadata: Record<string, string>): Promise<IngestResult> {
+    let parsedUrl: URL;
+    try {
+      parsedUrl = new URL(url);
+    } catch {
+      throw TrellisError.invalid(`"${url}" is not a valid URL`);
+    }
+    if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw TrellisError.invalid('only http and https URLs can be added');
+    await requireKnowledgeBase(this.store, tenant, knowledgeBase);
+    const { bytes, mimeType } = await this.download(parsedUrl);
+    const filename = basename(parsedUrl.pathname) || parsedUrl.hostname;
+    const withExtension = /\.[a-z0-9]+$/i.test(filename) ? filename : `${filename}.html`;
+    return this.ingest(tenant, { knowledgeBase, filename: withExtension, mimeType, sourceUri: parsedUrl.href, metadata, bytes });
+  }
+
+  /**
+   * After a restart, re-announces every document whose indexing had not finished. Events of
+   * the in-process bus do not survive a restart, and a crash can fall between a write and its
+   * event; the status columns say what is left to do, and every stage is idempotent.
+   */
+  async redriveUnfinished(): Promise<number> {
+    const unfinished = await this.store.listUnfinishedDocuments();
+    for (const entry of unfinished) {
+      const document = await this.store.getDocument(entry, entry.documentId);
+      if (document !== null) await this.announce(entry, document);
+    }
+    return unfinished.length;
+  }
+
+  /** Re-publishes `document.ingested` for a stored version; safe to repeat (handlers are idempotent). */
+  async announce(scope: KbScope, document: Pick<DocumentRecord, 'id' | 'version' | 'contentHash'>): Promise<void> {
+    await this.bus.publish(
+      'document.ingested',
+      document.id,
+      {
+        context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: document.id, documentVersion: document.version, traceparent: '' },
+        contentHash: document.contentHash,
+      },
+      { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
+    );
+  }
+
+  private async download(url: URL): Promise<{ bytes: Uint8Array; mimeType: string }> {
+    let response: Response;
+    try {
+      response = await fetch(url, { signal: AbortSignal.timeout(this.limits.urlFetchTimeoutMs), redirect: 'follow' });
+    } catch (error) {
+      throw new TrellisError(ErrorCode.FailedPrecondition, `could not fetch ${url.href}: ${(error as Error).message}`);
+    }
+    if (!response.ok) throw new TrellisError(ErrorCode.FailedPrecondition, `fetching ${url.href} returned HTTP ${response.status}`);
+    const declared = Number(response.headers.get('content-length') ?? '0');
+    this.assertWithinLimit(declared, url.href);
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    for await (const part of response.body ?? []) {
+      size += part.byteLength;
+      this.assertWithinLimit(size, url.href);
+      parts.push(part);
+    }
+    return { bytes: Buffer.concat(parts), mimeType: response.headers.get('content-type') ?? '' };
+  }
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MB` : `${bytes} bytes`;
+}

@@ -1,0 +1,116 @@
+import { Controller, Inject } from '@nestjs/common';
+import type { Metadata } from '@grpc/grpc-js';
+import { Observable, from, mergeMap, reduce } from 'rxjs';
+import { TrellisError, v1 } from '@trellis/contracts';
+import { TENANT_RESOLVER, TenantResolver } from '@trellis/platform';
+import { DocumentIngestionService } from '../document-ingestion.service';
+import { KnowledgeBaseService } from '../knowledge-base.service';
+import { toDocumentMessage, toKnowledgeBaseMessage } from './messages';
+
+interface UploadState {
+  metadata?: v1.UploadMetadata;
+  parts: Uint8Array[];
+  size: number;
+}
+
+/** gRPC edge of knowledge bases and documents: decode, resolve the tenant, delegate. */
+@Controller()
+@v1.KnowledgeBaseServiceControllerMethods()
+export class KnowledgeBaseController implements v1.KnowledgeBaseServiceController {
+  constructor(
+    @Inject(KnowledgeBaseService) private readonly knowledgeBases: KnowledgeBaseService,
+    @Inject(DocumentIngestionService) private readonly ingestion: DocumentIngestionService,
+    @Inject(TENANT_RESOLVER) private readonly tenants: TenantResolver,
+  ) {}
+
+  async createKnowledgeBase(request: v1.CreateKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
+    const kb = await this.knowledgeBases.create(this.tenants.resolve(metadata), {
+      name: request.name,
+      description: request.description,
+      settings: {
+        chunkSizeTokens: request.chunking?.chunkSizeTokens ?? 0,
+        chunkOverlapTokens: request.chunking?.chunkOverlapTokens ?? 0,
+        splitter: request.chunking?.splitter ?? '',
+        embeddingModel: request.models?.embeddingModel ?? '',
+        embeddingDimensions: request.models?.embeddingDimensions ?? 0,
+        llmModel: request.models?.llmModel ?? '',
+        extractionPromptVersion: request.models?.extractionPromptVersion ?? '',
+      },
+    });
+    return toKnowledgeBaseMessage(kb, 0);
+  }
+
+  async listKnowledgeBases(_request: v1.ListKnowledgeBasesRequest, metadata?: Metadata): Promise<v1.ListKnowledgeBasesResponse> {
+    const kbs = await this.knowledgeBases.list(this.tenants.resolve(metadata));
+    return { knowledgeBases: await Promise.all(kbs.map(async (kb) => toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb)))) };
+  }
+
+  async getKnowledgeBase(request: v1.GetKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
+    const kb = await this.knowledgeBases.get(this.tenants.resolve(metadata), request.knowledgeBase);
+    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb));
+  }
+
+  async deleteKnowledgeBase(request: v1.DeleteKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.DeleteKnowledgeBaseResponse> {
+    await this.knowledgeBases.delete(this.tenants.resolve(metadata), request.knowledgeBase);
+    return { deleted: true };
+  }
+
+  /**
+   * Returns an Observable synchronously, as Nest requires for client-streaming methods (it
+   * starts delivering the stream only once the handler has returned).
+   */
+  uploadDocument(request: Observable<v1.UploadDocumentRequest>, metadata?: Metadata): Observable<v1.Document> {
+    return request.pipe(
+      reduce<v1.UploadDocumentRequest, UploadState>((state, message) => this.accumulate(state, message), { parts: [], size: 0 }),
+      mergeMap((upload) => from(this.completeUpload(upload, metadata))),
+    );
+  }
+
+  private accumulate(state: UploadState, message: v1.UploadDocumentRequest): UploadState {
+    if (message.metadata) {
+      if (state.metadata) throw TrellisError.invalid('upload metadata must be sent once, in the first message');
+      state.metadata = message.metadata;
+    } else if (message.data) {
+      if (!state.metadata) throw TrellisError.invalid('the first upload message must carry metadata');
+      state.size += message.data.byteLength;
+      this.ingestion.assertWithinLimit(state.size, state.metadata.filename);
+      state.parts.push(message.data);
+    }
+    return state;
+  }
+
+  private async completeUpload(upload: UploadState, metadata?: Metadata): Promise<v1.Document> {
+    const tenant = this.tenants.resolve(metadata);
+    const meta = upload.metadata;
+    if (!meta) throw TrellisError.invalid('the upload carried no metadata');
+    const result = await this.ingestion.ingest(tenant, {
+      knowledgeBase: meta.knowledgeBase,
+      filename: meta.filename,
+      mimeType: meta.mimeType,
+      sourceUri: meta.sourceUri,
+      metadata: meta.metadata,
+      bytes: Buffer.concat(upload.parts),
+    });
+    return toDocumentMessage(result.document, {}, result.unchanged);
+  }
+
+  async addDocumentFromUrl(request: v1.AddDocumentFromUrlRequest, metadata?: Metadata): Promise<v1.Document> {
+    const result = await this.ingestion.ingestUrl(this.tenants.resolve(metadata), request.knowledgeBase, request.url, request.metadata);
+    return toDocumentMessage(result.document, {}, result.unchanged);
+  }
+
+  async listDocuments(request: v1.ListDocumentsRequest, metadata?: Metadata): Promise<v1.ListDocumentsResponse> {
+    const documents = await this.knowledgeBases.listDocuments(this.tenants.resolve(metadata), request.knowledgeBase);
+    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts)) };
+  }
+
+  async getDocument(request: v1.GetDocumentRequest, metadata?: Metadata): Promise<v1.Document> {
+    const d = await this.knowledgeBases.getDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
+    return toDocumentMessage(d.document, d.chunkCounts);
+  }
+
+  async deleteDocument(request: v1.DeleteDocumentRequest, metadata?: Metadata): Promise<v1.DeleteDocumentResponse> {
+    await this.knowledgeBases.deleteDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
+    return { deleted: true };
+  }
+}

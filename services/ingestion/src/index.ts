@@ -1,0 +1,6 @@
+export * from './ingestion.module';
+export * from './knowledge-base.service';
+export * from './document-ingestion.service';
+export * from './parsing/document-parser';
+export { SUPPORTED_EXTENSIONS, resolveMimeType } from './parsing/mime-types';
+export { toDocumentMessage, toKnowledgeBaseMessage } from './handlers/messages';

@@ -1,0 +1,96 @@
+import { TrellisError } from '@trellis/contracts';
+import type { IndexStatus, TenantScope } from '@trellis/contracts';
+import { kbScope, requireKnowledgeBase } from '@trellis/storage';
+import type { DocumentRecord, KbSettings, KnowledgeBaseRecord, TrellisStore } from '@trellis/storage';
+
+export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
+export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
+
+export interface KnowledgeBaseInput {
+  name: string;
+  description: string;
+  settings: Partial<KbSettings>;
+}
+
+export interface DocumentWithCounts {
+  document: DocumentRecord;
+  chunkCounts: Partial<Record<IndexStatus, number>>;
+}
+
+/** Creating, finding and deleting knowledge bases and reading their documents' status. */
+export class KnowledgeBaseService {
+  constructor(private readonly store: TrellisStore) {}
+
+  async create(scope: TenantScope, input: KnowledgeBaseInput): Promise<KnowledgeBaseRecord> {
+    return this.store.createKnowledgeBase(scope, {
+      name: validateName(input.name),
+      description: input.description.slice(0, 2000),
+      settings: validateSettings(input.settings),
+    });
+  }
+
+  list(scope: TenantScope): Promise<KnowledgeBaseRecord[]> {
+    return this.store.listKnowledgeBases(scope);
+  }
+
+  get(scope: TenantScope, idOrName: string): Promise<KnowledgeBaseRecord> {
+    return requireKnowledgeBase(this.store, scope, idOrName);
+  }
+
+  async documentCount(kb: KnowledgeBaseRecord): Promise<number> {
+    return this.store.countDocuments(kbScope(kb));
+  }
+
+  async delete(scope: TenantScope, idOrName: string): Promise<void> {
+    const kb = await requireKnowledgeBase(this.store, scope, idOrName);
+    await this.store.deleteKnowledgeBase(kbScope(kb));
+  }
+
+  async listDocuments(scope: TenantScope, kbIdOrName: string): Promise<DocumentWithCounts[]> {
+    const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
+    const documents = await this.store.listDocuments(kbScope(kb));
+    return Promise.all(documents.map(async (document) => ({ document, chunkCounts: await this.store.countChunksByStatus(kbScope(kb), document.id) })));
+  }
+
+  async getDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<DocumentWithCounts> {
+    const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
+    const document = await this.store.getDocument(kbScope(kb), documentId);
+    if (document === null) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
+    return { document, chunkCounts: await this.store.countChunksByStatus(kbScope(kb), document.id) };
+  }
+
+  async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {
+    const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
+    if (!(await this.store.deleteDocument(kbScope(kb), documentId))) {
+      throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
+    }
+  }
+}
+
+function validateName(name: string): string {
+  const trimmed = name.trim();
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(trimmed)) {
+    throw TrellisError.invalid(`knowledge base name "${name}" is invalid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+  }
+  return trimmed;
+}
+
+function validateSettings(input: Partial<KbSettings>): KbSettings {
+  const chunkSizeTokens = input.chunkSizeTokens || DEFAULT_CHUNK_SIZE_TOKENS;
+  const chunkOverlapTokens = input.chunkOverlapTokens || DEFAULT_CHUNK_OVERLAP_TOKENS;
+  const problems: string[] = [];
+  if (chunkSizeTokens < 32 || chunkSizeTokens > 8192) problems.push('chunk_size_tokens must be between 32 and 8192');
+  if (chunkOverlapTokens >= chunkSizeTokens / 2) problems.push('chunk_overlap_tokens must be less than half of chunk_size_tokens');
+  const splitter = input.splitter ?? '';
+  if (!['', 'sentence', 'markdown'].includes(splitter)) problems.push('splitter must be "sentence" or "markdown"');
+  if (problems.length > 0) throw TrellisError.invalid(problems.join('; '));
+  return {
+    chunkSizeTokens,
+    chunkOverlapTokens,
+    splitter,
+    embeddingModel: input.embeddingModel ?? '',
+    embeddingDimensions: input.embeddingDimensions ?? 0,
+    llmModel: input.llmModel ?? '',
+    extractionPromptVersion: input.extractionPromptVersion ?? '',
+  };
+}

@@ -1,0 +1,53 @@
+import { createServer } from 'node:net';
+import { loadConfig } from '@trellis/config';
+import { TrellisClient } from '../client/trellis-client';
+import { startStandaloneServer } from '../standalone-server';
+import type { RunningServer } from '../standalone-server';
+
+export interface ConnectionOptions {
+  server?: string;
+  embedded?: boolean;
+  dataDir?: string;
+  apiKey?: string;
+}
+
+/** A client, and with --embedded the in-process server it talks to. */
+export interface Connection {
+  readonly client: TrellisClient;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to a running server, or with `--embedded` starts one inside the CLI process on a
+ * free loopback port, so every command has one code path: the gRPC API.
+ */
+export async function connect(options: ConnectionOptions): Promise<Connection> {
+  if (!options.embedded) {
+    const client = new TrellisClient({ address: options.server ?? process.env.TRELLIS_SERVER ?? '127.0.0.1:50051', apiKey: options.apiKey ?? process.env.TRELLIS_API_KEY });
+    return { client, close: async () => client.close() };
+  }
+  const grpcPort = await freePort();
+  const env: Record<string, string | undefined> = { ...process.env, TRELLIS_GRPC_HOST: '127.0.0.1', TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: '0', TRELLIS_LOG_LEVEL: process.env.TRELLIS_LOG_LEVEL ?? 'warn' };
+  if (options.dataDir) env.TRELLIS_DATA_DIR = options.dataDir;
+  delete env.TRELLIS_API_KEYS;
+  const server: RunningServer = await startStandaloneServer(loadConfig(env, 'trellis-cli'));
+  const client = new TrellisClient({ address: server.grpcAddress });
+  return {
+    client,
+    close: async () => {
+      client.close();
+      await server.close();
+    },
+  };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

@@ -1,0 +1,82 @@
+import { readFile } from 'node:fs/promises';
+import { SingleBar } from 'cli-progress';
+import type { v1 } from '@trellis/contracts';
+import type { TrellisClient } from '../client/trellis-client';
+import { expandPaths } from './files';
+import { describeError, statusName } from './output';
+
+const POLL_MS = 250;
+
+export interface IngestOptions {
+  wait: boolean;
+  timeoutSeconds: number;
+}
+
+/** Uploads files and URLs, one status line each, then follows indexing to the end. */
+export async function ingestCommand(client: TrellisClient, kb: string, inputs: string[], options: IngestOptions, out: NodeJS.WriteStream): Promise<number> {
+  await client.getKnowledgeBase(kb);
+  const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
+  const { files, skipped } = await expandPaths(inputs.filter((i) => !urls.includes(i)));
+  const accepted: v1.Document[] = [];
+  let failures = 0;
+  const report = (name: string, outcome: () => Promise<v1.Document>) =>
+    outcome().then(
+      (document) => {
+        out.write(`  ${document.unchanged ? '=' : '+'} ${name}  ${document.unchanged ? 'unchanged' : `version ${document.version}`}\n`);
+        if (!document.unchanged) accepted.push(document);
+      },
+      (error: unknown) => {
+        failures++;
+        out.write(`  ✗ ${name}  ${describeError(error)}\n`);
+      },
+    );
+  for (const file of files) {
+    await report(file.display, async () => client.uploadDocument({ knowledgeBase: kb, filename: file.path, sourceUri: file.display }, await readFile(file.path)));
+  }
+  for (const url of urls) await report(url, () => client.addDocumentFromUrl({ knowledgeBase: kb, url }));
+  if (skipped.length > 0) out.write(`  (skipped ${skipped.length} file(s) of unsupported type)\n`);
+  if (!options.wait || accepted.length === 0) return failures > 0 ? 1 : 0;
+  failures += await waitForIndexing(client, kb, accepted, options.timeoutSeconds, out);
+  return failures > 0 ? 1 : 0;
+}
+
+/** Follows the documents until each is graphed or failed; returns how many failed. */
+async function waitForIndexing(client: TrellisClient, kb: string, documents: v1.Document[], timeoutSeconds: number, out: NodeJS.WriteStream): Promise<number> {
+  const bar = out.isTTY ? new SingleBar({ format: '  indexing [{bar}] {value}/{total} chunks · {docs} documents done', hideCursor: true }) : null;
+  bar?.start(1, 0, { docs: `0/${documents.length}` });
+  const pending = new Map(documents.map((d) => [d.id, d]));
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  let failed = 0;
+  const finalLines: string[] = [];
+  while (pending.size > 0 && Date.now() < deadline) {
+    const { documents: current } = await client.listDocuments(kb);
+    let total = 0;
+    let graphed = 0;
+    for (const d of current) {
+      if (!documents.some((x) => x.id === d.id)) continue;
+      for (const c of d.chunkCounts) {
+        total += c.count;
+        if (statusName(c.status) === 'graphed') graphed += c.count;
+      }
+      const state = statusName(d.status);
+      if (pending.has(d.id) && (state === 'graphed' || state === 'failed')) {
+        pending.delete(d.id);
+        if (state === 'failed') {
+          failed++;
+          finalLines.push(`  ✗ ${d.sourceUri}  ${d.error}`);
+        }
+      }
+    }
+    bar?.setTotal(Math.max(total, 1));
+    bar?.update(graphed, { docs: `${documents.length - pending.size}/${documents.length}` });
+    if (pending.size > 0) await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  bar?.stop();
+  for (const line of finalLines) out.write(`${line}\n`);
+  if (pending.size > 0) {
+    out.write(`  still indexing after ${timeoutSeconds}s: ${pending.size} document(s); follow with \`trellis status ${kb}\`\n`);
+    return 0;
+  }
+  out.write(`  indexed ${documents.length - failed} document(s)${failed > 0 ? `, ${failed} failed` : ''}\n`);
+  return failed;
+}

@@ -1,0 +1,155 @@
+import 'reflect-metadata';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { TrellisClient } from '../client/trellis-client';
+import { connect } from './connection';
+import type { ConnectionOptions } from './connection';
+import { ingestCommand } from './ingest-command';
+import { chunkSummary, describeError, statusName, table } from './output';
+
+const out = process.stdout;
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/** Runs one command with a connection, turning errors into a message and exit code 1. */
+function run(action: (client: TrellisClient, ...args: never[]) => Promise<number | void>) {
+  return async (...args: unknown[]): Promise<void> => {
+    const command = args[args.length - 1] as Command;
+    const options = command.optsWithGlobals<ConnectionOptions>();
+    let connection;
+    try {
+      connection = await connect(options);
+      process.exitCode = (await action(connection.client, ...(args.slice(0, -1) as never[]))) ?? 0;
+    } catch (error) {
+      process.stderr.write(`error: ${describeError(error)}\n`);
+      process.exitCode = 1;
+    } finally {
+      await connection?.close();
+    }
+  };
+}
+
+const program = new Command('trellis')
+  .description('Trellis: a Graph RAG knowledge base. Talks to a running server over gRPC, or runs one in-process with --embedded.')
+  .option('--server <host:port>', 'server address (env TRELLIS_SERVER)', undefined)
+  .option('--embedded', 'run an in-process server instead of connecting to one')
+  .option('--data-dir <dir>', 'data directory for --embedded (env TRELLIS_DATA_DIR, default ./.trellis)')
+  .option('--api-key <key>', 'API key (env TRELLIS_API_KEY)')
+  .showHelpAfterError();
+
+const kb = program.command('kb').description('manage knowledge bases');
+kb.command('create <name>')
+  .option('--description <text>', 'what the knowledge base holds', '')
+  .option('--chunk-size <tokens>', 'chunk size in tokens (default 512)', integer(32, 8192))
+  .option('--chunk-overlap <tokens>', 'overlap between chunks in tokens (default 64)', integer(1, 4096))
+  .addOption(new Option('--splitter <kind>', 'splitting strategy (default: markdown for .md, sentence otherwise)').choices(['sentence', 'markdown']))
+  .action(
+    run(async (client, name: string, opts: { description: string; chunkSize?: number; chunkOverlap?: number; splitter?: string }) => {
+      const created = await client.createKnowledgeBase({
+        name,
+        description: opts.description,
+        chunking: { chunkSizeTokens: opts.chunkSize ?? 0, chunkOverlapTokens: opts.chunkOverlap ?? 0, splitter: opts.splitter ?? '' },
+      });
+      out.write(`created knowledge base ${created.name} (${created.id})\n`);
+    }),
+  );
+kb.command('list').action(
+  run(async (client) => {
+    const { knowledgeBases } = await client.listKnowledgeBases();
+    if (knowledgeBases.length === 0) return void out.write('no knowledge bases yet: create one with `trellis kb create NAME`\n');
+    out.write(`${table([['NAME', 'DOCUMENTS', 'CHUNK SIZE', 'ID'], ...knowledgeBases.map((k) => [k.name, String(k.documentCount), String(k.chunking?.chunkSizeTokens ?? ''), k.id])])}\n`);
+  }),
+);
+kb.command('delete <name>').action(
+  run(async (client, name: string) => {
+    await client.deleteKnowledgeBase(name);
+    out.write(`deleted knowledge base ${name}\n`);
+  }),
+);
+
+program
+  .command('ingest <kb> <paths...>')
+  .description('add files, directories (recursively) and http(s) URLs, then follow their indexing')
+  .option('--no-wait', 'return once uploaded, without waiting for indexing')
+  .option('--timeout <seconds>', 'how long to wait for indexing', integer(1, 86_400), 1800)
+  .action(
+    run((client, kbName: string, paths: string[], opts: { wait: boolean; timeout: number }) =>
+      ingestCommand(client, kbName, paths, { wait: opts.wait, timeoutSeconds: opts.timeout }, out),
+    ),
+  );
+
+program
+  .command('status <kb>')
+  .description('index status of every document')
+  .action(
+    run(async (client, kbName: string) => {
+      const { documents } = await client.listDocuments(kbName);
+      if (documents.length === 0) return void out.write('no documents yet\n');
+      out.write(`${table([['DOCUMENT', 'STATUS', 'VERSION', 'CHUNKS', 'ERROR'], ...documents.map((d) => [d.sourceUri, statusName(d.status), String(d.version), chunkSummary(d), d.error])])}\n`);
+      return documents.some((d) => statusName(d.status) === 'failed') ? 1 : 0;
+    }),
+  );
+
+program
+  .command('ask <kb> <question>')
+  .description('answer a question with citations, streamed')
+  .option('--top-k <n>', 'sources to retrieve', integer(1, 50), 5)
+  .action(
+    run(async (client, kbName: string, question: string, opts: { topK: number }) => {
+      for await (const event of client.chat({ knowledgeBase: kbName, question, topK: opts.topK })) {
+        if (event.token) out.write(event.token);
+        if (event.done) {
+          out.write('\n');
+          if (event.done.citations.length > 0) out.write('\nSources:\n');
+          for (const c of event.done.citations) out.write(`  [${c.index}] ${c.sourceUri}\n`);
+        }
+      }
+    }),
+  );
+
+program
+  .command('retrieve <kb> <question>')
+  .description('the chunks that best answer a question')
+  .addOption(new Option('--mode <mode>', 'retrieval mode').choices(['vector', 'fulltext', 'graph', 'hybrid']).default('hybrid'))
+  .option('--top-k <n>', 'chunks to return', integer(1, 1000), 5)
+  .option('--json', 'print JSON')
+  .action(
+    run(async (client, kbName: string, question: string, opts: { mode: string; topK: number; json?: boolean }) => {
+      const { chunks } = await client.retrieveChunks({ knowledgeBase: kbName, query: question, mode: opts.mode, topK: opts.topK });
+      if (opts.json) return void out.write(`${JSON.stringify(chunks, null, 2)}\n`);
+      chunks.forEach((c, i) => {
+        const signals = c.signals.map((s) => `${s.source}#${s.rank}`).join(' ');
+        out.write(`${i + 1}. ${c.sourceUri} (chunk ${c.ordinal}) score ${c.score.toFixed(4)} [${signals}]\n   ${c.text.replace(/\s+/g, ' ').slice(0, 200)}\n`);
+      });
+    }),
+  );
+
+program
+  .command('graph <kb>')
+  .description("an entity with its relationships, or the size of the KB's graph")
+  .option('--entity <name>', 'entity name or id')
+  .option('--json', 'print JSON (with no --entity: the whole graph)')
+  .action(
+    run(async (client, kbName: string, opts: { entity?: string; json?: boolean }) => {
+      if (!opts.entity) {
+        const graph = await client.exportGraph(kbName);
+        if (opts.json) return void out.write(`${JSON.stringify(graph, null, 2)}\n`);
+        return void out.write(`${graph.entities.length} entities, ${graph.relationships.length} relationships\n`);
+      }
+      const detail = await client.getEntity(kbName, opts.entity);
+      if (opts.json) return void out.write(`${JSON.stringify(detail, null, 2)}\n`);
+      const e = detail.entity!;
+      out.write(`${e.name} (${e.type}, ${e.mentionCount} mentions)\n  ${e.description}\n\nRelationships:\n`);
+      for (const r of detail.relationships) out.write(`  ${r.sourceName} -[${r.label}]-> ${r.targetName}\n`);
+    }),
+  );
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`error: ${describeError(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,148 @@
+import { join } from 'node:path';
+import { credentials, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
+import type { Client, ClientDuplexStream, ClientReadableStream, ServiceError } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import type { v1 } from '@trellis/contracts';
+import { GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, protoDirectory } from '@trellis/platform';
+
+type Unary<Req, Res> = (request: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => void;
+
+interface RawClients {
+  knowledgeBases: Client & Record<string, Unary<unknown, unknown>>;
+  graph: Client & Record<string, Unary<unknown, unknown>>;
+  retrieval: Client & Record<string, Unary<unknown, unknown>>;
+  chat: Client & Record<string, unknown>;
+}
+
+const UPLOAD_PIECE_BYTES = 1024 * 1024;
+
+export interface ClientOptions {
+  /** host:port of a Trellis server. */
+  readonly address: string;
+  /** Sent as `authorization: Bearer <key>` when set. */
+  readonly apiKey?: string;
+  /** Deadline of unary calls. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * A typed client of the Trellis gRPC API, used by the CLI, the benchmarks and the end-to-end
+ * tests. Errors are the gRPC ServiceErrors the server returned (code + details).
+ */
+export class TrellisClient {
+  private readonly raw: RawClients;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: ClientOptions) {
+    const protoDir = protoDirectory();
+    const definition = loadSync(
+      ['knowledge_base', 'graph', 'retrieval', 'chat'].map((s) => join(protoDir, 'trellis/v1', `${s}.proto`)),
+      { ...GRPC_LOADER_OPTIONS, includeDirs: [protoDir] },
+    );
+    const pkg = (loadPackageDefinition(definition) as unknown as { trellis: { v1: Record<string, new (...args: unknown[]) => Client> } }).trellis.v1;
+    const channelOptions = { 'grpc.max_receive_message_length': MAX_GRPC_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_GRPC_MESSAGE_BYTES };
+    const make = (name: string) => new pkg[name]!(options.address, credentials.createInsecure(), channelOptions) as never;
+    this.raw = { knowledgeBases: make('KnowledgeBaseService'), graph: make('GraphService'), retrieval: make('RetrievalService'), chat: make('ChatService') };
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  createKnowledgeBase(request: Partial<v1.CreateKnowledgeBaseRequest>): Promise<v1.KnowledgeBase> {
+    return this.unary(this.raw.knowledgeBases, 'createKnowledgeBase', request);
+  }
+  listKnowledgeBases(): Promise<v1.ListKnowledgeBasesResponse> {
+    return this.unary(this.raw.knowledgeBases, 'listKnowledgeBases', {});
+  }
+  getKnowledgeBase(knowledgeBase: string): Promise<v1.KnowledgeBase> {
+    return this.unary(this.raw.knowledgeBases, 'getKnowledgeBase', { knowledgeBase });
+  }
+  deleteKnowledgeBase(knowledgeBase: string): Promise<v1.DeleteKnowledgeBaseResponse> {
+    return this.unary(this.raw.knowledgeBases, 'deleteKnowledgeBase', { knowledgeBase });
+  }
+  addDocumentFromUrl(request: Partial<v1.AddDocumentFromUrlRequest>): Promise<v1.Document> {
+    return this.unary(this.raw.knowledgeBases, 'addDocumentFromUrl', request);
+  }
+  listDocuments(knowledgeBase: string): Promise<v1.ListDocumentsResponse> {
+    return this.unary(this.raw.knowledgeBases, 'listDocuments', { knowledgeBase });
+  }
+  getDocument(knowledgeBase: string, documentId: string): Promise<v1.Document> {
+    return this.unary(this.raw.knowledgeBases, 'getDocument', { knowledgeBase, documentId });
+  }
+  deleteDocument(knowledgeBase: string, documentId: string): Promise<v1.DeleteDocumentResponse> {
+    return this.unary(this.raw.knowledgeBases, 'deleteDocument', { knowledgeBase, documentId });
+  }
+
+  /** Streams the bytes in 1 MB pieces after a first metadata message. */
+  uploadDocument(metadata: Partial<v1.UploadMetadata>, bytes: Uint8Array): Promise<v1.Document> {
+    return new Promise((resolve, reject) => {
+      const method = this.raw.knowledgeBases['uploadDocument'] as unknown as (
+        md: Metadata,
+        options: { deadline: Date },
+        callback: (error: ServiceError | null, response: v1.Document) => void,
+      ) => ClientDuplexStream<unknown, unknown>;
+      const call = method.call(this.raw.knowledgeBases, this.metadata(), { deadline: this.deadline() }, (error, response) =>
+        error ? reject(error) : resolve(response),
+      );
+      call.on('error', () => undefined);
+      call.write({ metadata });
+      for (let offset = 0; offset < bytes.byteLength; offset += UPLOAD_PIECE_BYTES) {
+        call.write({ data: bytes.subarray(offset, offset + UPLOAD_PIECE_BYTES) });
+      }
+      call.end();
+    });
+  }
+
+  searchEntities(request: Partial<v1.SearchEntitiesRequest>): Promise<v1.SearchEntitiesResponse> {
+    return this.unary(this.raw.graph, 'searchEntities', request);
+  }
+  getEntity(knowledgeBase: string, entity: string): Promise<v1.EntityDetail> {
+    return this.unary(this.raw.graph, 'getEntity', { knowledgeBase, entity });
+  }
+  getSubgraph(request: Partial<v1.GetSubgraphRequest>): Promise<v1.Subgraph> {
+    return this.unary(this.raw.graph, 'getSubgraph', request);
+  }
+  exportGraph(knowledgeBase: string): Promise<v1.Subgraph> {
+    return this.unary(this.raw.graph, 'exportGraph', { knowledgeBase });
+  }
+
+  retrieveChunks(request: Partial<v1.RetrieveChunksRequest>): Promise<v1.RetrieveChunksResponse> {
+    return this.unary(this.raw.retrieval, 'retrieveChunks', request);
+  }
+  retrieveGraph(request: Partial<v1.RetrieveGraphRequest>): Promise<v1.GraphContext> {
+    return this.unary(this.raw.retrieval, 'retrieveGraph', request);
+  }
+  retrieve(request: Partial<v1.RetrieveRequest>): Promise<v1.RetrieveResponse> {
+    return this.unary(this.raw.retrieval, 'retrieve', request);
+  }
+
+  ask(request: Partial<v1.ChatRequest>): Promise<v1.Answer> {
+    return this.unary(this.raw.chat as never, 'ask', request);
+  }
+
+  /** The chat's events as they arrive. */
+  async *chat(request: Partial<v1.ChatRequest>): AsyncGenerator<v1.ChatEvent> {
+    const method = this.raw.chat['chat'] as (req: unknown, md: Metadata, options: { deadline: Date }) => ClientReadableStream<v1.ChatEvent>;
+    const call = method.call(this.raw.chat, request, this.metadata(), { deadline: this.deadline() });
+    for await (const event of call) yield event as v1.ChatEvent;
+  }
+
+  close(): void {
+    for (const client of Object.values(this.raw)) (client as Client).close();
+  }
+
+  private unary<Res>(client: Client & Record<string, unknown>, method: string, request: unknown): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      const fn = client[method] as Unary<unknown, Res>;
+      fn.call(client, request, this.metadata(), { deadline: this.deadline() }, (error, response) => (error ? reject(error) : resolve(response)));
+    });
+  }
+
+  private metadata(): Metadata {
+    const metadata = new Metadata();
+    if (this.options.apiKey) metadata.set('authorization', `Bearer ${this.options.apiKey}`);
+    return metadata;
+  }
+
+  private deadline(): Date {
+    return new Date(Date.now() + this.timeoutMs);
+  }
+}

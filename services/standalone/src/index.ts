@@ -1,0 +1,3 @@
+export * from './standalone.module';
+export * from './standalone-server';
+export * from './client/trellis-client';
