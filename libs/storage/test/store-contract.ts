@@ -1,0 +1,241 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ErrorCode, stableId } from '@trellis/contracts';
+import type { KbScope } from '@trellis/contracts';
+import { cosineSimilarity } from '../src/vector-math';
+import type { EntityMentionWrite, KbSettings, NewChunk, RelationshipMentionWrite } from '../src/records';
+import type { TrellisStore } from '../src/trellis-store';
+
+const SETTINGS: KbSettings = {
+  chunkSizeTokens: 512,
+  chunkOverlapTokens: 64,
+  splitter: '',
+  embeddingModel: '',
+  embeddingDimensions: 0,
+  llmModel: '',
+  extractionPromptVersion: '',
+};
+
+/** Deterministic pseudo-random unit vector. */
+export function vectorFor(seed: number, dimensions = 16): Float32Array {
+  const v = new Float32Array(dimensions);
+  let x = seed * 9301 + 49297;
+  for (let i = 0; i < dimensions; i++) {
+    x = (x * 9301 + 49297) % 233280;
+    v[i] = x / 233280 - 0.5;
+  }
+  const norm = Math.hypot(...v);
+  return v.map((n) => n / norm);
+}
+
+function chunk(documentId: string, version: number, ordinal: number, text: string, seed: number): NewChunk {
+  return {
+    id: stableId('chk', documentId, version, ordinal),
+    documentId,
+    version,
+    ordinal,
+    text,
+    heading: '',
+    tokenCount: text.split(' ').length,
+    contentHash: stableId('h', text),
+    embedding: vectorFor(seed),
+  };
+}
+
+function entity(scope: KbScope, name: string, description: string): EntityMentionWrite {
+  const normalizedName = name.toLowerCase();
+  return { entityId: stableId('ent', scope.kbId, normalizedName), name, normalizedName, type: 'concept', description, embedding: vectorFor(name.length) };
+}
+
+function relationship(source: EntityMentionWrite, target: EntityMentionWrite, label: string, description: string): RelationshipMentionWrite {
+  return {
+    relationshipId: stableId('rel', source.entityId, label, target.entityId),
+    sourceId: source.entityId,
+    targetId: target.entityId,
+    label,
+    description,
+    strength: 5,
+    embedding: vectorFor(label.length + 100),
+  };
+}
+
+/**
+ * The behaviour every TrellisStore adapter must have. Each adapter's spec calls this with a
+ * factory that returns a store over an empty database.
+ */
+export function describeStoreContract(name: string, makeStore: () => Promise<TrellisStore>): void {
+  describe(`${name}: TrellisStore contract`, () => {
+    let store: TrellisStore;
+    let scope: KbScope;
+
+    beforeEach(async () => {
+      store = await makeStore();
+      const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS });
+      scope = { tenantId: 't1', kbId: kb.id };
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    async function addDocument(id: string, version = 1) {
+      return store.saveDocumentVersion(scope, {
+        id,
+        sourceUri: `${id}.txt`,
+        filename: `${id}.txt`,
+        mimeType: 'text/plain',
+        contentHash: `${id}-${version}`,
+        version,
+        sizeBytes: 10,
+        metadata: { team: 'a' },
+        text: `text of ${id} v${version}`,
+      });
+    }
+
+    it('keeps knowledge bases apart per tenant and rejects duplicate names', async () => {
+      await expect(store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS })).rejects.toMatchObject({
+        code: ErrorCode.AlreadyExists,
+      });
+      const other = await store.createKnowledgeBase({ tenantId: 't2' }, { name: 'kb', description: 'other tenant', settings: SETTINGS });
+      expect(other.id).not.toBe(scope.kbId);
+      expect((await store.listKnowledgeBases({ tenantId: 't1' })).map((k) => k.id)).toEqual([scope.kbId]);
+      expect(await store.findKnowledgeBase({ tenantId: 't2' }, scope.kbId)).toBeNull();
+      expect((await store.findKnowledgeBase({ tenantId: 't1' }, 'kb'))?.settings).toEqual(SETTINGS);
+    });
+
+    it('stores document versions and ignores status updates for a replaced version', async () => {
+      await addDocument('d1');
+      await addDocument('d1', 2);
+      const doc = await store.getDocument(scope, 'd1');
+      expect(doc).toMatchObject({ version: 2, status: 'pending', metadata: { team: 'a' } });
+      await store.setDocumentStatus(scope, 'd1', 1, 'graphed');
+      expect((await store.getDocument(scope, 'd1'))?.status).toBe('pending');
+      await store.setDocumentStatus(scope, 'd1', 2, 'failed', 'boom');
+      expect(await store.getDocument(scope, 'd1')).toMatchObject({ status: 'failed', error: 'boom' });
+      expect(await store.getDocumentText(scope, 'd1', 2)).toBe('text of d1 v2');
+      expect(await store.getDocument({ tenantId: 't2', kbId: scope.kbId }, 'd1')).toBeNull();
+    });
+
+    it('upserts chunks idempotently and finds the true nearest neighbours', async () => {
+      await addDocument('d1');
+      const chunks = Array.from({ length: 40 }, (_, i) => chunk('d1', 1, i, `chunk number ${i} about topic${i % 7}`, i + 1));
+      await store.upsertChunks(scope, chunks);
+      await store.upsertChunks(scope, chunks);
+      expect((await store.listChunks(scope, 'd1', 1)).length).toBe(40);
+      expect(await store.countChunksByStatus(scope, 'd1')).toEqual({ embedded: 40 });
+
+      const query = vectorFor(12345);
+      const expected = chunks
+        .map((c) => ({ id: c.id, score: cosineSimilarity(query, c.embedding) }))
+        .sort((a, b) => b.score - a.score)
+        .slice(0, 5)
+        .map((c) => c.id);
+      const found = await store.searchChunksByVector(scope, query, 5);
+      expect(found.map((f) => f.chunk.id)).toEqual(expected);
+      expect(found[0]!.score).toBeCloseTo(cosineSimilarity(query, chunks.find((c) => c.id === expected[0])!.embedding), 4);
+    });
+
+    it('ranks chunks by full text and honours document filters', async () => {
+      await addDocument('d1');
+      await addDocument('d2');
+      await store.upsertChunks(scope, [chunk('d1', 1, 0, 'Polonium was discovered by Marie Curie', 1), chunk('d2', 1, 0, 'Radium glows in the dark; radium is radioactive', 2)]);
+      const hits = await store.searchChunksFullText(scope, 'radium', 5);
+      expect(hits.map((h) => h.chunk.documentId)).toEqual(['d2']);
+      expect(await store.searchChunksFullText(scope, 'radium', 5, { documentIds: ['d1'] })).toEqual([]);
+      expect((await store.searchChunksByVector(scope, vectorFor(1), 5, { documentIds: ['d1'] })).map((h) => h.chunk.documentId)).toEqual(['d1']);
+    });
+
+    it('writes a chunk extraction idempotently and derives summaries from mentions', async () => {
+      await addDocument('d1');
+      const c = chunk('d1', 1, 0, 'Marie Curie discovered polonium', 1);
+      await store.upsertChunks(scope, [c]);
+      const curie = entity(scope, 'Marie Curie', 'A physicist.');
+      const polonium = entity(scope, 'Polonium', 'An element.');
+      const rel = relationship(curie, polonium, 'discovered', 'Curie discovered polonium in 1898.');
+      await store.applyChunkExtraction(scope, c.id, [curie, polonium], [rel]);
+      await store.applyChunkExtraction(scope, c.id, [curie, polonium], [rel]);
+      const graph = await store.exportGraph(scope);
+      expect(graph.entities.map((e) => e.name).sort()).toEqual(['Marie Curie', 'Polonium']);
+      expect(graph.relationships).toHaveLength(1);
+      expect(graph.relationships[0]).toMatchObject({ sourceName: 'Marie Curie', targetName: 'Polonium', label: 'discovered', mentionCount: 1, weight: 5 });
+      expect((await store.chunkIdsForRelationships(scope, [rel.relationshipId])).get(rel.relationshipId)).toEqual([c.id]);
+      expect((await store.relationshipsOfEntities(scope, [curie.entityId])).map((r) => r.id)).toEqual([rel.relationshipId]);
+      const sims = await store.relationshipSimilarities(scope, rel.embedding, [rel.relationshipId]);
+      expect(sims.get(rel.relationshipId)).toBeCloseTo(1, 4);
+    });
+
+    it('deleting a document leaves no orphan and none of its text in summaries', async () => {
+      await addDocument('d1');
+      await addDocument('d2');
+      const c1 = chunk('d1', 1, 0, 'one', 1);
+      const c2 = chunk('d2', 1, 0, 'two', 2);
+      await store.upsertChunks(scope, [c1, c2]);
+      const tidb1 = entity(scope, 'TiDB', 'A distributed SQL database.');
+      const only1 = entity(scope, 'Only In One', 'Secret words from document one.');
+      await store.applyChunkExtraction(scope, c1.id, [tidb1, only1], [relationship(tidb1, only1, 'uses', 'Secret relation from one.')]);
+      const tidb2 = entity(scope, 'TiDB', 'It speaks the MySQL protocol.');
+      await store.applyChunkExtraction(scope, c2.id, [tidb2], []);
+      let [tidb] = await store.getEntities(scope, [tidb1.entityId]);
+      expect(tidb?.description).toContain('distributed SQL');
+      expect(tidb?.mentionCount).toBe(2);
+
+      expect(await store.deleteDocument(scope, 'd1')).toBe(true);
+      const graph = await store.exportGraph(scope);
+      expect(graph.entities.map((e) => e.name)).toEqual(['TiDB']);
+      expect(graph.relationships).toEqual([]);
+      [tidb] = await store.getEntities(scope, [tidb1.entityId]);
+      expect(tidb?.description).toBe('It speaks the MySQL protocol.');
+      expect(await store.getChunks(scope, [c1.id])).toEqual([]);
+      expect(await store.searchChunksFullText(scope, 'one', 5)).toEqual([]);
+      expect(await store.getDocument(scope, 'd1')).toBeNull();
+    });
+
+    it('removes what only stale versions of a document supported', async () => {
+      await addDocument('d1');
+      const old = chunk('d1', 1, 0, 'old words', 1);
+      await store.upsertChunks(scope, [old]);
+      const stale = entity(scope, 'Stale', 'Old fact.');
+      await store.applyChunkExtraction(scope, old.id, [stale], []);
+      await addDocument('d1', 2);
+      const fresh = chunk('d1', 2, 0, 'new words', 2);
+      await store.upsertChunks(scope, [fresh]);
+      await store.applyChunkExtraction(scope, fresh.id, [entity(scope, 'Fresh', 'New fact.')], []);
+      // Old chunks are invisible to search once a newer version is current.
+      expect((await store.searchChunksByVector(scope, vectorFor(1), 10)).map((h) => h.chunk.id)).toEqual([fresh.id]);
+      expect(await store.deleteStaleVersions(scope, 'd1', 2)).toBe(1);
+      expect((await store.exportGraph(scope)).entities.map((e) => e.name)).toEqual(['Fresh']);
+      expect(await store.getDocumentText(scope, 'd1', 1)).toBeNull();
+    });
+
+    it('caches extractions by key', async () => {
+      expect(await store.getCachedExtraction('k')).toBeNull();
+      const result = { entities: [{ name: 'A', type: 'concept', description: 'x' }], relationships: [] };
+      await store.putCachedExtraction('k', result);
+      await store.putCachedExtraction('k', result);
+      expect(await store.getCachedExtraction('k')).toEqual(result);
+    });
+
+    it('ends with one entity row when two writers upsert the same entity at once', async () => {
+      await addDocument('d1');
+      const a = chunk('d1', 1, 0, 'a', 1);
+      const b = chunk('d1', 1, 1, 'b', 2);
+      await store.upsertChunks(scope, [a, b]);
+      await Promise.all([
+        store.applyChunkExtraction(scope, a.id, [entity(scope, 'Shared', 'From a.')], []),
+        store.applyChunkExtraction(scope, b.id, [entity(scope, 'Shared', 'From b.')], []),
+      ]);
+      const graph = await store.exportGraph(scope);
+      expect(graph.entities).toHaveLength(1);
+      expect(graph.entities[0]!.mentionCount).toBe(2);
+    });
+
+    it('lists unfinished documents for re-driving and deletes a whole knowledge base', async () => {
+      await addDocument('d1');
+      await addDocument('d2');
+      await store.setDocumentStatus(scope, 'd2', 1, 'graphed');
+      expect((await store.listUnfinishedDocuments()).map((d) => d.documentId)).toEqual(['d1']);
+      expect(await store.deleteKnowledgeBase(scope)).toBe(true);
+      expect(await store.listDocuments(scope)).toEqual([]);
+      expect(await store.listKnowledgeBases({ tenantId: 't1' })).toEqual([]);
+    });
+  });
+}

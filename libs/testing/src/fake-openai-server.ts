@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the fake answers to one chat-completions request. */
+export type ScriptedReply =
+  | { kind: 'content'; content: string }
+  | { kind: 'status'; status: number; retryAfterSeconds?: number; body?: string }
+  | { kind: 'hang'; ms: number };
+
+export interface RecordedRequest {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+type ChatResponder = (request: Record<string, unknown>) => ScriptedReply;
+
+/**
+ * An OpenAI-compatible HTTP server for tests: `/v1/chat/completions` (plain and streamed)
+ * answers from a script or a responder function, `/v1/embeddings` returns deterministic
+ * vectors. Every request is recorded so tests can count calls and tokens.
+ */
+export class FakeOpenAiServer {
+  readonly requests: RecordedRequest[] = [];
+  private server: Server | undefined;
+  private script: ScriptedReply[] = [];
+  private responder: ChatResponder = () => ({ kind: 'content', content: 'ok' });
+
+  constructor(private readonly embeddingDimensions = 64) {}
+
+  /** Replies used once each, in order, before the responder. */
+  enqueue(...replies: ScriptedReply[]): void {
+    this.script.push(...replies);
+  }
+
+  respondWith(responder: ChatResponder): void {
+    this.responder = responder;
+  }
+
+  chatRequests(): RecordedRequest[] {
+    return this.requests.filter((r) => r.path.endsWith('/chat/completions'));
+  }
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    } catch {
+      return this.json(res, 400, { error: { message: 'invalid JSON body' } });
+    }
+    const path = req.url ?? '';
+    this.requests.push({ path, body });
+    if (path.endsWith('/embeddings')) return this.embeddings(res, body);
+    if (path.endsWith('/chat/completions')) return this.chat(res, body);
+    this.json(res, 404, { error: { message: `no route ${path}` } });
+  }
+
+  private embeddings(res: ServerResponse, body: Record<string, unknown>): void {
+    const input = Array.isArray(body.input) ? (body.input as string[]) : [String(body.input)];
+    const data = input.map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text, this.embeddingDimensions) }));
+    const tokens = input.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
+    this.json(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+  }
+
+  private async chat(res: ServerResponse, body: Record<string, unknown>): Promise<void> {
+    const reply = this.script.shift() ?? this.responder(body);
+    if (reply.kind === 'hang') {
+      await new Promise((r) => setTimeout(r, reply.ms));
+      if (!res.writableEnded && !res.destroyed) this.json(res, 200, completion('late', body));
+      return;
+    }
+    if (reply.kind === 'status') {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (reply.retryAfterSeconds !== undefined) headers['retry-after'] = String(reply.retryAfterSeconds);
+      res.writeHead(reply.status, headers);
+      res.end(reply.body ?? JSON.stringify({ error: { message: `scripted ${reply.status}`, type: 'scripted' } }));
+      return;
+    }
+    if (body.stream === true) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const piece of reply.content.match(/\S+\s*/g) ?? []) {
+        res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
+      }
+      res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    this.json(res, 200, completion(reply.content, body));
+  }
+
+  private json(res: ServerResponse, status: number, payload: unknown): void {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(payload));
+  }
+}
+
+function completion(content: string, body: Record<string, unknown>) {
+  const promptTokens = JSON.stringify(body.messages ?? '').length / 4;
+  return {
+    id: 'chatcmpl-fake',
+    object: 'chat.completion',
+    created: 0,
+    model: body.model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: Math.ceil(promptTokens), completion_tokens: Math.ceil(content.length / 4), total_tokens: Math.ceil(promptTokens + content.length / 4) },
+  };
+}
+
+/** Deterministic unit vector from the words of a text (shared words → similar vectors). */
+export function fakeEmbedding(text: string, dimensions: number): number[] {
+  const vector = new Array<number>(dimensions).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    const h = createHash('md5').update(word).digest();
+    vector[h.readUInt32LE(0) % dimensions]! += 1;
+  }
+  const norm = Math.sqrt(vector.reduce((s, v) => s + v * v, 0)) || 1;
+  return vector.map((v) => v / norm);
+}

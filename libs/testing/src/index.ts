@@ -1,0 +1,3 @@
+export * from './free-port';
+export * from './document-fixtures';
+export * from './fake-openai-server';

@@ -1,0 +1,28 @@
+// The whole test suite, as the README and CI run it: builds, starts the real infrastructure
+// the integration tests need (Kafka and a MySQL-protocol store, installed and cached by the
+// project's own scripts), runs every test, and stops what it started.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const env = { ...process.env };
+const run = (command, args, options = {}) => {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env, ...options });
+  return result.status ?? 1;
+};
+
+if (run('npm', ['run', 'build']) !== 0) process.exit(1);
+
+const useInfra = process.env.TRELLIS_TEST_INFRA !== 'off';
+if (useInfra) {
+  if (run('bash', ['scripts/infra-up.sh']) !== 0) {
+    console.error('could not start Kafka and the SQL store; set TRELLIS_TEST_INFRA=off to run only the tests that need neither');
+    process.exit(1);
+  }
+  env.TRELLIS_TEST_KAFKA_BROKERS ??= `127.0.0.1:${process.env.KAFKA_PORT ?? 9092}`;
+  env.TRELLIS_TEST_MYSQL_URL ??= `mysql://root@127.0.0.1:${process.env.MARIADB_PORT ?? process.env.TIDB_PORT ?? 4000}/`;
+}
+
+const status = run('npx', ['vitest', 'run', ...process.argv.slice(2)]);
+if (useInfra && process.env.TRELLIS_TEST_KEEP_INFRA !== '1') run('bash', ['scripts/infra-down.sh']);
+process.exit(status);
