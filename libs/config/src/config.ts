@@ -27,7 +27,8 @@ export interface TrellisConfig {
   /** TRELLIS_GRPC_HOST / TRELLIS_GRPC_PORT. Default 127.0.0.1:50051. */
   readonly grpcHost: string;
   readonly grpcPort: number;
-  /** TRELLIS_HTTP_PORT: /healthz, /readyz and /metrics. Default 8080; 0 picks a free port. */
+  /** TRELLIS_HTTP_HOST / TRELLIS_HTTP_PORT: /healthz, /readyz and /metrics. Default 127.0.0.1:8080; port 0 picks a free one. */
+  readonly httpHost: string;
   readonly httpPort: number;
   /** TRELLIS_MAX_UPLOAD_BYTES: largest accepted document. Default 50 MB. */
   readonly maxUploadBytes: number;
@@ -43,6 +44,10 @@ export interface TrellisConfig {
   readonly urlFetchTimeoutMs: number;
   /** TRELLIS_API_KEYS: "key=tenant,key2=tenant2". Empty: no authentication, one default tenant. */
   readonly apiKeys: ReadonlyMap<string, string>;
+  /** TRELLIS_INTERNAL_TOKEN: shared secret services use to call each other for a tenant. */
+  readonly internalToken?: string;
+  /** TRELLIS_RETRIEVAL_ADDRESS: host:port of the retrieval service, for chat in distributed mode. */
+  readonly retrievalAddress: string;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +121,7 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     dataDir: resolve(text('TRELLIS_DATA_DIR') ?? '.trellis'),
     grpcHost: text('TRELLIS_GRPC_HOST') ?? '127.0.0.1',
     grpcPort: int('TRELLIS_GRPC_PORT', 50051, 0, 65535),
+    httpHost: text('TRELLIS_HTTP_HOST') ?? text('TRELLIS_GRPC_HOST') ?? '127.0.0.1',
     httpPort: int('TRELLIS_HTTP_PORT', 8080, 0, 65535),
     maxUploadBytes: int('TRELLIS_MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 2 ** 31 - 1),
     logLevel,
@@ -123,6 +129,8 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     kafkaBrokers,
     urlFetchTimeoutMs: int('TRELLIS_URL_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
     apiKeys,
+    internalToken: text('TRELLIS_INTERNAL_TOKEN'),
+    retrievalAddress: text('TRELLIS_RETRIEVAL_ADDRESS') ?? '127.0.0.1:50051',
     openai: {
       enabled: baseUrl !== undefined || apiKey !== undefined,
       baseUrl,

@@ -5,3 +5,4 @@ export * from './runtime';
 export * from './platform.module';
 export * from './tenant-resolver';
 export * from './event-consumer';
+export * from './trellis-process';

@@ -21,7 +21,7 @@ export class PlatformModule {
       { provide: STORE, useValue: runtime.store },
       { provide: EVENT_BUS, useValue: runtime.bus },
       { provide: MODELS, useValue: runtime.models },
-      { provide: TENANT_RESOLVER, useValue: new TenantResolver(runtime.config.apiKeys) },
+      { provide: TENANT_RESOLVER, useValue: new TenantResolver(runtime.config.apiKeys, runtime.config.internalToken) },
     ];
     return { module: PlatformModule, providers, exports: providers.map((p) => p.provide) };
   }

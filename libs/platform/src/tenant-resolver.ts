@@ -8,9 +8,17 @@ import type { TenantScope } from '@trellis/contracts';
  * `x-api-key`) and acts as the tenant the key belongs to.
  */
 export class TenantResolver {
-  constructor(private readonly apiKeys: ReadonlyMap<string, string>) {}
+  constructor(
+    private readonly apiKeys: ReadonlyMap<string, string>,
+    /** Shared by the services of one deployment: lets one service call another for a tenant. */
+    private readonly internalToken?: string,
+  ) {}
 
   resolve(metadata: Metadata | undefined): TenantScope {
+    const forwarded = String(metadata?.get(TENANT_HEADER)[0] ?? '');
+    if (forwarded !== '' && this.internalToken && String(metadata?.get(INTERNAL_TOKEN_HEADER)[0] ?? '') === this.internalToken) {
+      return { tenantId: forwarded };
+    }
     if (this.apiKeys.size === 0) return { tenantId: DEFAULT_TENANT };
     const header = String(metadata?.get('authorization')[0] ?? '');
     const key = header.startsWith('Bearer ') ? header.slice(7).trim() : String(metadata?.get('x-api-key')[0] ?? '');
@@ -19,5 +27,8 @@ export class TenantResolver {
     return { tenantId };
   }
 }
+
+export const TENANT_HEADER = 'x-trellis-tenant';
+export const INTERNAL_TOKEN_HEADER = 'x-trellis-internal-token';
 
 export const TENANT_RESOLVER = Symbol.for('trellis.tenant-resolver');

@@ -39,7 +39,8 @@ export class ChatEngine {
     yield stage('chunk_retrieval', refined);
     const { chunks } = await this.retrieval.retrieveChunks(tenant, {
       knowledgeBase: kb.id,
-      query: refined,
+      query: question,
+      expansion: refined === question ? '' : refined,
       topK: request.topK || DEFAULT_SOURCES,
       mode: 'hybrid',
       documentIds: [],

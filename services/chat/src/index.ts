@@ -3,3 +3,4 @@ export * from './chat-engine';
 export * from './answer-composer';
 export * from './question-refiner';
 export * from './retrieval-port';
+export * from './grpc-retrieval-port';

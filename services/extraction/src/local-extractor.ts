@@ -22,9 +22,9 @@ interface Found {
  */
 export class LocalExtractor implements Extractor {
   readonly model = 'local-compromise';
-  readonly promptVersion = 'rules-v1';
+  readonly promptVersion = 'rules-v2';
 
-  async extract(text: string, context: { heading: string } = { heading: '' }): Promise<ExtractionResult> {
+  async extract(text: string): Promise<ExtractionResult> {
     const entities = new Map<string, ExtractedEntity>();
     const relationships = new Map<string, ExtractedRelationship>();
     const sentences = nlp(text).sentences().out('array') as string[];
@@ -50,12 +50,6 @@ export class LocalExtractor implements Extractor {
         }
       }
     }
-    // A heading names what its section is about: link it to the section's main entities.
-    const topic = context.heading.split(' > ').pop()?.trim();
-    if (topic && topic.length <= 80) {
-      const topicEntity = entities.get(topic.toLowerCase()) ?? { name: topic, type: 'topic', description: `Section "${context.heading}".` };
-      entities.set(topic.toLowerCase(), topicEntity);
-    }
     return { entities: [...entities.values()], relationships: [...relationships.values()] };
   }
 
@@ -75,9 +69,9 @@ export class LocalExtractor implements Extractor {
     add(doc.people(), 'person');
     add(doc.organizations(), 'organization');
     add(doc.places(), 'place');
-    add(doc.match('#ProperNoun+ (of|de|the|and)? #ProperNoun+'), 'concept');
+    add(doc.match('#ProperNoun+ (of|de|the)? #ProperNoun+'), 'concept');
     add(doc.match('#ProperNoun+'), 'concept');
-    add(doc.match('#Value? #Date+').not('#Preposition'), 'date');
+    add(doc.match('#Value? #Date+').not('#Preposition').if('#Value'), 'date');
     // Keep the longest name where one contains another ("Curie" inside "Marie Curie").
     const names = [...found.values()];
     const kept = names.filter((f) => !names.some((o) => o !== f && o.name.length > f.name.length && o.at <= f.at && o.at + o.name.length >= f.at + f.name.length));
@@ -100,13 +94,16 @@ function verbPhrase(between: string): string | null {
 function cleanName(raw: string): string | null {
   const name = raw
     .replace(/['’]s$/u, '')
+    // Drop leading common words ("brother Jacques Curie" → "Jacques Curie").
+    .replace(/^(?:[\p{Ll}][\p{L}'-]*\s+)+(?=\p{Lu})/u, '')
     .replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N})]+$/gu, '')
     .replace(/^(the|a|an)\s+/i, '')
     .replace(/\s+/g, ' ')
     .trim();
   if (name.length < 2 || name.length > 80) return null;
   if (name.split(' ').length > 8) return null;
-  if (!/\p{L}|\d{3,}/u.test(name)) return null;
+  // Names carry a capital or a number; "first woman" and "few months" are not entities.
+  if (!/\p{Lu}|\d/u.test(name)) return null;
   return name;
 }
 

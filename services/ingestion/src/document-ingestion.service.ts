@@ -73,7 +73,7 @@ export class DocumentIngestionService {
     try {
       parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType);
     } catch (error) {
-      const message = error instanceof TrellisError ? error.message : `could not parse "${filename}"`;
+      const message = error instanceof TrellisError ? error.message : `could not parse "${filename}": ${(error as Error).message}`;
       await this.store.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }

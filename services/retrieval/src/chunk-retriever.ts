@@ -4,7 +4,8 @@ import type { GraphRetrieval } from './graph-retriever';
 
 export const RETRIEVAL_MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as const;
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
-export type Signal = Exclude<RetrievalMode, 'hybrid'>;
+/** `refined` ranks by the query's expansion (vector and full text), in hybrid mode only. */
+export type Signal = Exclude<RetrievalMode, 'hybrid'> | 'refined';
 
 export interface SignalScore {
   readonly source: Signal;
@@ -19,15 +20,17 @@ export interface RankedChunk {
   readonly signals: SignalScore[];
 }
 
-export interface HybridWeights {
-  readonly vector: number;
-  readonly fulltext: number;
-  readonly graph: number;
-}
+export type HybridWeights = Readonly<Record<Signal, number>>;
 
-export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { vector: 1, fulltext: 1, graph: 1 };
+export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { vector: 1, fulltext: 1, graph: 1, refined: 0.5 };
 /** Candidates fetched per signal, as a multiple of k, before fusion or cut-off. */
 const OVERSAMPLE = 3;
+/**
+ * How hybrid mode combines signals: `score` sums each signal's min-max normalised score
+ * (keeps how much better the best hit is), `rrf` sums 1/(60 + rank) (ignores scores).
+ */
+export type FusionMethod = 'score' | 'rrf';
+
 /** Reciprocal-rank-fusion constant (Cormack et al.): damps the weight of top ranks. */
 const RRF_K = 60;
 
@@ -39,25 +42,41 @@ export interface ChunkQuery {
   readonly filter?: ChunkFilter;
   /** Needed by graph and hybrid modes. */
   readonly graph?: () => Promise<GraphRetrieval>;
+  /** A rephrasing of the query, fused at lower weight in hybrid mode. */
+  readonly expansion?: { readonly text: string; readonly vector: Float32Array };
 }
 
-/** Ranks chunks by one signal or by a weighted reciprocal-rank fusion of all three. */
+/** Ranks chunks by one signal, or by a weighted fusion of all of them (hybrid). */
 export class ChunkRetriever {
   constructor(
     private readonly store: TrellisStore,
     private readonly weights: HybridWeights = DEFAULT_HYBRID_WEIGHTS,
+    private readonly fusion: FusionMethod = 'score',
   ) {}
 
   async retrieve(mode: RetrievalMode, query: ChunkQuery): Promise<RankedChunk[]> {
     if (mode !== 'hybrid') return (await this.signal(mode, query, query.k)).slice(0, query.k);
+    return this.fuse(query);
+  }
+
+  /** Weighted reciprocal-rank fusion of every signal's oversampled ranking. */
+  private async fuse(query: ChunkQuery): Promise<RankedChunk[]> {
     const pool = query.k * OVERSAMPLE;
     const lists = await Promise.all((['vector', 'fulltext', 'graph'] as const).map((s) => this.signal(s, query, pool)));
+    if (query.expansion) {
+      const expanded = { ...query, queryText: query.expansion.text, queryVector: query.expansion.vector };
+      for (const source of ['vector', 'fulltext'] as const) {
+        const list = await this.signal(source, expanded, pool);
+        lists.push(list.map((hit) => ({ ...hit, signals: hit.signals.map((s) => ({ ...s, source: 'refined' as const })) })));
+      }
+    }
     const fused = new Map<string, { chunk: ChunkRecord; score: number; signals: SignalScore[] }>();
     for (const list of lists) {
+      const normalize = this.fusion === 'rrf' ? (s: SignalScore) => 1 / (RRF_K + s.rank) : minMaxNormalizer(list.map((h) => h.score));
       for (const hit of list) {
         const signal = hit.signals[0]!;
         const entry = fused.get(hit.chunk.id) ?? { chunk: hit.chunk, score: 0, signals: [] };
-        entry.score += this.weights[signal.source] / (RRF_K + signal.rank);
+        entry.score += this.weights[signal.source] * normalize(signal);
         entry.signals.push(signal);
         fused.set(hit.chunk.id, entry);
       }
@@ -65,7 +84,7 @@ export class ChunkRetriever {
     return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, query.k);
   }
 
-  private async signal(source: Signal, query: ChunkQuery, k: number): Promise<RankedChunk[]> {
+  private async signal(source: Exclude<Signal, 'refined'>, query: ChunkQuery, k: number): Promise<RankedChunk[]> {
     const scored =
       source === 'vector'
         ? await this.store.searchChunksByVector(query.scope, query.queryVector, k, query.filter)
@@ -103,4 +122,11 @@ export class ChunkRetriever {
     }
     return out;
   }
+}
+
+/** Maps a signal's scores onto 0..1 (best = 1); all-equal scores all count fully. */
+function minMaxNormalizer(scores: readonly number[]): (s: SignalScore) => number {
+  const max = Math.max(...scores);
+  const min = Math.min(...scores);
+  return (s) => (max === min ? 1 : (s.score - min) / (max - min));
 }

@@ -37,9 +37,19 @@ export class RetrievalService {
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
     const scope = kbScope(await requireKnowledgeBase(this.store, tenant, request.knowledgeBase));
-    const [vector] = await this.embedder.embed([query]);
+    const expansion = request.expansion.trim();
+    if (expansion.length > MAX_QUERY_CHARS) throw TrellisError.invalid(`expansion is longer than ${MAX_QUERY_CHARS} characters`);
+    const [vector, expansionVector] = await this.embedder.embed(expansion === '' ? [query] : [query, expansion]);
     const graph = lazy(() => this.graphs.retrieve(scope, vector!, query, { depth: DEFAULT_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS }));
-    const ranked = await this.chunks.retrieve(mode, { scope, queryVector: vector!, queryText: query, k, filter: { documentIds: request.documentIds }, graph });
+    const ranked = await this.chunks.retrieve(mode, {
+      scope,
+      queryVector: vector!,
+      queryText: query,
+      k,
+      filter: { documentIds: request.documentIds },
+      graph,
+      expansion: expansionVector ? { text: expansion, vector: expansionVector } : undefined,
+    });
     return { chunks: await this.toHits(scope, ranked) };
   }
 
@@ -53,7 +63,8 @@ export class RetrievalService {
 
   /**
    * Graph first; the question is then refined with the names of the entities the graph
-   * found most relevant, and chunks are retrieved for the refined question.
+   * found most relevant, and chunks are retrieved for the question and, at lower weight, for
+   * the refined question.
    */
   async retrieve(tenant: TenantScope, request: v1.RetrieveRequest): Promise<v1.RetrieveResponse> {
     const query = validateQuery(request.query);
@@ -63,13 +74,14 @@ export class RetrievalService {
     const [vector] = await this.embedder.embed([query]);
     const graph = await this.graphs.retrieve(scope, vector!, query, graphOptions(request.depth, 0));
     const refinedQuery = refineQuestionWithEntities(query, graph.entities.map((e) => e.name));
-    const [refinedVector] = refinedQuery === query ? [vector] : await this.embedder.embed([refinedQuery]);
+    const [refinedVector] = refinedQuery === query ? [undefined] : await this.embedder.embed([refinedQuery]);
     const ranked = await this.chunks.retrieve(mode, {
       scope,
-      queryVector: refinedVector!,
-      queryText: refinedQuery,
+      queryVector: vector!,
+      queryText: query,
       k,
       graph: async () => graph,
+      expansion: refinedVector ? { text: refinedQuery, vector: refinedVector } : undefined,
     });
     return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery };
   }

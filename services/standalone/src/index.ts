@@ -1,3 +1,1 @@
-export * from './standalone.module';
 export * from './standalone-server';
-export * from './client/trellis-client';

@@ -42,6 +42,7 @@ async function extractText(kind: NonNullable<ReturnType<typeof kindOf>>, bytes: 
           { selector: 'script', format: 'skip' },
           { selector: 'style', format: 'skip' },
           { selector: 'nav', format: 'skip' },
+          ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } })),
         ],
       });
     case 'pdf':

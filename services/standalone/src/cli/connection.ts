@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import { loadConfig } from '@trellis/config';
-import { TrellisClient } from '../client/trellis-client';
+import { TrellisClient } from '@trellis/client';
 import { startStandaloneServer } from '../standalone-server';
-import type { RunningServer } from '../standalone-server';
+import type { RunningProcess } from '@trellis/platform';
 
 export interface ConnectionOptions {
   server?: string;
@@ -30,8 +30,8 @@ export async function connect(options: ConnectionOptions): Promise<Connection> {
   const env: Record<string, string | undefined> = { ...process.env, TRELLIS_GRPC_HOST: '127.0.0.1', TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: '0', TRELLIS_LOG_LEVEL: process.env.TRELLIS_LOG_LEVEL ?? 'warn' };
   if (options.dataDir) env.TRELLIS_DATA_DIR = options.dataDir;
   delete env.TRELLIS_API_KEYS;
-  const server: RunningServer = await startStandaloneServer(loadConfig(env, 'trellis-cli'));
-  const client = new TrellisClient({ address: server.grpcAddress });
+  const server: RunningProcess = await startStandaloneServer(loadConfig(env, 'trellis-cli'));
+  const client = new TrellisClient({ address: server.grpcAddress! });
   return {
     client,
     close: async () => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
 import type { v1 } from '@trellis/contracts';
-import type { TrellisClient } from '../client/trellis-client';
+import type { TrellisClient } from '@trellis/client';
 import { expandPaths } from './files';
 import { describeError, statusName } from './output';
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { TrellisClient } from '../client/trellis-client';
+import type { TrellisClient } from '@trellis/client';
 import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { ingestCommand } from './ingest-command';

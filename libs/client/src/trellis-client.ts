@@ -104,11 +104,12 @@ export class TrellisClient {
     return this.unary(this.raw.graph, 'exportGraph', { knowledgeBase });
   }
 
-  retrieveChunks(request: Partial<v1.RetrieveChunksRequest>): Promise<v1.RetrieveChunksResponse> {
-    return this.unary(this.raw.retrieval, 'retrieveChunks', request);
+  /** `headers` adds call metadata (services forward the tenant this way). */
+  retrieveChunks(request: Partial<v1.RetrieveChunksRequest>, headers?: Record<string, string>): Promise<v1.RetrieveChunksResponse> {
+    return this.unary(this.raw.retrieval, 'retrieveChunks', request, headers);
   }
-  retrieveGraph(request: Partial<v1.RetrieveGraphRequest>): Promise<v1.GraphContext> {
-    return this.unary(this.raw.retrieval, 'retrieveGraph', request);
+  retrieveGraph(request: Partial<v1.RetrieveGraphRequest>, headers?: Record<string, string>): Promise<v1.GraphContext> {
+    return this.unary(this.raw.retrieval, 'retrieveGraph', request, headers);
   }
   retrieve(request: Partial<v1.RetrieveRequest>): Promise<v1.RetrieveResponse> {
     return this.unary(this.raw.retrieval, 'retrieve', request);
@@ -129,16 +130,17 @@ export class TrellisClient {
     for (const client of Object.values(this.raw)) (client as Client).close();
   }
 
-  private unary<Res>(client: Client & Record<string, unknown>, method: string, request: unknown): Promise<Res> {
+  private unary<Res>(client: Client & Record<string, unknown>, method: string, request: unknown, headers?: Record<string, string>): Promise<Res> {
     return new Promise((resolve, reject) => {
       const fn = client[method] as Unary<unknown, Res>;
-      fn.call(client, request, this.metadata(), { deadline: this.deadline() }, (error, response) => (error ? reject(error) : resolve(response)));
+      fn.call(client, request, this.metadata(headers), { deadline: this.deadline() }, (error, response) => (error ? reject(error) : resolve(response)));
     });
   }
 
-  private metadata(): Metadata {
+  private metadata(headers: Record<string, string> = {}): Metadata {
     const metadata = new Metadata();
     if (this.options.apiKey) metadata.set('authorization', `Bearer ${this.options.apiKey}`);
+    for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
     return metadata;
   }
 

@@ -1,0 +1,118 @@
+import { NestFactory } from '@nestjs/core';
+import { Module } from '@nestjs/common';
+import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
+import { ConfigError, loadConfig } from '@trellis/config';
+import type { TrellisConfig } from '@trellis/config';
+import { startProbeServer } from '@trellis/observability';
+import { GrpcExceptionFilter } from './grpc-exception.filter';
+import { createHealth, grpcServerOptions } from './grpc-server';
+import type { TrellisGrpcService } from './grpc-server';
+import { PlatformModule } from './platform.module';
+import { createRuntime } from './runtime';
+import type { Runtime } from './runtime';
+
+export interface ProcessSpec {
+  readonly config: TrellisConfig;
+  /** The service modules this process runs. */
+  readonly modules: (runtime: Runtime) => DynamicModule['imports'];
+  /** The gRPC services it serves; none means no gRPC server (pure event consumers). */
+  readonly grpcServices: readonly TrellisGrpcService[];
+  /** Runs once the bus delivers events, before the process reports ready. */
+  readonly afterStart?: (app: INestApplicationContext, runtime: Runtime) => Promise<void>;
+}
+
+export interface RunningProcess {
+  readonly runtime: Runtime;
+  readonly grpcAddress: string | null;
+  readonly httpPort: number;
+  /** Stops taking requests and events, lets in-flight work finish, closes connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one Trellis process, standalone or one service: infrastructure from config, the
+ * given Nest modules, gRPC (with health and reflection) when it serves any, the HTTP probes
+ * and metrics, then event delivery.
+ */
+export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningProcess> {
+  const { config } = spec;
+  const runtime = createRuntime(config);
+  const health = createHealth();
+  @Module({})
+  class RootModule {}
+  const root: DynamicModule = { module: RootModule, imports: [PlatformModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
+  let app: INestApplicationContext | undefined;
+  try {
+    if (spec.grpcServices.length > 0) {
+      const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
+      micro.useGlobalFilters(new GrpcExceptionFilter(runtime.logger));
+      await micro.listen();
+      app = micro;
+    } else {
+      app = await NestFactory.createApplicationContext(root, { logger: ['error', 'warn'] });
+    }
+    const probes = await startProbeServer({
+      host: config.httpHost,
+      port: config.httpPort,
+      registry: runtime.metrics.registry,
+      readiness: async () => {
+        await runtime.store.ping();
+        await runtime.bus.ping();
+      },
+    });
+    await runtime.bus.start();
+    await spec.afterStart?.(app, runtime);
+    health.setStatus('', 'SERVING');
+    const grpcAddress = spec.grpcServices.length > 0 ? `${config.grpcHost}:${config.grpcPort}` : null;
+    runtime.logger.info({ grpc: grpcAddress, http: probes.port, mode: config.mode, llm: config.openai.enabled }, `${config.serviceName} ready`);
+    const nest = app;
+    return {
+      runtime,
+      grpcAddress,
+      httpPort: probes.port,
+      close: async () => {
+        health.setStatus('', 'NOT_SERVING');
+        await runtime.bus.stop();
+        await nest.close();
+        await new Promise<void>((resolve) => probes.server.close(() => resolve()));
+        await runtime.store.close();
+      },
+    };
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await runtime.bus.stop().catch(() => undefined);
+    await runtime.store.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The body of every `main.ts`: configuration from the environment, start, a banner, and a
+ * graceful stop on SIGTERM/SIGINT. Bad configuration exits listing every problem.
+ */
+export function runMain(serviceName: string, start: (config: TrellisConfig) => Promise<RunningProcess>, banner?: (p: RunningProcess, config: TrellisConfig) => string): void {
+  const boot = async () => {
+    const config = loadConfig(process.env, serviceName);
+    const running = await start(config);
+    if (banner) process.stdout.write(banner(running, config));
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      running.runtime.logger.info({ signal }, 'shutting down');
+      running.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          running.runtime.logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  };
+  boot().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : `${serviceName} failed to start: ${(error as Error).stack ?? String(error)}`}\n`);
+    process.exit(1);
+  });
+}

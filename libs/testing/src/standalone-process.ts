@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort, waitFor } from './free-port';
+
+export interface StandaloneProcess {
+  readonly grpcAddress: string;
+  readonly httpUrl: string;
+  readonly dataDir: string;
+  /** Everything the process printed, for assertions and failure messages. */
+  output(): string;
+  /** SIGTERM, then wait for exit; keeps the data directory. */
+  stop(): Promise<number | null>;
+  /** Stops and deletes the data directory. */
+  dispose(): Promise<void>;
+}
+
+const ROOT = resolve(__dirname, '../../..');
+
+/**
+ * Starts the built standalone server (`services/standalone/dist/main.js`) as a child process
+ * on free ports, and waits until it answers /healthz.
+ */
+export async function startStandaloneProcess(options: { env?: Record<string, string>; dataDir?: string } = {}): Promise<StandaloneProcess> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'trellis-test-'));
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  let log = '';
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'services/standalone/dist/main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      TRELLIS_DATA_DIR: dataDir,
+      TRELLIS_GRPC_PORT: String(grpcPort),
+      TRELLIS_HTTP_PORT: String(httpPort),
+      TRELLIS_LOG_LEVEL: 'warn',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const httpUrl = `http://127.0.0.1:${httpPort}`;
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${log}`);
+        const response = await fetch(`${httpUrl}/healthz`).catch(() => null);
+        return response?.ok;
+      },
+      30_000,
+      'the standalone server to answer /healthz',
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    return exited;
+  };
+  return {
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    httpUrl,
+    dataDir,
+    output: () => log,
+    stop,
+    dispose: async () => {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,6 @@
+import 'reflect-metadata';
+import { runMain, startTrellisProcess } from '@trellis/platform';
+import { ChunkingModule } from './chunking.module';
+
+/** The chunking service alone, configured from the environment. */
+runMain('trellis-chunking', (config) => startTrellisProcess({ config, grpcServices: [], modules: () => [ChunkingModule] }));

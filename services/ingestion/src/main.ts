@@ -1,0 +1,6 @@
+import 'reflect-metadata';
+import { runMain, startTrellisProcess } from '@trellis/platform';
+import { IngestionModule } from './ingestion.module';
+
+/** The ingestion service alone, configured from the environment. */
+runMain('trellis-ingestion', (config) => startTrellisProcess({ config, grpcServices: ['knowledge_base'], modules: () => [IngestionModule] }));

@@ -1,0 +1,6 @@
+import 'reflect-metadata';
+import { runMain, startTrellisProcess } from '@trellis/platform';
+import { RetrievalModule } from './retrieval.module';
+
+/** The retrieval service alone, configured from the environment. */
+runMain('trellis-retrieval', (config) => startTrellisProcess({ config, grpcServices: ['retrieval'], modules: () => [RetrievalModule] }));

@@ -1,0 +1,42 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { TrellisClient } from '@trellis/client';
+import type { v1 } from '@trellis/contracts';
+import { waitFor } from '@trellis/testing';
+
+export const EXAMPLES_DIR = resolve(__dirname, '../../../examples');
+
+/** Uploads every file of examples/ over gRPC; returns the created documents. */
+export async function uploadExamples(client: TrellisClient, kb: string): Promise<v1.Document[]> {
+  const documents: v1.Document[] = [];
+  for (const name of readdirSync(EXAMPLES_DIR).sort()) {
+    documents.push(await client.uploadDocument({ knowledgeBase: kb, filename: name, sourceUri: `examples/${name}` }, readFileSync(join(EXAMPLES_DIR, name))));
+  }
+  return documents;
+}
+
+/** Waits until every listed document is graphed (or any failed: then throws). */
+export async function waitUntilIndexed(client: TrellisClient, kb: string, ids: readonly string[], timeoutMs = 60_000): Promise<v1.Document[]> {
+  return waitFor(
+    async () => {
+      const { documents } = await client.listDocuments(kb);
+      const mine = documents.filter((d) => ids.includes(d.id));
+      const failed = mine.find((d) => d.status === 'INDEX_STATUS_FAILED');
+      if (failed) throw new Error(`${failed.sourceUri} failed: ${failed.error}`);
+      return mine.length === ids.length && mine.every((d) => d.status === 'INDEX_STATUS_GRAPHED') ? mine : undefined;
+    },
+    timeoutMs,
+    'documents to be indexed',
+  );
+}
+
+/** The gRPC status code of a rejected call. */
+export async function grpcCode(call: Promise<unknown>): Promise<{ code: number; details: string }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = error as { code: number; details: string };
+    return { code: e.code, details: e.details };
+  }
+  throw new Error('expected the call to fail');
+}
