@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('gives standalone defaults with no environment', () => {
+    const config = loadConfig({}, 'test');
+    expect(config).toMatchObject({ mode: 'standalone', grpcHost: '127.0.0.1', grpcPort: 50051, httpPort: 8080, maxUploadBytes: 50 * 1024 * 1024 });
+    expect(config.openai.enabled).toBe(false);
+    expect(config.dataDir).toMatch(/\.trellis$/);
+  });
+
+  it('enables the OpenAI-compatible provider with a base URL or a key', () => {
+    expect(loadConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1' }, 't').openai.enabled).toBe(true);
+    expect(loadConfig({ OPENAI_API_KEY: 'sk-x' }, 't').openai).toMatchObject({ enabled: true, apiKey: 'sk-x' });
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      loadConfig({ TRELLIS_GRPC_PORT: 'abc', TRELLIS_MAX_UPLOAD_BYTES: '-1', TRELLIS_LOG_LEVEL: 'loud', KAFKA_BROKERS: 'nohost', TRELLIS_API_KEYS: 'justakey' }, 't');
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems;
+      expect(problems).toHaveLength(6);
+      expect(problems.join('\n')).toMatch(/TRELLIS_GRPC_PORT.*TRELLIS_MAX_UPLOAD_BYTES|TRELLIS_MAX_UPLOAD_BYTES.*TRELLIS_GRPC_PORT/s);
+      expect(problems.join('\n')).toContain('TRELLIS_DB_URL is required in distributed mode');
+    }
+  });
+
+  it('maps API keys to tenants', () => {
+    expect([...loadConfig({ TRELLIS_API_KEYS: 'k1=acme, k2=globex' }, 't').apiKeys]).toEqual([
+      ['k1', 'acme'],
+      ['k2', 'globex'],
+    ]);
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { countTokens } from '@trellis/models';
+import { markdownSections, splitText } from './text-splitter';
+
+const sentence = (i: number) => `Sentence number ${i} talks about topic ${i} in a few plain words.`;
+
+describe('splitText', () => {
+  it('packs whole sentences into chunks within the token budget, with overlap', () => {
+    const text = Array.from({ length: 60 }, (_, i) => sentence(i)).join(' ');
+    const chunks = splitText(text, { chunkSize: 60, overlap: 15, mode: 'sentence' });
+    expect(chunks.length).toBeGreaterThan(5);
+    for (const c of chunks) {
+      expect(c.tokenCount).toBeLessThanOrEqual(60);
+      expect(c.tokenCount).toBe(countTokens(c.text));
+      expect(c.text).toMatch(/^Sentence number \d+/);
+      expect(c.text).toMatch(/words\.$/);
+    }
+    // Each chunk starts with the last sentence of the previous one.
+    for (let i = 1; i < chunks.length; i++) {
+      const lastOfPrevious = chunks[i - 1]!.text.split(/(?<=\.) /).pop()!;
+      expect(chunks[i]!.text.startsWith(lastOfPrevious)).toBe(true);
+    }
+    // Nothing is lost.
+    for (let i = 0; i < 60; i++) expect(chunks.some((c) => c.text.includes(sentence(i)))).toBe(true);
+  });
+
+  it('cuts a sentence longer than a chunk by words', () => {
+    const long = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+    const chunks = splitText(long, { chunkSize: 50, overlap: 10, mode: 'sentence' });
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(chunks.every((c) => c.tokenCount <= 50)).toBe(true);
+    expect(chunks.map((c) => c.text).join(' ')).toContain('word299');
+  });
+
+  it('splits markdown by headings and keeps the heading path', () => {
+    const md = '# Guide\nIntro text here.\n\n## Install\nRun the installer.\n\n```\n# not a heading\n```\n\n### Linux\nUse the package.\n\n## Usage\nStart it.';
+    expect(markdownSections(md).map((s) => s.heading)).toEqual(['Guide', 'Guide > Install', 'Guide > Install > Linux', 'Guide > Usage']);
+    const chunks = splitText(md, { chunkSize: 512, overlap: 64, mode: 'markdown' });
+    expect(chunks.map((c) => c.heading)).toEqual(['Guide', 'Guide > Install', 'Guide > Install > Linux', 'Guide > Usage']);
+    expect(chunks[1]!.text).toContain('# not a heading');
+  });
+
+  it('returns no chunk for empty text', () => {
+    expect(splitText('   ', { chunkSize: 100, overlap: 10, mode: 'sentence' })).toEqual([]);
+  });
+});

@@ -1,0 +1,121 @@
+import { status } from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TrellisClient } from '@trellis/client';
+import { makeDocx, makePdf, startStandaloneProcess } from '@trellis/testing';
+import type { StandaloneProcess } from '@trellis/testing';
+import { grpcCode, waitUntilIndexed } from './helpers';
+
+const LIMIT = 200_000;
+
+describe('standalone: bad input gets a clear error and loses nothing', () => {
+  let server: StandaloneProcess;
+  let client: TrellisClient;
+  let goodId: string;
+
+  beforeAll(async () => {
+    server = await startStandaloneProcess({ env: { TRELLIS_MAX_UPLOAD_BYTES: String(LIMIT) } });
+    client = new TrellisClient({ address: server.grpcAddress });
+    await client.createKnowledgeBase({ name: 'kb' });
+    const good = await client.uploadDocument({ knowledgeBase: 'kb', filename: 'good.txt' }, Buffer.from('Ada Lovelace wrote the first published algorithm for the Analytical Engine.'));
+    goodId = good.id;
+    await waitUntilIndexed(client, 'kb', [goodId]);
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await server?.dispose();
+  });
+
+  const upload = (filename: string, bytes: Uint8Array, knowledgeBase = 'kb') => client.uploadDocument({ knowledgeBase, filename }, bytes);
+
+  it('rejects an unknown file type with INVALID_ARGUMENT and shows the error in status', async () => {
+    const error = await grpcCode(upload('tool.exe', Buffer.from('MZ\x90\x00binary')));
+    expect(error.code).toBe(status.INVALID_ARGUMENT);
+    expect(error.details).toMatch(/unsupported file type.*\.pdf/);
+    const { documents } = await client.listDocuments('kb');
+    const failed = documents.find((d) => d.sourceUri === 'tool.exe')!;
+    expect(failed.status).toBe('INDEX_STATUS_FAILED');
+    expect(failed.error).toMatch(/unsupported file type/);
+  });
+
+  it('rejects a corrupt PDF and a corrupt DOCX with INVALID_ARGUMENT', async () => {
+    const truncated = makePdf('Hello').subarray(0, 60);
+    const pdf = await grpcCode(upload('broken.pdf', truncated));
+    expect(pdf.code).toBe(status.INVALID_ARGUMENT);
+    expect(pdf.details).toMatch(/could not read PDF "broken.pdf"/);
+    const notPdf = await grpcCode(upload('fake.pdf', Buffer.from('just text pretending')));
+    expect(notPdf.details).toMatch(/not a PDF/);
+    const docx = await grpcCode(upload('broken.docx', Buffer.from('PK\x03\x04 not really a zip')));
+    expect(docx.code).toBe(status.INVALID_ARGUMENT);
+    expect(docx.details).toMatch(/could not read DOCX "broken.docx"/);
+    const { documents } = await client.listDocuments('kb');
+    expect(documents.find((d) => d.sourceUri === 'broken.pdf')?.error).toMatch(/could not read PDF/);
+  });
+
+  it('rejects empty files and files with no text', async () => {
+    expect((await grpcCode(upload('empty.txt', Buffer.alloc(0)))).details).toMatch(/is empty/);
+    expect((await grpcCode(upload('blank.md', Buffer.from('  \n\n \t')))).details).toMatch(/contains no text/);
+  });
+
+  it('rejects invalid UTF-8 text', async () => {
+    const error = await grpcCode(upload('latin1.txt', Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0xff, 0xfe])));
+    expect(error.code).toBe(status.INVALID_ARGUMENT);
+    expect(error.details).toMatch(/not valid UTF-8/);
+  });
+
+  it('rejects a file over the upload limit with RESOURCE_EXHAUSTED', async () => {
+    const error = await grpcCode(upload('huge.txt', Buffer.alloc(LIMIT + 1, 'a')));
+    expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(error.details).toMatch(/larger than the upload limit/);
+  });
+
+  it('answers NOT_FOUND for an unknown knowledge base, everywhere', async () => {
+    expect((await grpcCode(upload('a.txt', Buffer.from('hello world'), 'nope'))).code).toBe(status.NOT_FOUND);
+    expect((await grpcCode(client.listDocuments('nope'))).code).toBe(status.NOT_FOUND);
+    expect((await grpcCode(client.retrieveChunks({ knowledgeBase: 'nope', query: 'x' }))).code).toBe(status.NOT_FOUND);
+    expect((await grpcCode(client.ask({ knowledgeBase: 'nope', question: 'x' }))).code).toBe(status.NOT_FOUND);
+    expect((await grpcCode(client.getEntity('kb', 'No Such Entity'))).code).toBe(status.NOT_FOUND);
+  });
+
+  it('rejects an empty question, an unknown mode and an out-of-range top_k', async () => {
+    expect((await grpcCode(client.ask({ knowledgeBase: 'kb', question: '   ' }))).details).toMatch(/question is empty/);
+    expect((await grpcCode(client.retrieveChunks({ knowledgeBase: 'kb', query: '' }))).code).toBe(status.INVALID_ARGUMENT);
+    const mode = await grpcCode(client.retrieveChunks({ knowledgeBase: 'kb', query: 'x', mode: 'magic' }));
+    expect(mode.details).toMatch(/unknown mode "magic"/);
+    const topK = await grpcCode(client.retrieveChunks({ knowledgeBase: 'kb', query: 'x', topK: 1001 }));
+    expect(topK.code).toBe(status.INVALID_ARGUMENT);
+    expect(topK.details).toMatch(/top_k must be between 1 and 1000/);
+    const long = await grpcCode(client.retrieveChunks({ knowledgeBase: 'kb', query: 'x'.repeat(8001) }));
+    expect(long.details).toMatch(/longer than 8000/);
+  });
+
+  it('answers FAILED_PRECONDITION when a URL cannot be fetched, INVALID_ARGUMENT for a bad URL', async () => {
+    expect((await grpcCode(client.addDocumentFromUrl({ knowledgeBase: 'kb', url: 'http://127.0.0.1:1/doc.html' }))).code).toBe(status.FAILED_PRECONDITION);
+    expect((await grpcCode(client.addDocumentFromUrl({ knowledgeBase: 'kb', url: 'ftp://example/doc' }))).code).toBe(status.INVALID_ARGUMENT);
+  });
+
+  it('rejects a duplicate or invalid knowledge base name', async () => {
+    expect((await grpcCode(client.createKnowledgeBase({ name: 'kb' }))).code).toBe(status.ALREADY_EXISTS);
+    expect((await grpcCode(client.createKnowledgeBase({ name: 'bad name!' }))).code).toBe(status.INVALID_ARGUMENT);
+  });
+
+  it('parses valid PDF and DOCX files and indexes them', async () => {
+    const pdf = await upload('note.pdf', makePdf('Grace Hopper built the first compiler for a computer language.'));
+    const docx = await upload('memo.docx', await makeDocx(['Alan Turing described the universal machine.', 'It can simulate any other machine.']));
+    expect(pdf.mimeType).toBe('application/pdf');
+    await waitUntilIndexed(client, 'kb', [pdf.id, docx.id]);
+    const { chunks } = await client.retrieveChunks({ knowledgeBase: 'kb', query: 'Grace Hopper compiler', mode: 'fulltext' });
+    expect(chunks[0]?.documentId).toBe(pdf.id);
+    expect(chunks[0]?.text).toContain('first compiler');
+    const turing = await client.retrieveChunks({ knowledgeBase: 'kb', query: 'universal machine', mode: 'fulltext' });
+    expect(turing.chunks[0]?.documentId).toBe(docx.id);
+  });
+
+  it('keeps running, with earlier documents unaffected', async () => {
+    const good = await client.getDocument('kb', goodId);
+    expect(good.status).toBe('INDEX_STATUS_GRAPHED');
+    const { chunks } = await client.retrieveChunks({ knowledgeBase: 'kb', query: 'Who wrote the first published algorithm?' });
+    expect(chunks[0]?.documentId).toBe(goodId);
+    expect((await fetch(`${server.httpUrl}/readyz`)).status).toBe(200);
+  });
+});
