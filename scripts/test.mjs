@@ -2,6 +2,8 @@
 // the integration tests need (Kafka and a MySQL-protocol store, installed and cached by the
 // project's own scripts), runs every test, and stops what it started.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -11,7 +13,16 @@ const run = (command, args, options = {}) => {
   return result.status ?? 1;
 };
 
-if (run('npm', ['run', 'build']) !== 0) process.exit(1);
+for (const script of ['build', 'typecheck', 'lint']) {
+  if (run('npm', ['run', '--silent', script]) !== 0) {
+    console.error(`npm run ${script} failed`);
+    process.exit(1);
+  }
+}
+if (existsSync(join(root, 'scripts/install-deploy-tools.sh')) && run('bash', ['scripts/install-deploy-tools.sh']) !== 0) {
+  console.error('could not install helm and kubeconform for the deployment checks');
+  process.exit(1);
+}
 
 const useInfra = process.env.TRELLIS_TEST_INFRA !== 'off';
 if (useInfra) {
