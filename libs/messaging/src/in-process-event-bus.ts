@@ -1,7 +1,8 @@
-import { TOPICS, deadLetterTopic } from '@trellis/contracts';
+import { deadLetterTopic } from '@trellis/contracts';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
 import type { DeadLetter, EventBus, EventEnvelope, EventHandler, SubscribeOptions } from './event-bus';
-import { DEFAULT_RETRY_POLICY, backoffDelay, isPoison, toError } from './retry-policy';
+import { decodePayload, encodePayload } from './payload-codec';
+import { DEFAULT_RETRY_POLICY, backoffDelay, shouldRetry, toError } from './retry-policy';
 import type { RetryPolicy } from './retry-policy';
 
 interface QueuedEvent {
@@ -48,9 +49,7 @@ export class InProcessEventBus implements EventBus {
   }
 
   async publish<T extends TopicName>(topic: T, key: string, payload: TopicPayload<T>, headers: Record<string, string> = {}): Promise<void> {
-    const codec = TOPICS[topic].codec as { encode(m: TopicPayload<T>): { finish(): Uint8Array } };
-    const bytes = codec.encode(payload).finish();
-    this.enqueueBytes(topic, key, bytes, headers);
+    this.enqueueBytes(topic, key, encodePayload(topic, payload), headers);
   }
 
   /** Enqueues an already-encoded payload; also how malformed payloads reach consumers in tests. */
@@ -148,13 +147,13 @@ export class InProcessEventBus implements EventBus {
     const maxAttempts = sub.options.maxAttempts ?? this.retry.maxAttempts;
     let envelope: EventEnvelope<TopicName> | undefined;
     try {
-      const payload = TOPICS[sub.topic].codec.decode(event.bytes) as TopicPayload<TopicName>;
+      const payload = decodePayload(sub.topic, event.bytes);
       envelope = { topic: sub.topic, key: event.key, payload, headers: event.headers, attempt };
       await sub.handler(envelope);
       return undefined;
     } catch (raw) {
       const error = toError(raw);
-      if (envelope !== undefined && !isPoison(raw) && attempt < maxAttempts) {
+      if (envelope !== undefined && shouldRetry(raw, attempt, maxAttempts)) {
         this.options.logger?.warn({ topic: sub.topic, group: sub.options.group, attempt, err: error.message }, 'event handler failed; retrying');
         return backoffDelay(this.retry, attempt);
       }

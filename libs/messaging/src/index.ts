@@ -1,3 +1,4 @@
 export * from './event-bus';
 export * from './retry-policy';
 export * from './in-process-event-bus';
+export * from './kafka';

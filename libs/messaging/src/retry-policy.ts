@@ -19,6 +19,11 @@ export function isPoison(error: unknown): boolean {
   );
 }
 
+/** Whether a failed delivery gets another attempt, or goes to the dead-letter topic now. */
+export function shouldRetry(error: unknown, attempt: number, maxAttempts: number): boolean {
+  return !isPoison(error) && attempt < maxAttempts;
+}
+
 /** Exponential backoff with full jitter for the given (1-based) failed attempt. */
 export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));

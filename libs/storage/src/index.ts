@@ -5,3 +5,7 @@ export * from './derivation';
 export * from './sqlite/sqlite-store';
 export * from './lookups';
 export { STORE } from './tokens';
+export * from './mysql/mysql-store';
+export * from './mysql/migrate-mysql';
+export type { VectorStorage } from './mysql/vector-sql';
+export type { StoreLogger } from './mysql/store-logger';

@@ -22,7 +22,8 @@ import type {
   ScoredRelationship,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
-import { TopK, bufferToVector, cosineSimilarity, vectorToBuffer } from '../vector-math';
+import { bufferToVector, vectorToBuffer } from '../vector-math';
+import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms, summarizeDescriptions } from '../derivation';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 
@@ -35,6 +36,8 @@ type Row = Record<string, unknown>;
  */
 export class SqliteStore implements TrellisStore {
   private readonly db: Database.Database;
+  /** Exact search over in-memory matrices, rebuilt after writes (see invalidate calls). */
+  private readonly vectors = new VectorIndexCache();
 
   /** `path` is a file path, or ':memory:' for tests. */
   constructor(path: string) {
@@ -102,6 +105,7 @@ export class SqliteStore implements TrellisStore {
       for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'documents', 'chat_messages']) {
         this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`).run(scope.tenantId, scope.kbId);
       }
+      this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
       const result = this.db.prepare('DELETE FROM knowledge_bases WHERE tenant_id = ? AND id = ?').run(scope.tenantId, scope.kbId);
       return result.changes > 0;
     })();
@@ -129,12 +133,14 @@ export class SqliteStore implements TrellisStore {
         )
         .run(doc.id, doc.version, scope.tenantId, scope.kbId, doc.text);
       this.upsertDocumentRow(scope, doc, 'pending', null);
+      this.vectors.invalidate(scope.kbId, 'chunks');
     })();
     return (await this.getDocument(scope, doc.id))!;
   }
 
   async saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
     this.upsertDocumentRow(scope, doc, 'failed', error);
+    this.vectors.invalidate(scope.kbId, 'chunks');
     return (await this.getDocument(scope, doc.id))!;
   }
 
@@ -237,6 +243,7 @@ export class SqliteStore implements TrellisStore {
          status = CASE WHEN chunks.content_hash = excluded.content_hash AND chunks.status IN ('extracted', 'graphed') THEN chunks.status ELSE 'embedded' END`,
     );
     const insertFts = this.db.prepare('INSERT INTO chunk_fts (chunk_id, text) VALUES (?, ?)');
+    this.vectors.invalidate(scope.kbId, 'chunks');
     this.db.transaction(() => {
       this.deleteFts(chunks.map((c) => c.id));
       for (const c of chunks) {
@@ -274,17 +281,18 @@ export class SqliteStore implements TrellisStore {
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
-    const { clause, params } = documentFilter(filter);
-    const rows = this.db
-      .prepare(
-        `SELECT c.id AS id, c.embedding AS embedding FROM chunks c JOIN documents d ON d.id = c.document_id AND d.version = c.version
-         WHERE c.tenant_id = ? AND c.kb_id = ? AND c.embedding IS NOT NULL ${clause}`,
-      )
-      .raw()
-      .all(scope.tenantId, scope.kbId, ...params) as Array<[string, Buffer]>;
-    const top = new TopK<string>(k);
-    for (const [id, embedding] of rows) top.offer(id, cosineSimilarity(vector, bufferToVector(embedding)));
-    return this.withChunks(scope, top.result());
+    const index = this.vectors.get('chunks', scope.kbId, () => {
+      const rows = this.db
+        .prepare(
+          `SELECT c.id, c.document_id, c.embedding FROM chunks c JOIN documents d ON d.id = c.document_id AND d.version = c.version
+           WHERE c.tenant_id = ? AND c.kb_id = ? AND c.embedding IS NOT NULL`,
+        )
+        .raw()
+        .all(scope.tenantId, scope.kbId) as Array<[string, string, Buffer]>;
+      return new VectorIndex(rows.map((r) => r[0]), rows.map((r) => bufferToVector(r[2])), rows.map((r) => r[1]));
+    });
+    const documents = filter?.documentIds?.length ? new Set(filter.documentIds) : undefined;
+    return this.withChunks(scope, index.search(vector, k, documents));
   }
 
   async searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
@@ -347,6 +355,7 @@ export class SqliteStore implements TrellisStore {
       `INSERT INTO relationship_mentions (relationship_id, chunk_id, tenant_id, kb_id, description, strength) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (relationship_id, chunk_id) DO UPDATE SET description = excluded.description, strength = excluded.strength`,
     );
+    this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
     this.db.transaction(() => {
       const touched = this.detachChunks([chunkId]);
       for (const e of entities) {
@@ -366,6 +375,7 @@ export class SqliteStore implements TrellisStore {
   /** Deletes chunks and the graph facts only they supported. Runs inside a transaction. */
   private removeChunks(scope: KbScope, chunkIds: readonly string[]): void {
     if (chunkIds.length === 0) return;
+    this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
     const touched = this.detachChunks(chunkIds);
     this.deleteFts(chunkIds);
     this.inBatches(chunkIds, (batch) => {
@@ -451,38 +461,29 @@ export class SqliteStore implements TrellisStore {
   }
 
   async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
-    const top = this.scanEmbeddings('entities', scope, vector, k);
+    const top = this.embeddingIndex('entities', scope).search(vector, k);
     const entities = new Map((await this.getEntities(scope, top.map((t) => t.item))).map((e) => [e.id, e]));
     return top.flatMap((t) => (entities.has(t.item) ? [{ entity: entities.get(t.item)!, score: t.score }] : []));
   }
 
   async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const top = this.scanEmbeddings('relationships', scope, vector, k);
+    const top = this.embeddingIndex('relationships', scope).search(vector, k);
     const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).map((r) => [r.id, r]));
     return top.flatMap((t) => (relationships.has(t.item) ? [{ relationship: relationships.get(t.item)!, score: t.score }] : []));
   }
 
   async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
-    const result = new Map<string, number>();
-    this.inBatches(relationshipIds, (batch) => {
-      const rows = this.db
-        .prepare(`SELECT id, embedding FROM relationships WHERE tenant_id = ? AND kb_id = ? AND embedding IS NOT NULL AND id IN (${marks(batch)})`)
-        .raw()
-        .all(scope.tenantId, scope.kbId, ...batch) as Array<[string, Buffer]>;
-      for (const [id, embedding] of rows) result.set(id, cosineSimilarity(vector, bufferToVector(embedding)));
-      return [];
-    });
-    return result;
+    return this.embeddingIndex('relationships', scope).similarities(vector, relationshipIds);
   }
 
-  private scanEmbeddings(table: 'entities' | 'relationships', scope: KbScope, vector: Float32Array, k: number): Array<{ item: string; score: number }> {
-    const rows = this.db
-      .prepare(`SELECT id, embedding FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND embedding IS NOT NULL`)
-      .raw()
-      .all(scope.tenantId, scope.kbId) as Array<[string, Buffer]>;
-    const top = new TopK<string>(k);
-    for (const [id, embedding] of rows) top.offer(id, cosineSimilarity(vector, bufferToVector(embedding)));
-    return top.result();
+  private embeddingIndex(table: 'entities' | 'relationships', scope: KbScope): VectorIndex {
+    return this.vectors.get(table, scope.kbId, () => {
+      const rows = this.db
+        .prepare(`SELECT id, embedding FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND embedding IS NOT NULL`)
+        .raw()
+        .all(scope.tenantId, scope.kbId) as Array<[string, Buffer]>;
+      return new VectorIndex(rows.map((r) => r[0]), rows.map((r) => bufferToVector(r[1])));
+    });
   }
 
   private async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {

@@ -1,0 +1,123 @@
+import type { IndexStatus } from '@trellis/contracts';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, RelationshipRecord } from '../records';
+import type { Row } from './mysql-session';
+
+/** Column lists shared by the store's queries, so every read maps the same shape. */
+export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
+export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count';
+/** Relationships with their end names; both ends are joined inside the same knowledge base. */
+export const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
+  r.label, r.description, r.weight, r.mention_count FROM relationships r
+  JOIN entities s ON s.tenant_id = r.tenant_id AND s.kb_id = r.kb_id AND s.id = r.source_id
+  JOIN entities t ON t.tenant_id = r.tenant_id AND t.kb_id = r.kb_id AND t.id = r.target_id`;
+
+/** Chunks of their document's current version: the only ones search may return. */
+export const CURRENT_CHUNKS = `chunks c JOIN documents d
+  ON d.tenant_id = c.tenant_id AND d.kb_id = c.kb_id AND d.id = c.document_id AND d.version = c.version`;
+
+/** `?, ?, ?` for an IN list. */
+export function marks(values: readonly unknown[]): string {
+  return values.map(() => '?').join(', ');
+}
+
+/** Splits an id list so no statement grows unbounded. */
+export function batches<T>(values: readonly T[], size = 500): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
+}
+
+/**
+ * DATETIME(3) values travel as 'YYYY-MM-DD HH:MM:SS.mmm' in UTC (the pool uses dateStrings, so
+ * neither the driver's nor the server's time zone shifts them); the API speaks ISO-8601.
+ */
+export function toSqlTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/Z$/, '');
+}
+
+export function fromSqlTime(value: unknown): string {
+  const text = String(value);
+  return text.includes('T') ? text : `${text.replace(' ', 'T')}Z`;
+}
+
+/** JSON columns arrive as text (the pool sets jsonStrings; MariaDB's JSON is text anyway). */
+export function readJson<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function nullableString(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+export function toKnowledgeBase(r: Row): KnowledgeBaseRecord {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    name: String(r.name),
+    description: String(r.description),
+    settings: readJson<KbSettings>(r.settings),
+    createdAt: fromSqlTime(r.created_at),
+  };
+}
+
+export function toDocument(r: Row): DocumentRecord {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    kbId: String(r.kb_id),
+    sourceUri: String(r.source_uri),
+    filename: String(r.filename),
+    mimeType: String(r.mime_type),
+    contentHash: String(r.content_hash),
+    version: Number(r.version),
+    status: String(r.status) as IndexStatus,
+    error: nullableString(r.error),
+    sizeBytes: Number(r.size_bytes),
+    metadata: readJson<Record<string, string>>(r.metadata),
+    createdAt: fromSqlTime(r.created_at),
+    updatedAt: fromSqlTime(r.updated_at),
+  };
+}
+
+export function toChunk(r: Row): ChunkRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    documentId: String(r.document_id),
+    version: Number(r.version),
+    ordinal: Number(r.ordinal),
+    text: String(r.text),
+    heading: String(r.heading),
+    tokenCount: Number(r.token_count),
+    contentHash: String(r.content_hash),
+    status: String(r.status) as IndexStatus,
+    error: nullableString(r.error),
+  };
+}
+
+export function toEntity(r: Row): EntityRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    name: String(r.name),
+    normalizedName: String(r.normalized_name),
+    type: String(r.type),
+    description: String(r.description),
+    mentionCount: Number(r.mention_count),
+  };
+}
+
+export function toRelationship(r: Row): RelationshipRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    sourceId: String(r.source_id),
+    targetId: String(r.target_id),
+    sourceName: String(r.source_name),
+    targetName: String(r.target_name),
+    label: String(r.label),
+    description: String(r.description),
+    weight: Number(r.weight),
+    mentionCount: Number(r.mention_count),
+  };
+}

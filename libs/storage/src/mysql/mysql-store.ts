@@ -1,0 +1,402 @@
+import type { DataSource } from 'typeorm';
+import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
+import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type {
+  ChatTurn,
+  ChunkFilter,
+  ChunkRecord,
+  DocumentRecord,
+  EntityMentionWrite,
+  EntityRecord,
+  ExtractionResult,
+  KbSettings,
+  KnowledgeBaseRecord,
+  NewChunk,
+  NewDocumentVersion,
+  RelationshipMentionWrite,
+  RelationshipRecord,
+  ScoredChunk,
+  ScoredEntity,
+  ScoredRelationship,
+} from '../records';
+import type { TrellisStore } from '../trellis-store';
+import { PooledSql, errnoOf } from './mysql-session';
+import { createDataSource, prepareServer } from './mysql-connection';
+import type { ServerCapabilities } from './mysql-capabilities';
+import { applyMigrations } from './mysql-migrator';
+import { parseMysqlUrl } from './mysql-url';
+import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, marks, readJson, toChunk, toDocument, toKnowledgeBase, toSqlTime } from './mysql-rows';
+import type { VectorSql, VectorStorage } from './vector-sql';
+import { VectorPath } from './vector-path';
+import { currentChunkCandidates, graphCandidates, rankByVector } from './vector-search';
+import { searchChunkTexts } from './fulltext-index';
+import { prepareChunks, writeChunks } from './chunk-writes';
+import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-writes';
+import { removeDocumentChunks, writeChunkExtraction } from './graph-writes';
+import * as graph from './graph-reads';
+import { stderrStoreLogger } from './store-logger';
+import type { StoreLogger } from './store-logger';
+
+export interface MysqlStoreOptions {
+  /** Connections in the pool; default 10. */
+  poolSize?: number;
+  /** Create the database named in the URL when it is missing; default true. */
+  createDatabase?: boolean;
+  /** Where the store reports its vector path; default JSON lines on stderr. */
+  logger?: StoreLogger;
+}
+
+const ER_DUP_ENTRY = 1062;
+/** Every table with rows of a knowledge base, dependents first. */
+const KB_TABLES = [
+  'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunk_terms', 'kb_text_stats',
+  'chunks', 'document_texts', 'documents', 'chat_messages',
+] as const;
+
+/**
+ * The distributed store, on TiDB or any MySQL-protocol server (MariaDB here and in CI). Same
+ * behaviour as the SQLite adapter, checked by the same contract suite. Embeddings live in VECTOR
+ * columns ranked by the server where the server has them (TiDB), otherwise in BLOBs ranked here.
+ */
+export class MysqlStore implements TrellisStore {
+  private readonly sql: PooledSql;
+  private readonly vectorPath: VectorPath;
+
+  private constructor(
+    private readonly dataSource: DataSource,
+    private readonly database: string,
+    private readonly server: ServerCapabilities,
+    logger: StoreLogger,
+  ) {
+    this.sql = new PooledSql(dataSource);
+    this.vectorPath = new VectorPath(server, database, logger);
+  }
+
+  /** Opens a pool on `mysql://user:pass@host:port/db`, creating the database if missing. */
+  static async connect(url: string, options: MysqlStoreOptions = {}): Promise<MysqlStore> {
+    const settings = parseMysqlUrl(url);
+    const server = await prepareServer(settings, options.createDatabase ?? true);
+    const dataSource = await createDataSource(settings, settings.database, options.poolSize ?? 10);
+    await dataSource.initialize();
+    const store = new MysqlStore(dataSource, settings.database, server, options.logger ?? stderrStoreLogger);
+    try {
+      await store.vectorPath.settle(store.sql);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return store;
+  }
+
+  /** How this store keeps and ranks embeddings. */
+  get vectorStorage(): VectorStorage {
+    return this.vectors.storage;
+  }
+
+  private get vectors(): VectorSql {
+    return this.vectorPath.sql;
+  }
+
+  /**
+   * Brings the schema up to date; running it again changes nothing. On TiDB it also tries to
+   * build the HNSW indexes still missing. Resolves to the migration versions applied now.
+   */
+  async migrate(): Promise<number[]> {
+    const applied = await applyMigrations(this.sql, this.database, {
+      collation: this.server.collation,
+      embeddingColumnType: this.vectors.embeddingColumnType,
+    });
+    await this.vectorPath.settle(this.sql);
+    await this.vectorPath.ensureIndexes(this.sql);
+    return applied;
+  }
+
+  // --- knowledge bases -------------------------------------------------------------------
+
+  async createKnowledgeBase(scope: TenantScope, input: { name: string; description: string; settings: KbSettings }): Promise<KnowledgeBaseRecord> {
+    const id = stableId('kb', scope.tenantId, input.name);
+    const createdAt = new Date().toISOString();
+    try {
+      await this.sql.exec(
+        'INSERT INTO knowledge_bases (tenant_id, id, name, description, settings, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        [scope.tenantId, id, input.name, input.description, JSON.stringify(input.settings), toSqlTime(createdAt)],
+      );
+    } catch (error) {
+      if (errnoOf(error) === ER_DUP_ENTRY) throw new TrellisError(ErrorCode.AlreadyExists, `knowledge base "${input.name}" already exists`);
+      throw error;
+    }
+    return { id, tenantId: scope.tenantId, name: input.name, description: input.description, settings: input.settings, createdAt };
+  }
+
+  async listKnowledgeBases(scope: TenantScope): Promise<KnowledgeBaseRecord[]> {
+    return (await this.sql.rows('SELECT * FROM knowledge_bases WHERE tenant_id = ? ORDER BY name', [scope.tenantId])).map(toKnowledgeBase);
+  }
+
+  async findKnowledgeBase(scope: TenantScope, idOrName: string): Promise<KnowledgeBaseRecord | null> {
+    const [row] = await this.sql.rows(
+      'SELECT * FROM knowledge_bases WHERE tenant_id = ? AND (id = ? OR name = ?) ORDER BY id = ? DESC LIMIT 1',
+      [scope.tenantId, idOrName, idOrName, idOrName],
+    );
+    return row ? toKnowledgeBase(row) : null;
+  }
+
+  async deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
+    return this.sql.transaction(async (tx) => {
+      for (const table of KB_TABLES) await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`, [scope.tenantId, scope.kbId]);
+      return (await tx.exec('DELETE FROM knowledge_bases WHERE tenant_id = ? AND id = ?', [scope.tenantId, scope.kbId])) > 0;
+    });
+  }
+
+  async countDocuments(scope: KbScope): Promise<number> {
+    const [row] = await this.sql.rows('SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ? AND kb_id = ?', [scope.tenantId, scope.kbId]);
+    return Number(row?.n ?? 0);
+  }
+
+  // --- documents -------------------------------------------------------------------------
+
+  async findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null> {
+    const [row] = await this.sql.rows(
+      'SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? AND source_hash = ? AND source_uri = ?',
+      [scope.tenantId, scope.kbId, sourceHash(sourceUri), sourceUri],
+    );
+    return row ? toDocument(row) : null;
+  }
+
+  async saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord> {
+    await this.sql.transaction(async (tx) => {
+      await writeDocumentText(tx, scope, doc.id, doc.version, doc.text);
+      await upsertDocumentRow(tx, scope, doc, 'pending', null);
+    });
+    return this.requireDocument(scope, doc.id);
+  }
+
+  async saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
+    await upsertDocumentRow(this.sql, scope, doc, 'failed', error);
+    return this.requireDocument(scope, doc.id);
+  }
+
+  private async requireDocument(scope: KbScope, documentId: string): Promise<DocumentRecord> {
+    const document = await this.getDocument(scope, documentId);
+    if (document === null) throw TrellisError.unavailable(`document ${documentId} vanished right after it was written`);
+    return document;
+  }
+
+  async getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null> {
+    const [row] = await this.sql.rows('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?', [scope.tenantId, scope.kbId, documentId]);
+    return row ? toDocument(row) : null;
+  }
+
+  async listDocuments(scope: KbScope): Promise<DocumentRecord[]> {
+    return (await this.sql.rows('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? ORDER BY source_uri', [scope.tenantId, scope.kbId])).map(toDocument);
+  }
+
+  async getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {
+    const rows = await this.sql.rows(
+      'SELECT text FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ? ORDER BY part',
+      [scope.tenantId, scope.kbId, documentId, version],
+    );
+    return rows.length === 0 ? null : rows.map((r) => String(r.text)).join('');
+  }
+
+  async setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null): Promise<void> {
+    await this.sql.exec(
+      'UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE tenant_id = ? AND kb_id = ? AND id = ? AND version = ?',
+      [status, error, toSqlTime(new Date().toISOString()), scope.tenantId, scope.kbId, documentId, version],
+    );
+  }
+
+  async countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
+    const rows = await this.sql.rows(
+      `SELECT c.status AS status, COUNT(*) AS n FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ? AND c.document_id = ? GROUP BY c.status`,
+      [scope.tenantId, scope.kbId, documentId],
+    );
+    return Object.fromEntries(rows.map((r) => [String(r.status), Number(r.n)]));
+  }
+
+  async deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
+    return this.sql.transaction(async (tx) => {
+      await removeDocumentChunks(tx, scope, documentId);
+      await tx.exec('DELETE FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ?', [scope.tenantId, scope.kbId, documentId]);
+      return (await tx.exec('DELETE FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?', [scope.tenantId, scope.kbId, documentId])) > 0;
+    });
+  }
+
+  async deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
+    return this.sql.transaction(async (tx) => {
+      const removed = await removeDocumentChunks(tx, scope, documentId, currentVersion);
+      await tx.exec(
+        'DELETE FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?',
+        [scope.tenantId, scope.kbId, documentId, currentVersion],
+      );
+      return removed;
+    });
+  }
+
+  async listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>> {
+    // Oldest first: the documents that have waited longest are re-driven first.
+    const rows = await this.sql.rows(
+      `SELECT tenant_id, kb_id, id, version, status FROM documents WHERE status NOT IN ('graphed', 'failed') ORDER BY updated_at, tenant_id, kb_id, id`,
+    );
+    return rows.map((r) => ({
+      tenantId: String(r.tenant_id),
+      kbId: String(r.kb_id),
+      documentId: String(r.id),
+      version: Number(r.version),
+      status: String(r.status) as IndexStatus,
+    }));
+  }
+
+  // --- chunks ----------------------------------------------------------------------------
+
+  async upsertChunks(scope: KbScope, chunks: readonly NewChunk[]): Promise<void> {
+    const prepared = prepareChunks(chunks);
+    if (prepared.ids.length === 0) return;
+    await this.sql.transaction((tx) => writeChunks(tx, this.vectors, scope, prepared));
+  }
+
+  async getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null> {
+    return (await this.getChunks(scope, [chunkId]))[0] ?? null;
+  }
+
+  async getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]> {
+    const byId = new Map<string, ChunkRecord>();
+    for (const batch of batches(chunkIds)) {
+      const rows = await this.sql.rows(
+        `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`,
+        [scope.tenantId, scope.kbId, ...batch],
+      );
+      for (const row of rows) byId.set(String(row.id), toChunk(row));
+    }
+    return chunkIds.map((id) => byId.get(id)).filter((c): c is ChunkRecord => c !== undefined);
+  }
+
+  async listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]> {
+    const rows = await this.sql.rows(
+      `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ? ORDER BY ordinal`,
+      [scope.tenantId, scope.kbId, documentId, version],
+    );
+    return rows.map(toChunk);
+  }
+
+  async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
+    await this.sql.exec(
+      'UPDATE chunks SET status = ?, error = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?',
+      [status, error, scope.tenantId, scope.kbId, chunkId],
+    );
+  }
+
+  async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    return this.withChunks(scope, await rankByVector(this.sql, this.vectors, currentChunkCandidates(scope, filter), vector, k));
+  }
+
+  async searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    return this.withChunks(scope, await searchChunkTexts(this.sql, scope, query, k, filter));
+  }
+
+  private async withChunks(scope: KbScope, scored: Array<{ item: string; score: number }>): Promise<ScoredChunk[]> {
+    const chunks = new Map((await this.getChunks(scope, scored.map((s) => s.item))).map((c) => [c.id, c]));
+    return scored.flatMap((s) => {
+      const chunk = chunks.get(s.item);
+      return chunk ? [{ chunk, score: s.score }] : [];
+    });
+  }
+
+  // --- extraction cache ------------------------------------------------------------------
+
+  async getCachedExtraction(key: string): Promise<ExtractionResult | null> {
+    const [row] = await this.sql.rows('SELECT result FROM extraction_cache WHERE cache_key = ?', [key]);
+    return row ? readJson<ExtractionResult>(row.result) : null;
+  }
+
+  async putCachedExtraction(key: string, result: ExtractionResult): Promise<void> {
+    await this.sql.exec(
+      'INSERT INTO extraction_cache (cache_key, result, created_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE result = VALUES(result)',
+      [key, JSON.stringify(result), toSqlTime(new Date().toISOString())],
+    );
+  }
+
+  // --- graph -----------------------------------------------------------------------------
+
+  async applyChunkExtraction(
+    scope: KbScope,
+    chunkId: string,
+    entities: readonly EntityMentionWrite[],
+    relationships: readonly RelationshipMentionWrite[],
+  ): Promise<void> {
+    await this.sql.transaction((tx) => writeChunkExtraction(tx, this.vectors, scope, chunkId, entities, relationships));
+  }
+
+  getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
+    return graph.getEntities(this.sql, scope, ids);
+  }
+
+  findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
+    return graph.findEntitiesByNormalizedName(this.sql, scope, normalizedName);
+  }
+
+  searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
+    return graph.searchEntitiesByName(this.sql, scope, query, limit);
+  }
+
+  async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
+    const top = await rankByVector(this.sql, this.vectors, graphCandidates('entities', scope), vector, k);
+    const entities = new Map((await graph.getEntities(this.sql, scope, top.map((t) => t.item))).map((e) => [e.id, e]));
+    return top.flatMap((t) => {
+      const entity = entities.get(t.item);
+      return entity ? [{ entity, score: t.score }] : [];
+    });
+  }
+
+  async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
+    const top = await rankByVector(this.sql, this.vectors, graphCandidates('relationships', scope), vector, k);
+    const relationships = new Map((await graph.getRelationships(this.sql, scope, top.map((t) => t.item))).map((r) => [r.id, r]));
+    return top.flatMap((t) => {
+      const relationship = relationships.get(t.item);
+      return relationship ? [{ relationship, score: t.score }] : [];
+    });
+  }
+
+  async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
+    const result = new Map<string, number>();
+    for (const batch of batches([...new Set(relationshipIds)])) {
+      const candidates = graphCandidates('relationships', scope, batch);
+      for (const { item, score } of await rankByVector(this.sql, this.vectors, candidates, vector, batch.length)) result.set(item, score);
+    }
+    return result;
+  }
+
+  relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
+    return graph.relationshipsOfEntities(this.sql, scope, entityIds);
+  }
+
+  chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
+    return graph.chunkIdsByOwner(this.sql, scope, 'relationship_mentions', 'relationship_id', relationshipIds);
+  }
+
+  chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
+    return graph.chunkIdsByOwner(this.sql, scope, 'entity_mentions', 'entity_id', entityIds);
+  }
+
+  exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
+    return graph.exportGraph(this.sql, scope);
+  }
+
+  // --- chat history ----------------------------------------------------------------------
+
+  async saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
+    const at = toSqlTime(new Date().toISOString());
+    const insert = 'INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)';
+    await this.sql.transaction(async (tx) => {
+      await tx.exec(insert, [scope.tenantId, scope.kbId, turn.chatId, 'user', turn.question, '[]', at]);
+      await tx.exec(insert, [scope.tenantId, scope.kbId, turn.chatId, 'assistant', turn.answer, JSON.stringify(turn.citations), at]);
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.sql.rows('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+}

@@ -1,0 +1,96 @@
+import { TopK } from './vector-math';
+
+/**
+ * An in-memory exact-search index: ids and their vectors in one contiguous matrix, so a
+ * query is a tight loop of dot products instead of decoding one BLOB per row. Vectors are
+ * normalised on insert, so dot product = cosine similarity.
+ */
+export class VectorIndex {
+  private readonly matrix: Float32Array;
+  private readonly rowOf = new Map<string, number>();
+
+  constructor(
+    readonly ids: readonly string[],
+    vectors: readonly Float32Array[],
+    /** Optional group per row (the chunk's document), for filtered search. */
+    readonly groups: readonly string[] = [],
+  ) {
+    const dimensions = vectors[0]?.length ?? 0;
+    this.dimensions = dimensions;
+    this.matrix = new Float32Array(ids.length * dimensions);
+    vectors.forEach((v, row) => {
+      let norm = 0;
+      for (let i = 0; i < dimensions; i++) norm += (v[i] ?? 0) ** 2;
+      const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+      for (let i = 0; i < dimensions; i++) this.matrix[row * dimensions + i] = (v[i] ?? 0) * scale;
+      this.rowOf.set(ids[row]!, row);
+    });
+  }
+
+  readonly dimensions: number;
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** The k most similar rows, optionally only rows whose group is in `groups`. */
+  search(query: Float32Array, k: number, groups?: ReadonlySet<string>): Array<{ item: string; score: number }> {
+    const q = normalized(query, this.dimensions);
+    const top = new TopK<string>(k);
+    for (let row = 0; row < this.ids.length; row++) {
+      if (groups && !groups.has(this.groups[row]!)) continue;
+      top.offer(this.ids[row]!, this.dot(q, row));
+    }
+    return top.result();
+  }
+
+  /** Similarity of the query to each listed id that is in the index. */
+  similarities(query: Float32Array, ids: readonly string[]): Map<string, number> {
+    const q = normalized(query, this.dimensions);
+    const out = new Map<string, number>();
+    for (const id of ids) {
+      const row = this.rowOf.get(id);
+      if (row !== undefined) out.set(id, this.dot(q, row));
+    }
+    return out;
+  }
+
+  private dot(q: Float32Array, row: number): number {
+    const offset = row * this.dimensions;
+    let sum = 0;
+    for (let i = 0; i < this.dimensions; i++) sum += q[i]! * this.matrix[offset + i]!;
+    return sum;
+  }
+}
+
+function normalized(v: Float32Array, dimensions: number): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < dimensions; i++) norm += (v[i] ?? 0) ** 2;
+  const out = new Float32Array(dimensions);
+  if (norm === 0) return out;
+  const scale = 1 / Math.sqrt(norm);
+  for (let i = 0; i < dimensions; i++) out[i] = (v[i] ?? 0) * scale;
+  return out;
+}
+
+/**
+ * Vector indexes per (table, knowledge base), rebuilt lazily after a write to that table in
+ * that knowledge base. Writers call `invalidate`; readers call `get` with a builder.
+ */
+export class VectorIndexCache {
+  private readonly indexes = new Map<string, VectorIndex>();
+
+  get(table: string, kbId: string, build: () => VectorIndex): VectorIndex {
+    const key = `${table}\u0000${kbId}`;
+    let index = this.indexes.get(key);
+    if (index === undefined) {
+      index = build();
+      this.indexes.set(key, index);
+    }
+    return index;
+  }
+
+  invalidate(kbId: string, ...tables: string[]): void {
+    for (const table of tables) this.indexes.delete(`${table}\u0000${kbId}`);
+  }
+}

@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stableId } from '@trellis/contracts';
+import type { KbScope } from '@trellis/contracts';
+import { MysqlStore } from '../src/mysql/mysql-store';
+import type { StoreLogger } from '../src/mysql/store-logger';
+import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
+import { describeStoreContract, vectorFor } from './store-contract';
+
+/**
+ * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
+ * path), TiDB when TRELLIS_TEST_MYSQL_URL points at one (VECTOR path). Every store gets a fresh
+ * database, dropped at the end.
+ */
+const baseUrl = process.env.TRELLIS_TEST_MYSQL_URL;
+
+interface LogLine {
+  level: 'info' | 'warn';
+  fields: Record<string, unknown>;
+  message: string;
+}
+
+describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
+  const databases: string[] = [];
+  const logs: LogLine[] = [];
+  const logger: StoreLogger = {
+    info: (fields, message) => logs.push({ level: 'info', fields, message }),
+    warn: (fields, message) => logs.push({ level: 'warn', fields, message }),
+  };
+  let admin: mysql.Connection;
+
+  function urlFor(database: string): string {
+    const url = new URL(baseUrl!);
+    url.pathname = `/${database}`;
+    return url.toString();
+  }
+
+  function newDatabaseName(): string {
+    const name = `trellis_test_${randomBytes(6).toString('hex')}`;
+    databases.push(name);
+    return name;
+  }
+
+  async function freshStore(): Promise<MysqlStore> {
+    const store = await MysqlStore.connect(urlFor(newDatabaseName()), { poolSize: 4, logger });
+    await store.migrate();
+    return store;
+  }
+
+  async function query(sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+    const [rows] = await admin.query(sql, params);
+    return rows as Array<Record<string, unknown>>;
+  }
+
+  async function serverHasVectors(): Promise<boolean> {
+    try {
+      await admin.query(VECTOR_SUPPORT_PROBE);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  beforeAll(async () => {
+    const url = new URL(baseUrl!);
+    admin = await mysql.createConnection({
+      host: url.hostname,
+      port: Number(url.port || 3306),
+      user: decodeURIComponent(url.username) || 'root',
+      password: decodeURIComponent(url.password),
+      dateStrings: true,
+    });
+  });
+
+  afterAll(async () => {
+    for (const database of databases) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await admin.end();
+  });
+
+  describeStoreContract('MysqlStore', freshStore);
+
+  describe('migrations', () => {
+    it('creates the database and schema from empty; running migrate again changes nothing', async () => {
+      const database = newDatabaseName();
+      const store = await MysqlStore.connect(urlFor(database), { logger });
+      let rowsBefore: Array<Record<string, unknown>>;
+      try {
+        expect(await query('SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [database])).toHaveLength(1);
+        expect(await store.migrate()).toEqual([1]);
+        const schema = () =>
+          query(
+            'SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, ORDINAL_POSITION',
+            [database],
+          );
+        const columnsBefore = await schema();
+        rowsBefore = await migrations();
+        expect(rowsBefore.map((r) => r.version)).toEqual([1]);
+        expect(new Set(columnsBefore.map((c) => c.TABLE_NAME))).toEqual(
+          new Set([
+            'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'chunks', 'chunk_terms', 'kb_text_stats',
+            'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
+          ]),
+        );
+
+        expect(await store.migrate()).toEqual([]);
+        expect(await schema()).toEqual(columnsBefore);
+        expect(await migrations()).toEqual(rowsBefore);
+      } finally {
+        await store.close();
+      }
+
+      // Another process (a second pod, the CLI) sees a current schema too.
+      const again = await MysqlStore.connect(urlFor(database), { logger });
+      try {
+        expect(await again.migrate()).toEqual([]);
+        expect(await migrations()).toEqual(rowsBefore);
+      } finally {
+        await again.close();
+      }
+
+      async function migrations() {
+        return query(`SELECT version, name, applied_at FROM \`${database}\`.schema_migrations ORDER BY version`);
+      }
+    });
+
+    it('takes the vector path the server supports, logs it, and builds the columns for it', async () => {
+      const expected = (await serverHasVectors()) ? 'tidb-vector' : 'blob';
+      const before = logs.length;
+      const store = await freshStore();
+      try {
+        expect(store.vectorStorage).toBe(expected);
+        const pathLog = logs.slice(before).find((l) => l.level === 'info' && l.fields.vectorStorage !== undefined);
+        expect(pathLog?.fields.vectorStorage).toBe(expected);
+        const database = databases[databases.length - 1]!;
+        const [column] = await query(
+          "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'chunks' AND COLUMN_NAME = 'embedding'",
+          [database],
+        );
+        expect(String(column?.DATA_TYPE).toLowerCase()).toBe(expected === 'blob' ? 'mediumblob' : 'vector');
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('refuses a URL without a database, without echoing the password', async () => {
+      const url = new URL(baseUrl!);
+      url.pathname = '/';
+      url.password = 'secret-pass';
+      await expect(MysqlStore.connect(url.toString(), { logger })).rejects.toThrow(/must name a database/);
+      await expect(MysqlStore.connect(url.toString(), { logger })).rejects.not.toThrow(/secret-pass/);
+    });
+  });
+
+  describe('beyond the contract', () => {
+    let store: MysqlStore;
+    let scope: KbScope;
+
+    beforeAll(async () => {
+      store = await freshStore();
+      const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: {
+        chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '',
+      } });
+      scope = { tenantId: 't1', kbId: kb.id };
+    });
+
+    afterAll(async () => {
+      await store.close();
+    });
+
+    async function addDocument(id: string, text = `text of ${id}`) {
+      return store.saveDocumentVersion(scope, {
+        id, sourceUri: `${id}.txt`, filename: `${id}.txt`, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: text.length, metadata: {}, text,
+      });
+    }
+
+    function chunk(documentId: string, ordinal: number, text: string, heading = '') {
+      return {
+        id: stableId('chk', documentId, 1, ordinal), documentId, version: 1, ordinal, text, heading,
+        tokenCount: text.split(' ').length, contentHash: stableId('h', text), embedding: vectorFor(ordinal + 1),
+      };
+    }
+
+    it('keeps a document larger than one row allows, surrogate pairs intact', async () => {
+      const text = `${'a'.repeat(999_999)}😀${'b'.repeat(1_500_000)}é`;
+      await addDocument('big', text);
+      expect(await store.getDocumentText(scope, 'big', 1)).toBe(text);
+      await addDocument('empty', '');
+      expect(await store.getDocumentText(scope, 'empty', 1)).toBe('');
+    });
+
+    it('ranks by BM25: rarer terms and denser chunks first, plurals match, headings count', async () => {
+      await addDocument('ft');
+      await store.upsertChunks(scope, [
+        chunk('ft', 0, 'The element polonium; polonium is rare. Polonium again.'),
+        chunk('ft', 1, 'Polonium is mentioned once among many other common words here'),
+        chunk('ft', 2, 'Nothing relevant at all'),
+        chunk('ft', 3, 'Body text without the word', 'Elements of chemistry'),
+      ]);
+      const hits = await store.searchChunksFullText(scope, 'polonium', 10);
+      expect(hits.map((h) => h.chunk.ordinal)).toEqual([0, 1]);
+      expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+      expect((await store.searchChunksFullText(scope, 'elements', 10)).map((h) => h.chunk.ordinal).sort()).toEqual([0, 3]);
+      expect(await store.searchChunksFullText(scope, 'the of is', 10)).toEqual([]);
+      // Another tenant naming the same knowledge base id sees nothing.
+      expect(await store.searchChunksFullText({ tenantId: 't2', kbId: scope.kbId }, 'polonium', 10)).toEqual([]);
+      expect(await store.searchChunksByVector({ tenantId: 't2', kbId: scope.kbId }, vectorFor(1), 10)).toEqual([]);
+    });
+
+    it('re-upserting a chunk with new text replaces its postings', async () => {
+      await addDocument('re');
+      await store.upsertChunks(scope, [chunk('re', 0, 'zirconium crystals')]);
+      await store.upsertChunks(scope, [{ ...chunk('re', 0, 'hafnium crystals'), id: stableId('chk', 're', 1, 0) }]);
+      expect(await store.searchChunksFullText(scope, 'zirconium', 5)).toEqual([]);
+      expect((await store.searchChunksFullText(scope, 'hafnium', 5)).map((h) => h.chunk.text)).toEqual(['hafnium crystals']);
+    });
+
+    it('ends with one entity whose count is every writer when many write it at once', async () => {
+      await addDocument('many');
+      const chunks = Array.from({ length: 8 }, (_, i) => chunk('many', i, `mention ${i}`));
+      await store.upsertChunks(scope, chunks);
+      const shared = (description: string) => ({
+        entityId: stableId('ent', scope.kbId, 'crowded'), name: 'Crowded', normalizedName: 'crowded', type: 'concept', description, embedding: vectorFor(7),
+      });
+      await Promise.all(chunks.map((c, i) => store.applyChunkExtraction(scope, c.id, [shared(`From ${i}.`)], [])));
+      const [entity] = await store.getEntities(scope, [stableId('ent', scope.kbId, 'crowded')]);
+      expect(entity?.mentionCount).toBe(8);
+      expect(entity?.description.split(' ').length).toBe(16);
+    });
+
+    it('keeps counts equal to mentions when writers of overlapping entities race a delete', async () => {
+      const names = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+      const mention = (name: string, from: string) => ({
+        entityId: stableId('ent', scope.kbId, name), name, normalizedName: name, type: 'concept', description: `${name} from ${from}.`, embedding: vectorFor(name.length),
+      });
+      for (const doc of ['race-a', 'race-b', 'race-c']) {
+        await addDocument(doc);
+        await store.upsertChunks(scope, names.map((name, i) => chunk(doc, i, `${name} appears here`)));
+      }
+      const writes: Array<Promise<unknown>> = [];
+      for (const doc of ['race-a', 'race-b', 'race-c']) {
+        names.forEach((_, i) => {
+          // Overlapping sets in different orders: the lock-order and retry paths both get used.
+          const entities = [...new Set([names[i]!, names[(i * 3 + 1) % 5]!, names[(i * 2 + 4) % 5]!])].map((n) => mention(n, `${doc}${i}`));
+          const [source, target] = entities;
+          const relationships = source && target
+            ? [{ relationshipId: stableId('rel', source.entityId, target.entityId), sourceId: source.entityId, targetId: target.entityId, label: 'near', description: `near in ${doc}`, strength: 2, embedding: vectorFor(3) }]
+            : [];
+          writes.push(store.applyChunkExtraction(scope, stableId('chk', doc, 1, i), entities, relationships));
+        });
+      }
+      writes.push(store.deleteDocument(scope, 'race-c'));
+      await Promise.all(writes);
+
+      const graph = await store.exportGraph(scope);
+      const raced = graph.entities.filter((e) => names.includes(e.normalizedName));
+      expect(raced.length).toBeGreaterThan(0);
+      for (const entity of raced) {
+        const chunkIds = (await store.chunkIdsForEntities(scope, [entity.id])).get(entity.id) ?? [];
+        expect(entity.mentionCount).toBe(chunkIds.length);
+        expect(entity.description).not.toContain('race-c');
+      }
+      for (const relationship of graph.relationships) {
+        const chunkIds = (await store.chunkIdsForRelationships(scope, [relationship.id])).get(relationship.id) ?? [];
+        expect(relationship.mentionCount).toBe(chunkIds.length);
+      }
+    });
+  });
+});
