@@ -36,10 +36,12 @@ export class VectorIndex {
   /** The k most similar rows, optionally only rows whose group is in `groups`. */
   search(query: Float32Array, k: number, groups?: ReadonlySet<string>): Array<{ item: string; score: number }> {
     const q = normalized(query, this.dimensions);
+    const scores = new Float32Array(this.ids.length);
+    this.scoreAll(q, scores);
     const top = new TopK<string>(k);
     for (let row = 0; row < this.ids.length; row++) {
       if (groups && !groups.has(this.groups[row]!)) continue;
-      top.offer(this.ids[row]!, this.dot(q, row));
+      top.offer(this.ids[row]!, scores[row]!);
     }
     return top.result();
   }
@@ -50,17 +52,33 @@ export class VectorIndex {
     const out = new Map<string, number>();
     for (const id of ids) {
       const row = this.rowOf.get(id);
-      if (row !== undefined) out.set(id, this.dot(q, row));
+      if (row !== undefined) out.set(id, dot(q, this.matrix, row * this.dimensions, this.dimensions));
     }
     return out;
   }
 
-  private dot(q: Float32Array, row: number): number {
-    const offset = row * this.dimensions;
-    let sum = 0;
-    for (let i = 0; i < this.dimensions; i++) sum += q[i]! * this.matrix[offset + i]!;
-    return sum;
+  /** Every row's dot product with q; locals and a 4-way unrolled loop keep V8's hot path tight. */
+  private scoreAll(q: Float32Array, out: Float32Array): void {
+    const m = this.matrix;
+    const d = this.dimensions;
+    for (let row = 0, offset = 0; row < out.length; row++, offset += d) out[row] = dot(q, m, offset, d);
   }
+}
+
+function dot(q: Float32Array, m: Float32Array, offset: number, d: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let i = 0;
+  for (; i + 3 < d; i += 4) {
+    s0 += q[i]! * m[offset + i]!;
+    s1 += q[i + 1]! * m[offset + i + 1]!;
+    s2 += q[i + 2]! * m[offset + i + 2]!;
+    s3 += q[i + 3]! * m[offset + i + 3]!;
+  }
+  for (; i < d; i++) s0 += q[i]! * m[offset + i]!;
+  return s0 + s1 + s2 + s3;
 }
 
 function normalized(v: Float32Array, dimensions: number): Float32Array {

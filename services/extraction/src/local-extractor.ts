@@ -6,12 +6,28 @@ const MAX_ENTITIES_PER_CHUNK = 40;
 const MAX_DESCRIPTION_CHARS = 300;
 const MAX_PAIR_DISTANCE = 3;
 
-type CompromiseView = { out(format: 'array'): unknown };
+interface Span {
+  text: string;
+  offset: { start: number; length: number };
+}
+
+/** The subset of compromise's View API used here. */
+interface View {
+  json(options: { offset: true }): Span[];
+  people(): View;
+  organizations(): View;
+  places(): View;
+  match(pattern: string): View;
+  not(pattern: string): View;
+  if(pattern: string): View;
+}
 
 interface Found {
   name: string;
   type: string;
-  at: number;
+  /** Character offsets in the chunk. */
+  start: number;
+  end: number;
 }
 
 /**
@@ -19,6 +35,7 @@ interface Found {
  * organisations, places and other proper-noun phrases become entities; two entities in one
  * sentence become a relationship labelled with the verb phrase between them, described by
  * the sentence. Deterministic, fast, and free; an LLM extractor finds more and names better.
+ * The chunk is parsed once; every match works on offsets into that one parse.
  */
 export class LocalExtractor implements Extractor {
   readonly model = 'local-compromise';
@@ -27,10 +44,13 @@ export class LocalExtractor implements Extractor {
   async extract(text: string): Promise<ExtractionResult> {
     const entities = new Map<string, ExtractedEntity>();
     const relationships = new Map<string, ExtractedRelationship>();
-    const sentences = nlp(text).sentences().out('array') as string[];
-    for (const sentence of sentences) {
-      const found = this.entitiesIn(sentence);
-      const description = clip(sentence);
+    // Matching once over the whole chunk is several times cheaper than per sentence view.
+    const doc = nlp(text) as unknown as View;
+    const mentions = entitiesIn(doc);
+    const verbs = doc.match('#Verb+').json({ offset: true });
+    for (const sentence of sentenceRanges(text)) {
+      const found = mentions.filter((m) => m.start >= sentence.start && m.start < sentence.end);
+      const description = clip(sentence.text);
       for (const f of found) {
         const key = f.name.toLowerCase();
         if (!entities.has(key) && entities.size < MAX_ENTITIES_PER_CHUNK) entities.set(key, { name: f.name, type: f.type, description });
@@ -39,9 +59,9 @@ export class LocalExtractor implements Extractor {
         for (let j = i + 1; j < found.length && j <= i + MAX_PAIR_DISTANCE; j++) {
           const a = found[i]!;
           const b = found[j]!;
+          if (a.name.toLowerCase() === b.name.toLowerCase()) continue;
           if (!entities.has(a.name.toLowerCase()) || !entities.has(b.name.toLowerCase())) continue;
-          const between = sentence.slice(a.at + a.name.length, b.at);
-          const verb = verbPhrase(between);
+          const verb = verbBetween(verbs, a.end, b.start, text);
           const label = verb ?? 'related to';
           const key = `${a.name.toLowerCase()}|${label}|${b.name.toLowerCase()}`;
           if (!relationships.has(key)) {
@@ -52,42 +72,46 @@ export class LocalExtractor implements Extractor {
     }
     return { entities: [...entities.values()], relationships: [...relationships.values()] };
   }
-
-  private entitiesIn(sentence: string): Found[] {
-    const doc = nlp(sentence);
-    const found = new Map<string, Found>();
-    const add = (view: CompromiseView, type: string) => {
-      for (const raw of view.out('array') as string[]) {
-        const name = cleanName(raw);
-        if (name === null) continue;
-        const key = name.toLowerCase();
-        if (found.has(key)) continue;
-        const at = sentence.indexOf(name);
-        found.set(key, { name, type, at: at < 0 ? sentence.length : at });
-      }
-    };
-    add(doc.people(), 'person');
-    add(doc.organizations(), 'organization');
-    add(doc.places(), 'place');
-    add(doc.match('#ProperNoun+ (of|de|the)? #ProperNoun+'), 'concept');
-    add(doc.match('#ProperNoun+'), 'concept');
-    add(doc.match('#Value? #Date+').not('#Preposition').if('#Value'), 'date');
-    // Keep the longest name where one contains another ("Curie" inside "Marie Curie").
-    const names = [...found.values()];
-    const kept = names.filter((f) => !names.some((o) => o !== f && o.name.length > f.name.length && o.at <= f.at && o.at + o.name.length >= f.at + f.name.length));
-    return kept.sort((a, b) => a.at - b.at);
-  }
 }
 
-function verbPhrase(between: string): string | null {
-  if (between.trim() === '' || between.length > 160) return null;
-  const verbs = nlp(between).verbs();
-  const first = (verbs.out('array') as string[])[0];
-  if (!first) return null;
-  // Keep the verb with a trailing preposition ("was born in", "worked with").
-  const at = between.indexOf(first);
-  const after = between.slice(at + first.length).match(/^\s+(in|at|on|of|by|with|for|from|to|into|as)\b/i)?.[1];
-  const phrase = `${first}${after ? ` ${after}` : ''}`.toLowerCase().replace(/[^\p{L}\p{N}' -]/gu, '').trim();
+const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+
+function sentenceRanges(text: string): Array<{ start: number; end: number; text: string }> {
+  return [...segmenter.segment(text)].map((s) => ({ start: s.index, end: s.index + s.segment.length, text: s.segment.trim() })).filter((s) => s.text !== '');
+}
+
+/** Every entity mention in the chunk, longest names winning where names overlap. */
+function entitiesIn(doc: View): Found[] {
+  const found = new Map<string, Found>();
+  const add = (view: View, type: string) => {
+    for (const span of view.json({ offset: true })) {
+      const name = cleanName(span.text);
+      if (name === null) continue;
+      const key = `${span.offset.start}:${name.toLowerCase()}`;
+      if (found.has(key)) continue;
+      found.set(key, { name, type, start: span.offset.start, end: span.offset.start + span.offset.length });
+    }
+  };
+  add(doc.people(), 'person');
+  add(doc.organizations(), 'organization');
+  add(doc.places(), 'place');
+  add(doc.match('#ProperNoun+ (of|de|the)? #ProperNoun+'), 'concept');
+  add(doc.match('#ProperNoun+'), 'concept');
+  add(doc.match('#Value? #Date+').not('#Preposition').if('#Value'), 'date');
+  // Keep the longest name where one contains another ("Curie" inside "Marie Curie").
+  const all = [...found.values()];
+  const kept = all.filter((f) => !all.some((o) => o !== f && o.end - o.start > f.end - f.start && o.start <= f.start && o.end >= f.end));
+  return kept.sort((a, b) => a.start - b.start);
+}
+
+/** The first verb between two entities, with a trailing preposition ("was born in"). */
+function verbBetween(verbs: readonly Span[], from: number, to: number, text: string): string | null {
+  if (to - from > 160) return null;
+  const verb = verbs.find((v) => v.offset.start >= from && v.offset.start + v.offset.length <= to);
+  if (!verb) return null;
+  const end = verb.offset.start + verb.offset.length;
+  const after = /^\s+(in|at|on|of|by|with|for|from|to|into|as)\b/i.exec(text.slice(end, Math.min(to, end + 8)))?.[1];
+  const phrase = `${verb.text}${after ? ` ${after}` : ''}`.toLowerCase().replace(/[^\p{L}\p{N}' -]/gu, '').trim();
   return phrase === '' ? null : phrase.slice(0, 60);
 }
 

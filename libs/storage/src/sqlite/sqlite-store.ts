@@ -261,7 +261,7 @@ export class SqliteStore implements TrellisStore {
     if (chunkIds.length === 0) return [];
     const rows = this.inBatches(chunkIds, (batch) =>
       this.db
-        .prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`)
+        .prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`)
         .all(scope.tenantId, scope.kbId, ...batch) as Row[],
     );
     const byId = new Map(rows.map((r) => [String(r.id), toChunk(r)]));
@@ -357,6 +357,8 @@ export class SqliteStore implements TrellisStore {
     );
     this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
     this.db.transaction(() => {
+      // A chunk deleted meanwhile (document replaced or removed) must not gain facts.
+      if (this.db.prepare('SELECT 1 FROM chunks WHERE id = ? AND tenant_id = ? AND kb_id = ?').get(chunkId, scope.tenantId, scope.kbId) === undefined) return;
       const touched = this.detachChunks([chunkId]);
       for (const e of entities) {
         insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name, e.normalizedName, e.type, vectorToBuffer(e.embedding));
@@ -379,7 +381,7 @@ export class SqliteStore implements TrellisStore {
     const touched = this.detachChunks(chunkIds);
     this.deleteFts(chunkIds);
     this.inBatches(chunkIds, (batch) => {
-      this.db.prepare(`DELETE FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
+      this.db.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
       return [];
     });
     this.refreshDerived(touched);
@@ -419,12 +421,16 @@ export class SqliteStore implements TrellisStore {
     const entityMentions = this.db.prepare('SELECT description FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
     const updateEntity = this.db.prepare('UPDATE entities SET description = ?, mention_count = ? WHERE id = ?');
     const deleteEntity = this.db.prepare('DELETE FROM entities WHERE id = ?');
-    const deleteDangling = this.db.prepare('DELETE FROM relationships WHERE source_id = ? OR target_id = ?');
+    const danglingIds = this.db.prepare('SELECT id FROM relationships WHERE source_id = ? OR target_id = ?').pluck();
+    const deleteRelationshipMentions = this.db.prepare('DELETE FROM relationship_mentions WHERE relationship_id = ?');
     for (const id of touched.entityIds) {
       const descriptions = entityMentions.pluck().all(id) as string[];
       if (descriptions.length === 0) {
         deleteEntity.run(id);
-        deleteDangling.run(id, id);
+        for (const relationshipId of danglingIds.all(id, id) as string[]) {
+          deleteRelationshipMentions.run(relationshipId);
+          deleteRelationship.run(relationshipId);
+        }
         continue;
       }
       updateEntity.run(summarizeDescriptions(descriptions), descriptions.length, id);
@@ -433,7 +439,7 @@ export class SqliteStore implements TrellisStore {
 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
     const rows = this.inBatches(ids, (batch) =>
-      this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[],
+      this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[],
     );
     const byId = new Map(rows.map((r) => [String(r.id), toEntity(r)]));
     return ids.map((id) => byId.get(id)).filter((e): e is EntityRecord => e !== undefined);
@@ -488,16 +494,20 @@ export class SqliteStore implements TrellisStore {
 
   private async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {
     return this.inBatches(ids, (batch) =>
-      (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[]).map(toRelationship),
+      (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE +r.tenant_id = ? AND +r.kb_id = ? AND r.id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[]).map(toRelationship),
     );
   }
 
   async relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
     const seen = new Map<string, RelationshipRecord>();
     this.inBatches(entityIds, (batch) => {
-      const rows = this.db
-        .prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND (r.source_id IN (${marks(batch)}) OR r.target_id IN (${marks(batch)}))`)
-        .all(scope.tenantId, scope.kbId, ...batch, ...batch) as Row[];
+      // One indexed lookup per end, rather than an OR the planner may turn into a scan.
+      const rows = ['source_id', 'target_id'].flatMap(
+        (end) =>
+          this.db
+            .prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${marks(batch)})`)
+            .all(scope.tenantId, scope.kbId, ...batch) as Row[],
+      );
       for (const row of rows) seen.set(String(row.id), toRelationship(row));
       return [];
     });
@@ -582,6 +592,10 @@ function now(): string {
   return new Date().toISOString();
 }
 
+/*
+ * Lookups by id write `+tenant_id` / `+kb_id`: the unary plus keeps SQLite from choosing a
+ * (tenant_id, kb_id, ...) index, which would scan the whole knowledge base, over the primary key.
+ */
 function marks(values: readonly unknown[]): string {
   return values.map(() => '?').join(', ');
 }
