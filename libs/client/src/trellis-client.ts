@@ -16,9 +16,13 @@ interface RawClients {
 
 const UPLOAD_PIECE_BYTES = 1024 * 1024;
 
+export type ApiName = 'knowledgeBases' | 'graph' | 'retrieval' | 'chat';
+
 export interface ClientOptions {
-  /** host:port of a Trellis server. */
+  /** host:port of a Trellis server (standalone, or a gateway routing by gRPC service). */
   readonly address: string;
+  /** Per-API addresses, for distributed services reached directly (each falls back to `address`). */
+  readonly addresses?: Partial<Record<ApiName, string>>;
   /** Sent as `authorization: Bearer <key>` when set. */
   readonly apiKey?: string;
   /** Deadline of unary calls. */
@@ -41,8 +45,14 @@ export class TrellisClient {
     );
     const pkg = (loadPackageDefinition(definition) as unknown as { trellis: { v1: Record<string, new (...args: unknown[]) => Client> } }).trellis.v1;
     const channelOptions = { 'grpc.max_receive_message_length': MAX_GRPC_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_GRPC_MESSAGE_BYTES };
-    const make = (name: string) => new pkg[name]!(options.address, credentials.createInsecure(), channelOptions) as never;
-    this.raw = { knowledgeBases: make('KnowledgeBaseService'), graph: make('GraphService'), retrieval: make('RetrievalService'), chat: make('ChatService') };
+    const make = (api: ApiName, service: string) =>
+      new pkg[service]!(options.addresses?.[api] ?? options.address, credentials.createInsecure(), channelOptions) as never;
+    this.raw = {
+      knowledgeBases: make('knowledgeBases', 'KnowledgeBaseService'),
+      graph: make('graph', 'GraphService'),
+      retrieval: make('retrieval', 'RetrievalService'),
+      chat: make('chat', 'ChatService'),
+    };
     this.timeoutMs = options.timeoutMs ?? 60_000;
   }
 

@@ -38,6 +38,18 @@ export interface TrellisConfig {
   readonly dbUrl?: string;
   /** KAFKA_BROKERS: comma-separated host:port list; unset in standalone (in-process bus). */
   readonly kafkaBrokers: readonly string[];
+  readonly kafka: {
+    /** TRELLIS_KAFKA_TOPIC_PREFIX: prepended to topic and group names (several deployments, one cluster). */
+    readonly topicPrefix: string;
+    /** TRELLIS_KAFKA_PARTITIONS: partitions of the topics `trellis topics ensure` creates. Default 6. */
+    readonly partitions: number;
+    /** TRELLIS_KAFKA_REPLICATION_FACTOR: replicas of those topics. Default 1. */
+    readonly replicationFactor: number;
+    /** TRELLIS_KAFKA_CONCURRENCY: partitions one consumer handles at once. Default 2. */
+    readonly concurrency: number;
+  };
+  /** TRELLIS_DB_POOL_SIZE: connections per process to TiDB. Default 10. */
+  readonly dbPoolSize: number;
   /** OpenAI-compatible provider; `enabled` is false when neither key nor base URL is set. */
   readonly openai: OpenAiSettings & { readonly enabled: boolean };
   /** TRELLIS_URL_FETCH_TIMEOUT_MS: timeout for adding documents by URL. */
@@ -127,6 +139,13 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     logLevel,
     dbUrl,
     kafkaBrokers,
+    kafka: {
+      topicPrefix: text('TRELLIS_KAFKA_TOPIC_PREFIX') ?? '',
+      partitions: int('TRELLIS_KAFKA_PARTITIONS', 6, 1, 1000),
+      replicationFactor: int('TRELLIS_KAFKA_REPLICATION_FACTOR', 1, 1, 10),
+      concurrency: int('TRELLIS_KAFKA_CONCURRENCY', 2, 1, 64),
+    },
+    dbPoolSize: int('TRELLIS_DB_POOL_SIZE', 10, 1, 200),
     urlFetchTimeoutMs: int('TRELLIS_URL_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
     apiKeys,
     internalToken: text('TRELLIS_INTERNAL_TOKEN'),

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import type { TrellisConfig } from '@trellis/config';
-import { InProcessEventBus } from '@trellis/messaging';
-import type { EventBus } from '@trellis/messaging';
+import { InProcessEventBus, KafkaEventBus } from '@trellis/messaging';
+import type { EventBus, KafkaBusConfig } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { TrellisMetrics, createLogger } from '@trellis/observability';
 import type { Logger } from '@trellis/observability';
-import { SqliteStore } from '@trellis/storage';
+import { MysqlStore, SqliteStore } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
 
 /** The infrastructure one process runs on: chosen by configuration, built once at boot. */
@@ -19,17 +19,29 @@ export interface Runtime {
   readonly models: Models;
 }
 
-export function createRuntime(config: TrellisConfig): Runtime {
+/**
+ * Standalone: SQLite in the data directory and the in-process bus. Distributed: TiDB (or
+ * another MySQL-protocol server) and Kafka. Everything above this line is the same code.
+ */
+export async function createRuntime(config: TrellisConfig): Promise<Runtime> {
   const logger = createLogger(config.serviceName, config.logLevel);
-  if (config.mode === 'distributed') {
-    throw new Error('distributed mode (Kafka + TiDB) is not available in this build yet; unset KAFKA_BROKERS to run standalone');
+  const base = { config, logger, metrics: new TrellisMetrics(config.serviceName), models: createModels(config) };
+  if (config.mode === 'standalone') {
+    return { ...base, store: new SqliteStore(join(config.dataDir, 'trellis.db')), bus: new InProcessEventBus({ logger }) };
   }
+  const store = await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
+  return { ...base, store, bus: new KafkaEventBus(kafkaBusConfig(config, logger)) };
+}
+
+/** The Kafka settings of a process, shared by the bus and the `trellis topics` / `dlq` commands. */
+export function kafkaBusConfig(config: TrellisConfig, logger: Logger): KafkaBusConfig {
   return {
-    config,
+    brokers: config.kafkaBrokers,
+    clientId: config.serviceName,
+    topicPrefix: config.kafka.topicPrefix,
+    partitions: config.kafka.partitions,
+    replicationFactor: config.kafka.replicationFactor,
+    partitionsConsumedConcurrently: config.kafka.concurrency,
     logger,
-    metrics: new TrellisMetrics(config.serviceName),
-    store: new SqliteStore(join(config.dataDir, 'trellis.db')),
-    bus: new InProcessEventBus({ logger }),
-    models: createModels(config),
   };
 }

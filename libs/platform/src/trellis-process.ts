@@ -36,7 +36,7 @@ export interface RunningProcess {
  */
 export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningProcess> {
   const { config } = spec;
-  const runtime = createRuntime(config);
+  const runtime = await createRuntime(config);
   const health = createHealth();
   @Module({})
   class RootModule {}

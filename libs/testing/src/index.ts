@@ -2,3 +2,4 @@ export * from './free-port';
 export * from './document-fixtures';
 export * from './fake-openai-server';
 export * from './standalone-process';
+export * from './distributed-processes';

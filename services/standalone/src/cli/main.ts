@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { TrellisClient } from '@trellis/client';
 import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
+import { addAdminCommands } from './admin-commands';
 import { ingestCommand } from './ingest-command';
 import { chunkSummary, describeError, statusName, table } from './output';
 
@@ -148,6 +149,15 @@ program
       for (const r of detail.relationships) out.write(`  ${r.sourceName} -[${r.label}]-> ${r.targetName}\n`);
     }),
   );
+
+addAdminCommands(program, (action) => async (...args: unknown[]) => {
+  try {
+    process.exitCode = (await action(...args)) ?? 0;
+  } catch (error) {
+    process.stderr.write(`error: ${describeError(error)}\n`);
+    process.exitCode = 1;
+  }
+});
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`error: ${describeError(error)}\n`);
