@@ -1,9 +1,9 @@
 // `npm start`: on a fresh clone installs dependencies, builds, then runs Trellis standalone.
 // Later runs skip what is already done (install when node_modules is current, incremental build).
 import { spawnSync, spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { ensureInstalled } from './ensure-installed.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const step = (label, command, args) => {
@@ -15,11 +15,7 @@ const step = (label, command, args) => {
   }
 };
 
-const lock = join(root, 'package-lock.json');
-const installed = join(root, 'node_modules/.package-lock.json');
-if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtimeMs) {
-  step('installing dependencies (first run takes a few minutes)', 'npm', ['ci', '--no-audit', '--no-fund']);
-}
+ensureInstalled(root);
 step('building', 'npm', ['run', '--silent', 'build']);
 
 const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], { cwd: root, stdio: 'inherit' });

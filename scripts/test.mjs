@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureInstalled } from './ensure-installed.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = { ...process.env };
@@ -13,6 +14,7 @@ const run = (command, args, options = {}) => {
   return result.status ?? 1;
 };
 
+ensureInstalled(root);
 for (const script of ['build', 'typecheck', 'lint']) {
   if (run('npm', ['run', '--silent', script]) !== 0) {
     console.error(`npm run ${script} failed`);
