@@ -47,6 +47,8 @@ export interface TrellisConfig {
     readonly replicationFactor: number;
     /** TRELLIS_KAFKA_CONCURRENCY: partitions one consumer handles at once. Default 2. */
     readonly concurrency: number;
+    /** TRELLIS_KAFKA_SESSION_TIMEOUT_MS: how soon a dead consumer's partitions move to another. Default 30000. */
+    readonly sessionTimeoutMs: number;
   };
   /** TRELLIS_DB_POOL_SIZE: connections per process to TiDB. Default 10. */
   readonly dbPoolSize: number;
@@ -144,6 +146,7 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
       partitions: int('TRELLIS_KAFKA_PARTITIONS', 6, 1, 1000),
       replicationFactor: int('TRELLIS_KAFKA_REPLICATION_FACTOR', 1, 1, 10),
       concurrency: int('TRELLIS_KAFKA_CONCURRENCY', 2, 1, 64),
+      sessionTimeoutMs: int('TRELLIS_KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000),
     },
     dbPoolSize: int('TRELLIS_DB_POOL_SIZE', 10, 1, 200),
     urlFetchTimeoutMs: int('TRELLIS_URL_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),

@@ -4,13 +4,15 @@ import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
 import { LOGGER, METRICS } from '@trellis/observability';
 import type { Logger, TrellisMetrics } from '@trellis/observability';
+import { STORE_AVAILABILITY } from './store-availability';
+import type { StoreAvailability } from './store-availability';
 
 /**
  * Subscribes a domain handler to a topic with metrics and logs around it. Consumers in
  * every service use this, so all event handling is measured the same way.
  */
 export async function consumeTopic<T extends TopicName>(
-  deps: { bus: EventBus; metrics: TrellisMetrics; logger: Logger },
+  deps: { bus: EventBus; metrics: TrellisMetrics; logger: Logger; availability: StoreAvailability },
   topic: T,
   group: string,
   handle: (payload: TopicPayload<T>) => Promise<void>,
@@ -28,7 +30,15 @@ export async function consumeTopic<T extends TopicName>(
     async (event) => {
       const stop = deps.metrics.eventDuration.startTimer({ topic });
       try {
-        await handle(event.payload);
+        for (;;) {
+          try {
+            await handle(event.payload);
+            break;
+          } catch (error) {
+            if (!(await deps.availability.isDown())) throw error;
+            await deps.availability.waitUntilUp({ topic, group, key: event.key });
+          }
+        }
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'ok' });
       } catch (error) {
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'error' });
@@ -57,10 +67,10 @@ export interface TopicConsumerSpec<T extends TopicName, S> {
 export function topicConsumer<T extends TopicName, S>(spec: TopicConsumerSpec<T, S>): FactoryProvider {
   return {
     provide: Symbol.for(`trellis.consumer.${spec.group}.${spec.topic}`),
-    inject: [EVENT_BUS, METRICS, LOGGER, spec.service],
-    useFactory: async (bus: EventBus, metrics: TrellisMetrics, logger: Logger, service: S) => {
+    inject: [EVENT_BUS, METRICS, LOGGER, STORE_AVAILABILITY, spec.service],
+    useFactory: async (bus: EventBus, metrics: TrellisMetrics, logger: Logger, availability: StoreAvailability, service: S) => {
       await consumeTopic(
-        { bus, metrics, logger },
+        { bus, metrics, logger, availability },
         spec.topic,
         spec.group,
         (payload) => spec.handle(service, payload),

@@ -14,6 +14,9 @@ const STATUS_BY_CODE: Record<ErrorCode, status> = {
   [ErrorCode.Internal]: status.INTERNAL,
 };
 
+/** Node and driver error codes of a lost or refused connection: the caller may retry. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'KafkaJSConnectionError']);
+
 export interface GrpcError {
   code: status;
   message: string;
@@ -29,6 +32,9 @@ export function toGrpcError(error: unknown): { grpc: GrpcError; internal: boolea
   if (typeof code === 'number' && code in status && typeof (error as { details?: unknown }).details === 'string') {
     // Already a gRPC status (e.g. from a downstream gRPC call).
     return { grpc: { code, message: (error as { details: string }).details }, internal: false };
+  }
+  if (typeof code === 'string' && CONNECTION_ERRORS.has(code)) {
+    return { grpc: { code: status.UNAVAILABLE, message: 'a backing service (database or broker) is unreachable; retry later' }, internal: true };
   }
   return { grpc: { code: status.INTERNAL, message: 'internal error' }, internal: true };
 }

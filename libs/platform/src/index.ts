@@ -6,3 +6,4 @@ export * from './platform.module';
 export * from './tenant-resolver';
 export * from './event-consumer';
 export * from './trellis-process';
+export * from './store-availability';

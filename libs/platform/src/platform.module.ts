@@ -5,6 +5,7 @@ import { MODELS } from '@trellis/models';
 import { LOGGER, METRICS } from '@trellis/observability';
 import { STORE } from '@trellis/storage';
 import type { Runtime } from './runtime';
+import { STORE_AVAILABILITY } from './store-availability';
 import { TENANT_RESOLVER, TenantResolver } from './tenant-resolver';
 
 export const CONFIG = Symbol.for('trellis.config');
@@ -21,6 +22,7 @@ export class PlatformModule {
       { provide: STORE, useValue: runtime.store },
       { provide: EVENT_BUS, useValue: runtime.bus },
       { provide: MODELS, useValue: runtime.models },
+      { provide: STORE_AVAILABILITY, useValue: runtime.availability },
       { provide: TENANT_RESOLVER, useValue: new TenantResolver(runtime.config.apiKeys, runtime.config.internalToken) },
     ];
     return { module: PlatformModule, providers, exports: providers.map((p) => p.provide) };

@@ -8,6 +8,7 @@ import { TrellisMetrics, createLogger } from '@trellis/observability';
 import type { Logger } from '@trellis/observability';
 import { MysqlStore, SqliteStore } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
+import { StoreAvailability } from './store-availability';
 
 /** The infrastructure one process runs on: chosen by configuration, built once at boot. */
 export interface Runtime {
@@ -17,6 +18,7 @@ export interface Runtime {
   readonly store: TrellisStore;
   readonly bus: EventBus;
   readonly models: Models;
+  readonly availability: StoreAvailability;
 }
 
 /**
@@ -27,10 +29,11 @@ export async function createRuntime(config: TrellisConfig): Promise<Runtime> {
   const logger = createLogger(config.serviceName, config.logLevel);
   const base = { config, logger, metrics: new TrellisMetrics(config.serviceName), models: createModels(config) };
   if (config.mode === 'standalone') {
-    return { ...base, store: new SqliteStore(join(config.dataDir, 'trellis.db')), bus: new InProcessEventBus({ logger }) };
+    const store = new SqliteStore(join(config.dataDir, 'trellis.db'));
+    return { ...base, store, bus: new InProcessEventBus({ logger }), availability: new StoreAvailability(store, logger) };
   }
   const store = await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
-  return { ...base, store, bus: new KafkaEventBus(kafkaBusConfig(config, logger)) };
+  return { ...base, store, bus: new KafkaEventBus(kafkaBusConfig(config, logger)), availability: new StoreAvailability(store, logger) };
 }
 
 /** The Kafka settings of a process, shared by the bus and the `trellis topics` / `dlq` commands. */
@@ -42,6 +45,7 @@ export function kafkaBusConfig(config: TrellisConfig, logger: Logger): KafkaBusC
     partitions: config.kafka.partitions,
     replicationFactor: config.kafka.replicationFactor,
     partitionsConsumedConcurrently: config.kafka.concurrency,
+    consumer: { sessionTimeoutMs: config.kafka.sessionTimeoutMs, heartbeatIntervalMs: Math.min(3_000, Math.floor(config.kafka.sessionTimeoutMs / 3)) },
     logger,
   };
 }

@@ -72,6 +72,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       httpPort: probes.port,
       close: async () => {
         health.setStatus('', 'NOT_SERVING');
+        runtime.availability.close();
         await runtime.bus.stop();
         await nest.close();
         await new Promise<void>((resolve) => probes.server.close(() => resolve()));

@@ -39,7 +39,7 @@ interface Found {
  */
 export class LocalExtractor implements Extractor {
   readonly model = 'local-compromise';
-  readonly promptVersion = 'rules-v2';
+  readonly promptVersion = 'rules-v3';
 
   async extract(text: string): Promise<ExtractionResult> {
     const entities = new Map<string, ExtractedEntity>();
@@ -123,7 +123,9 @@ function cleanName(raw: string): string | null {
     .replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N})]+$/gu, '')
     .replace(/^(the|a|an)\s+/i, '')
     .replace(/\s+/g, ' ')
-    .trim();
+    .trim()
+    // A closing parenthesis belongs to the name only when the name opened it.
+    .replace(/\)+$/, (closing, offset: number, whole: string) => (whole.slice(0, offset).includes('(') ? closing : ''));
   if (name.length < 2 || name.length > 80) return null;
   if (name.split(' ').length > 8) return null;
   // Names carry a capital or a number; "first woman" and "few months" are not entities.

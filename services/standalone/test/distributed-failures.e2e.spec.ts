@@ -1,0 +1,175 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TrellisClient } from '@trellis/client';
+import type { v1 } from '@trellis/contracts';
+import { DistributedDeployment, freePort, startStandaloneProcess, waitFor } from '@trellis/testing';
+import { waitUntilIndexed } from './helpers';
+
+const ROOT = resolve(__dirname, '../../..');
+const CORPUS = resolve(ROOT, '../shared/datasets/hotpotqa-100/corpus.jsonl');
+const enabled = Boolean(process.env.TRELLIS_TEST_KAFKA_BROKERS && process.env.TRELLIS_TEST_MYSQL_URL) && existsSync(CORPUS);
+
+/**
+ * Failure drills need a broker and a database they can stop and kill without disturbing the
+ * rest of the suite, so this file starts its own on free ports with the project's scripts.
+ */
+class PrivateInfra {
+  readonly dir = mkdtempSync(join(tmpdir(), 'trellis-drill-'));
+  kafkaPort = 0;
+  private kafkaEnv: Record<string, string> = {};
+  private dbEnv: Record<string, string> = {};
+  dbPort = 0;
+
+  async start(): Promise<void> {
+    this.kafkaPort = await freePort();
+    this.dbPort = await freePort();
+    this.kafkaEnv = { KAFKA_PORT: String(this.kafkaPort), KAFKA_CONTROLLER_PORT: String(await freePort()), KAFKA_DATA_DIR: join(this.dir, 'kafka') };
+    this.dbEnv = { MARIADB_PORT: String(this.dbPort), MARIADB_DATA_DIR: join(this.dir, 'mariadb') };
+    this.kafka('start');
+    this.mariadb('start');
+  }
+
+  kafka(command: 'start' | 'stop'): void {
+    execFileSync('bash', [join(ROOT, 'deploy/local/kafka.sh'), command], { env: { ...process.env, ...this.kafkaEnv }, stdio: 'pipe' });
+  }
+
+  mariadb(command: 'start' | 'stop'): void {
+    execFileSync('bash', [join(ROOT, 'deploy/local/mariadb.sh'), command], { env: { ...process.env, ...this.dbEnv }, stdio: 'pipe' });
+  }
+
+  stop(): void {
+    for (const stop of [() => this.kafka('stop'), () => this.mariadb('stop')]) {
+      try {
+        stop();
+      } catch {
+        // already stopped
+      }
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function passages(from: number, count: number): Array<{ id: string; title: string; text: string }> {
+  return readFileSync(CORPUS, 'utf8').split('\n').filter(Boolean).slice(from, from + count).map((l) => JSON.parse(l) as { id: string; title: string; text: string });
+}
+
+async function upload(client: TrellisClient, kb: string, items: ReturnType<typeof passages>): Promise<string[]> {
+  const ids: string[] = [];
+  for (const p of items) ids.push((await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`))).id);
+  return ids;
+}
+
+async function graphedChunks(client: TrellisClient, kb: string): Promise<number> {
+  const { documents } = await client.listDocuments(kb);
+  return documents.reduce((n, d) => n + d.chunkCounts.filter((c) => c.status === 'INDEX_STATUS_GRAPHED').reduce((m, c) => m + c.count, 0), 0);
+}
+
+/**
+ * Identity (ids derive from tenant, KB and normalised names), provenance counts, derived
+ * descriptions and weights: a lost or duplicated event would change one of them. Display names
+ * are left out: when two spellings normalise alike, the first one written names the entity.
+ */
+function graphShape(graph: v1.Subgraph) {
+  return {
+    entities: graph.entities.map((e) => `${e.id}|${e.mentionCount}|${e.description}`).sort(),
+    relationships: graph.relationships.map((r) => `${r.id}|${r.weight}|${r.chunkIds.length}`).sort(),
+  };
+}
+
+describe.skipIf(!enabled)('distributed failure drills (private Kafka and database)', () => {
+  const infra = new PrivateInfra();
+  let deployment: DistributedDeployment;
+  let client: TrellisClient;
+
+  beforeAll(async () => {
+    await infra.start();
+    deployment = new DistributedDeployment({
+      kafkaBrokers: `127.0.0.1:${infra.kafkaPort}`,
+      mysqlUrl: `mysql://root@127.0.0.1:${infra.dbPort}/`,
+      runId: randomBytes(4).toString('hex'),
+      extraEnv: { TRELLIS_KAFKA_SESSION_TIMEOUT_MS: '8000', TRELLIS_KAFKA_CONCURRENCY: '4' },
+    });
+    deployment.prepare();
+    await deployment.startAll();
+    client = new TrellisClient({ address: '127.0.0.1:1', addresses: deployment.addresses(), timeoutMs: 60_000 });
+  }, 300_000);
+
+  afterAll(async () => {
+    client?.close();
+    await deployment?.stopAll();
+    infra.stop();
+  }, 120_000);
+
+  it('kill -9 of extraction with 240 chunks in flight: every chunk ends up in the graph exactly once', async () => {
+    const corpus = passages(0, 240);
+    await client.createKnowledgeBase({ name: 'crash' });
+    const ids = await upload(client, 'crash', corpus);
+    await waitFor(async () => (await graphedChunks(client, 'crash')) >= 20, 120_000, '20 chunks graphed');
+    await deployment.kill('extraction');
+    const graphedAtKill = await graphedChunks(client, 'crash');
+    expect(graphedAtKill).toBeLessThan(240);
+    await deployment.start('extraction');
+    const documents = await waitUntilIndexed(client, 'crash', ids, 240_000);
+    const total = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+    expect(total).toBeGreaterThanOrEqual(240);
+    expect(await graphedChunks(client, 'crash')).toBe(total);
+
+    // The reference: the same passages through standalone, no crash.
+    const reference = await startStandaloneProcess();
+    const local = new TrellisClient({ address: reference.grpcAddress, timeoutMs: 60_000 });
+    try {
+      await local.createKnowledgeBase({ name: 'crash' });
+      await waitUntilIndexed(local, 'crash', await upload(local, 'crash', corpus), 240_000);
+      expect(graphShape(await client.exportGraph('crash'))).toEqual(graphShape(await local.exportGraph('crash')));
+    } finally {
+      local.close();
+      await reference.dispose();
+    }
+  }, 600_000);
+
+  it('a broker restart in the middle of an ingest loses nothing', async () => {
+    await client.createKnowledgeBase({ name: 'restart' });
+    const ids = await upload(client, 'restart', passages(240, 60));
+    infra.kafka('stop');
+    await new Promise((r) => setTimeout(r, 2_000));
+    infra.kafka('start');
+    await waitUntilIndexed(client, 'restart', ids, 240_000);
+    expect(await graphedChunks(client, 'restart')).toBeGreaterThanOrEqual(60);
+  }, 400_000);
+
+  it('a malformed payload goes to the dead-letter topic and the consumer keeps going', async () => {
+    const kafka = new Kafka({ clientId: 'drill', brokers: [`127.0.0.1:${infra.kafkaPort}`], logLevel: logLevel.NOTHING });
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: `${deployment.env.TRELLIS_KAFKA_TOPIC_PREFIX}chunk.ready`, messages: [{ key: 'garbage', value: Buffer.from([0xff, 0xff, 0xff, 0x01]) }] });
+    await producer.disconnect();
+    const cli = (...args: string[]) => execFileSync(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), ...args], { env: deployment.env, encoding: 'utf8' });
+    await waitFor(async () => cli('dlq', 'list', 'chunk.ready').includes('garbage'), 60_000, 'the malformed event in chunk.ready.dlq');
+
+    await client.createKnowledgeBase({ name: 'after-poison' });
+    const ids = await upload(client, 'after-poison', passages(300, 5));
+    await waitUntilIndexed(client, 'after-poison', ids, 120_000);
+  }, 200_000);
+
+  it('with the database down readiness turns false, nothing is acknowledged, and work resumes when it returns', async () => {
+    await client.createKnowledgeBase({ name: 'db-outage' });
+    const ids = await upload(client, 'db-outage', passages(310, 30));
+    infra.mariadb('stop');
+    const graphStore = deployment.processes.get('graph-store')!;
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${graphStore.httpPort}/readyz`)).status === 503, 30_000, 'readiness to turn false');
+    const upload503 = await client.uploadDocument({ knowledgeBase: 'db-outage', filename: 'x.txt' }, Buffer.from('During the outage.')).catch((e: { code: number }) => e.code);
+    expect(upload503).toBe(14); // UNAVAILABLE
+    await new Promise((r) => setTimeout(r, 5_000));
+    infra.mariadb('start');
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${graphStore.httpPort}/readyz`)).ok, 60_000, 'readiness to return');
+    await waitUntilIndexed(client, 'db-outage', ids, 240_000);
+    expect(await graphedChunks(client, 'db-outage')).toBeGreaterThanOrEqual(30);
+    const dlq = execFileSync(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), 'dlq', 'list', 'chunk.extracted'], { env: deployment.env, encoding: 'utf8' });
+    expect(dlq).toContain('no dead letters');
+  }, 400_000);
+});
