@@ -1,0 +1,472 @@
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  KUBE_VERSIONS,
+  assertToolsInstalled,
+  chartDir,
+  helm,
+  helmTemplate,
+  kubeconform,
+  parseManifests,
+  parseYamlFile,
+  podTemplate,
+  repoRoot,
+  specOf,
+  templateArgs,
+} from './deploy-tools';
+import type { Container, Manifest, TemplateOptions } from './deploy-tools';
+import { ingressAllowed } from './network-policy';
+import type { NetworkPolicySpec, Source } from './network-policy';
+
+// Checks of helm/trellis with the tools scripts/install-deploy-tools.sh caches: lint, strict
+// offline schema validation (CRDs included) of what it renders, and what a platform team's
+// review would look for in the rendered manifests.
+
+const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat'] as const;
+const GRPC_SERVICES = ['ingestion', 'graph-store', 'retrieval', 'chat'];
+const ALL_FEATURES = 'helm/trellis/ci/values-all-features.yaml';
+const EXAMPLES = readdirSync(join(chartDir, 'examples'))
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => `helm/trellis/examples/${f}`);
+
+/** Every values combination the chart ships or documents. */
+const VALUE_SETS: Record<string, TemplateOptions> = {
+  default: {},
+  'all features': { values: [ALL_FEATURES] },
+  ...Object.fromEntries(EXAMPLES.map((file) => [file.replace('helm/trellis/examples/', ''), { values: [file] }])),
+};
+
+const rendered = new Map<string, Manifest[]>();
+function render(name: string): Manifest[] {
+  let manifests = rendered.get(name);
+  if (!manifests) {
+    const options = VALUE_SETS[name];
+    if (!options) throw new Error(`no value set ${name}`);
+    manifests = parseManifests(helmTemplate(options));
+    rendered.set(name, manifests);
+  }
+  return manifests;
+}
+
+const ofKind = (manifests: readonly Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
+const component = (m: Manifest) => m.metadata.labels?.['app.kubernetes.io/component'];
+
+beforeAll(() => {
+  assertToolsInstalled();
+});
+
+describe('helm lint', () => {
+  it.each(['default', ...Object.keys(VALUE_SETS).filter((n) => n !== 'default')])('passes --strict with %s values', (name) => {
+    const values = VALUE_SETS[name]?.values ?? [];
+    const result = helm(['lint', '--strict', chartDir, ...values.flatMap((v) => ['--values', join(repoRoot, v)])]);
+    expect(result.stdout + result.stderr).toContain('0 chart(s) failed');
+    expect(result.status).toBe(0);
+  });
+});
+
+describe('rendered manifests validate strictly against the Kubernetes and CRD schemas', () => {
+  const cases = Object.keys(VALUE_SETS).flatMap((name) => KUBE_VERSIONS.map((version) => [name, version] as const));
+  it.each(cases)('%s values on Kubernetes %s', (name, kubeVersion) => {
+    const yaml = helmTemplate({ ...VALUE_SETS[name], kubeVersion });
+    const report = kubeconform(yaml, kubeVersion);
+    expect(report.problems).toEqual([]);
+    const count = parseManifests(yaml).length;
+    expect(report.summary).toEqual({ valid: count, invalid: 0, errors: 0, skipped: 0 });
+  });
+
+  it('all features render every optional kind, CRDs included', () => {
+    const kinds = new Set(render('all features').map((m) => m.kind));
+    for (const kind of ['ServiceMonitor', 'PrometheusRule', 'ScaledObject', 'KafkaTopic', 'GRPCRoute', 'Ingress', 'Secret', 'NetworkPolicy', 'PodDisruptionBudget', 'HorizontalPodAutoscaler']) {
+      expect(kinds, kind).toContain(kind);
+    }
+  });
+
+  it('the schemas are strict: an unknown field is caught in core and custom resources alike', () => {
+    const inject = (yaml: string, after: RegExp, line: string) => {
+      expect(yaml, String(after)).toMatch(after);
+      return yaml.replace(after, `$1\n${line}`);
+    };
+    let yaml = helmTemplate({ values: [ALL_FEATURES] });
+    yaml = inject(yaml, /^( {2}revisionHistoryLimit: 5)$/m, '  revisionHistoy: 5');
+    yaml = inject(yaml, /^( {2}minReplicaCount: 1)$/m, '  minReplicas: 1');
+    yaml = inject(yaml, /^( {2}topicName: \S*graph\.updated)$/m, '  partition: 1');
+    const report = kubeconform(yaml, KUBE_VERSIONS[0]);
+    expect(report.summary.invalid).toBe(3);
+  });
+});
+
+describe('workloads', () => {
+  it.each(['default', 'all features'])('every Deployment has probes on /healthz and /readyz (%s)', (name) => {
+    const deployments = ofKind(render(name), 'Deployment');
+    expect(deployments.map(component).sort()).toEqual([...SERVICES].sort());
+    for (const deployment of deployments) {
+      for (const container of podTemplate(deployment).spec.containers) {
+        expect(container.startupProbe?.httpGet, deployment.metadata.name).toEqual({ path: '/healthz', port: 'http' });
+        expect(container.livenessProbe?.httpGet, deployment.metadata.name).toEqual({ path: '/healthz', port: 'http' });
+        expect(container.readinessProbe?.httpGet, deployment.metadata.name).toEqual({ path: '/readyz', port: 'http' });
+        expect(container.ports?.find((p) => p.name === 'http')?.containerPort).toBe(8080);
+      }
+    }
+  });
+
+  it.each(['default', 'all features'])('every workload (Deployments and hook Jobs) has requests, limits and a non-root, read-only, unprivileged securityContext (%s)', (name) => {
+    const workloads = render(name).filter((m) => m.kind === 'Deployment' || m.kind === 'Job');
+    expect(workloads.length).toBeGreaterThanOrEqual(SERVICES.length + 1);
+    for (const workload of workloads) {
+      const pod = podTemplate(workload).spec;
+      const where = `${workload.kind}/${workload.metadata.name}`;
+      expect(pod.securityContext?.runAsNonRoot, where).toBe(true);
+      expect(pod.securityContext?.runAsUser, where).toBe(10001);
+      expect(pod.securityContext?.seccompProfile?.type, where).toBe('RuntimeDefault');
+      expect(pod.automountServiceAccountToken, where).toBe(false);
+      expect(pod.volumes?.find((v) => v.name === 'tmp')?.emptyDir, where).toBeDefined();
+      const containers: Container[] = [...pod.containers, ...(pod.initContainers ?? [])];
+      for (const container of containers) {
+        for (const part of ['requests', 'limits'] as const) {
+          expect(container.resources?.[part]?.cpu, `${where} ${part}.cpu`).toBeTruthy();
+          expect(container.resources?.[part]?.memory, `${where} ${part}.memory`).toBeTruthy();
+        }
+        const security = container.securityContext;
+        expect(security?.runAsNonRoot, where).toBe(true);
+        expect(security?.allowPrivilegeEscalation, where).toBe(false);
+        expect(security?.readOnlyRootFilesystem, where).toBe(true);
+        expect(security?.privileged ?? false, where).toBe(false);
+        expect(security?.capabilities?.drop, where).toContain('ALL');
+        expect(security?.capabilities?.add ?? [], where).toEqual([]);
+        expect(container.volumeMounts?.find((m) => m.name === 'tmp')?.mountPath, where).toBe('/tmp');
+      }
+    }
+  });
+
+  it('spreads each service over zones and nodes with a selector that matches its own pods', () => {
+    for (const deployment of ofKind(render('default'), 'Deployment')) {
+      const template = podTemplate(deployment);
+      const constraints = template.spec.topologySpreadConstraints ?? [];
+      expect(constraints.map((c) => c.topologyKey)).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/hostname']);
+      for (const constraint of constraints) {
+        for (const [key, value] of Object.entries(constraint.labelSelector?.matchLabels ?? {})) {
+          expect(template.metadata.labels[key]).toBe(value);
+        }
+        expect(constraint.labelSelector?.matchLabels?.['app.kubernetes.io/component']).toBe(component(deployment));
+      }
+    }
+  });
+
+  it('scales every service with an HPA, or a KEDA ScaledObject on consumer lag when enabled, never both', () => {
+    const byDefault = render('default');
+    expect(ofKind(byDefault, 'HorizontalPodAutoscaler').map(component).sort()).toEqual([...SERVICES].sort());
+    const all = render('all features');
+    const keda = ofKind(all, 'ScaledObject');
+    expect(keda.map(component).sort()).toEqual(['chunking', 'extraction', 'graph-store']);
+    const hpas = ofKind(all, 'HorizontalPodAutoscaler').map(component);
+    for (const scaled of keda) expect(hpas).not.toContain(component(scaled));
+    const triggers = keda.map((k) => specOf<{ triggers: { type: string; metadata: Record<string, string> }[] }>(k).triggers[0]);
+    // The consumer groups and topics of the services, behind kafka.topicPrefix ("prod.").
+    expect(triggers.map((t) => [t?.type, t?.metadata.consumerGroup, t?.metadata.topic])).toEqual([
+      ['kafka', 'prod.chunking', 'prod.document.ingested'],
+      ['kafka', 'prod.extraction', 'prod.chunk.ready'],
+      ['kafka', 'prod.graph-store', 'prod.chunk.extracted'],
+    ]);
+  });
+
+  it('has a PodDisruptionBudget and a Service (gRPC 50051 where served, metrics) per service', () => {
+    const manifests = render('default');
+    expect(ofKind(manifests, 'PodDisruptionBudget').map(component).sort()).toEqual([...SERVICES].sort());
+    for (const service of ofKind(manifests, 'Service')) {
+      const ports = specOf<{ ports: { name: string; port: number }[] }>(service).ports;
+      const expected = GRPC_SERVICES.includes(component(service) ?? '') ? [['grpc', 50051], ['metrics', 8080]] : [['metrics', 8080]];
+      expect(ports.map((p) => [p.name, p.port])).toEqual(expected);
+    }
+  });
+
+  it('points chat at the retrieval Service and the Jobs at trellis migrate / topics ensure as pre-install hooks', () => {
+    const manifests = render('default');
+    const config = ofKind(manifests, 'ConfigMap')[0];
+    expect(config?.data?.TRELLIS_RETRIEVAL_ADDRESS).toBe('trellis-retrieval.trellis.svc:50051');
+    expect(config?.data?.TRELLIS_MODE).toBe('distributed');
+    expect(config?.data?.TRELLIS_KAFKA_PARTITIONS).toBe('12');
+    const jobs = ofKind(manifests, 'Job');
+    expect(jobs.map((j) => podTemplate(j).spec.containers[0]?.args)).toEqual([['migrate'], ['topics', 'ensure']]);
+    for (const job of jobs) {
+      expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+      const env = podTemplate(job).spec.containers[0]?.env ?? [];
+      expect(env.find((e) => e.name === 'SERVICE')?.value).toBe('cli');
+      expect(env.find((e) => e.name === 'KAFKA_BROKERS')?.value).toBeTruthy();
+      expect(env.find((e) => e.name === 'TRELLIS_DB_URL')?.valueFrom?.secretKeyRef).toBeDefined();
+    }
+    // With Strimzi the topics are KafkaTopic resources (and their dead-letter twins), not a Job.
+    const all = render('all features');
+    expect(ofKind(all, 'Job').map(component)).toEqual(['migrate']);
+    const topics = ofKind(all, 'KafkaTopic').map((t) => specOf<{ topicName: string; partitions: number; replicas: number }>(t));
+    expect(topics.map((t) => t.topicName).sort()).toEqual(
+      ['document.ingested', 'chunk.ready', 'chunk.extracted', 'graph.updated'].flatMap((t) => [`prod.${t}`, `prod.${t}.dlq`]).sort(),
+    );
+    expect(topics.filter((t) => !t.topicName.endsWith('.dlq')).map((t) => [t.partitions, t.replicas])).toEqual(Array(4).fill([24, 3]));
+  });
+});
+
+describe('secrets', () => {
+  const fake = {
+    'secrets.devSecret.dbUrl': 'mysql://trellis:FAKE-DB-PASSWORD-7f3a@tidb:4000/trellis',
+    'secrets.devSecret.internalToken': 'FAKE-INTERNAL-TOKEN-91bc',
+    'secrets.devSecret.openaiApiKey': 'sk-FAKE-OPENAI-KEY-55de',
+    'secrets.devSecret.apiKeys': 'FAKE-CLIENT-KEY-0a1b=acme',
+  };
+  const fakeValues = ['FAKE-DB-PASSWORD-7f3a', 'FAKE-INTERNAL-TOKEN-91bc', 'sk-FAKE-OPENAI-KEY-55de', 'FAKE-CLIENT-KEY-0a1b'];
+
+  it('renders no secret value when existingSecret is used, only references to it', () => {
+    const yaml = helmTemplate({
+      values: [ALL_FEATURES],
+      set: { 'secrets.devSecret.create': 'false' },
+      setString: { ...fake, 'secrets.existingSecret': 'platform-trellis', 'secrets.openaiApiKey.existingSecret': 'platform-openai' },
+    });
+    for (const value of fakeValues) expect(yaml).not.toContain(value);
+    const manifests = parseManifests(yaml);
+    expect(ofKind(manifests, 'Secret')).toEqual([]);
+    const refs = manifests
+      .filter((m) => m.kind === 'Deployment' || m.kind === 'Job')
+      .flatMap((m) => podTemplate(m).spec.containers.flatMap((c) => c.env ?? []))
+      .filter((e) => e.valueFrom?.secretKeyRef)
+      .map((e) => [e.name, e.valueFrom?.secretKeyRef?.name, e.valueFrom?.secretKeyRef?.key]);
+    expect(new Set(refs.map((r) => r.join(' ')))).toEqual(
+      new Set([
+        'TRELLIS_DB_URL platform-trellis TRELLIS_DB_URL',
+        'TRELLIS_INTERNAL_TOKEN platform-trellis TRELLIS_INTERNAL_TOKEN',
+        'OPENAI_API_KEY platform-openai OPENAI_API_KEY',
+        'TRELLIS_API_KEYS platform-trellis TRELLIS_API_KEYS',
+      ]),
+    );
+  });
+
+  it('renders the values only into the dev Secret when that is explicitly enabled (the check above can see them)', () => {
+    const yaml = helmTemplate({ set: { 'secrets.devSecret.create': 'true' }, setString: fake });
+    const secrets = ofKind(parseManifests(yaml), 'Secret');
+    expect(secrets).toHaveLength(1);
+    expect(secrets[0]?.stringData?.TRELLIS_INTERNAL_TOKEN).toBe('FAKE-INTERNAL-TOKEN-91bc');
+    expect(yaml.split('FAKE-INTERNAL-TOKEN-91bc').length - 1).toBe(1);
+  });
+});
+
+describe('network policy', () => {
+  const outsider: Source = { kind: 'pod', namespace: 'apps', namespaceLabels: { 'kubernetes.io/metadata.name': 'apps' }, labels: { app: 'client' } };
+  const neighbour: Source = { kind: 'pod', namespace: 'trellis', namespaceLabels: { 'kubernetes.io/metadata.name': 'trellis' }, labels: { app: 'other' } };
+  const internet: Source = { kind: 'ip', ip: '203.0.113.7' };
+  const prometheus: Source = {
+    kind: 'pod',
+    namespace: 'monitoring',
+    namespaceLabels: { 'kubernetes.io/metadata.name': 'monitoring' },
+    labels: { 'app.kubernetes.io/name': 'prometheus' },
+  };
+  const ingressController: Source = { kind: 'pod', namespace: 'ingress-nginx', namespaceLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' }, labels: { app: 'nginx' } };
+  const insider = (manifests: Manifest[]): Source => ({
+    kind: 'pod',
+    namespace: 'trellis',
+    namespaceLabels: { 'kubernetes.io/metadata.name': 'trellis' },
+    labels: podTemplate(ofKind(manifests, 'Deployment')[0] as Manifest).metadata.labels,
+  });
+
+  /** For each service, the ports `source` may reach. */
+  function reachable(manifests: Manifest[], source: Source): Record<string, string[]> {
+    const policies = ofKind(manifests, 'NetworkPolicy');
+    const out: Record<string, string[]> = {};
+    for (const deployment of ofKind(manifests, 'Deployment')) {
+      const template = podTemplate(deployment);
+      const ports = template.spec.containers.flatMap((c) => c.ports ?? []);
+      out[component(deployment) ?? ''] = ports
+        .filter((p) => ingressAllowed(policies, 'trellis', template.metadata.labels, { name: p.name ?? '', number: p.containerPort }, source))
+        .map((p) => p.name ?? String(p.containerPort));
+    }
+    return out;
+  }
+
+  const only = (open: Record<string, string[]>) => Object.fromEntries(SERVICES.map((s) => [s, open[s] ?? []]));
+
+  it('admits gRPC from outside the release to retrieval and chat only, and nothing else from outside', () => {
+    const manifests = render('default');
+    for (const source of [outsider, neighbour, internet]) {
+      expect(reachable(manifests, source)).toEqual(only({ retrieval: ['grpc'], chat: ['grpc'] }));
+    }
+  });
+
+  it('admits the metrics port to Prometheus only, and everything inside the release', () => {
+    const manifests = render('default');
+    expect(reachable(manifests, prometheus)).toEqual(
+      only({ ingestion: ['http'], chunking: ['http'], extraction: ['http'], 'graph-store': ['http'], retrieval: ['grpc', 'http'], chat: ['grpc', 'http'] }),
+    );
+    expect(reachable(manifests, insider(manifests))).toEqual(
+      only({ ingestion: ['grpc', 'http'], chunking: ['http'], extraction: ['http'], 'graph-store': ['grpc', 'http'], retrieval: ['grpc', 'http'], chat: ['grpc', 'http'] }),
+    );
+  });
+
+  it('narrows external gRPC to networkPolicy.externalFrom when set', () => {
+    const manifests = render('all features');
+    expect(reachable(manifests, ingressController)).toEqual(only({ retrieval: ['grpc'], chat: ['grpc'] }));
+    for (const source of [outsider, neighbour, internet]) expect(reachable(manifests, source)).toEqual(only({}));
+  });
+
+  it('limits egress to the release, DNS, TiDB, Kafka, the LLM endpoint and the OTLP collector, each on its ports', () => {
+    for (const name of ['default', 'all features']) {
+      const policies = ofKind(render(name), 'NetworkPolicy').map((p) => p.spec as NetworkPolicySpec);
+      const egressPolicies = policies.filter((p) => (p.policyTypes ?? []).includes('Egress'));
+      expect(egressPolicies).toHaveLength(1);
+      const rules = egressPolicies[0]?.egress ?? [];
+      const [intraRelease, ...rest] = rules;
+      expect(intraRelease?.ports).toBeUndefined();
+      expect(intraRelease?.to?.map((peer) => Object.keys(peer))).toEqual([['podSelector']]);
+      for (const rule of rest) expect(rule.ports?.length, JSON.stringify(rule)).toBeGreaterThan(0);
+      expect(rest[0]?.ports).toEqual([
+        { port: 53, protocol: 'TCP' },
+        { port: 53, protocol: 'UDP' },
+      ]);
+    }
+  });
+});
+
+describe('values.schema.json', () => {
+  const rejects = (options: TemplateOptions, message: RegExp) => {
+    const result = helm(templateArgs(options));
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+  };
+
+  it('rejects negative replicas', () => rejects({ set: { 'services.chat.replicas': '-1' } }, /replicas/));
+  it('rejects an unknown top-level key', () => rejects({ set: { replicaCount: '3' } }, /replicaCount/));
+  it('rejects an unknown key inside a service', () => rejects({ set: { 'services.chat.replica': '3' } }, /replica/));
+  it('rejects an unknown log level', () => rejects({ setString: { 'config.logLevel': 'loud' } }, /logLevel/));
+  it('rejects a broker that is not host:port', () => rejects({ setString: { 'kafka.brokers[0]': 'kafka.svc' } }, /brokers/));
+  it('rejects a resource without limits', () => rejects({ set: { 'services.chat.resources.limits': 'null' } }, /limits/));
+  it('rejects an external service that is not a gRPC service', () => rejects({ setString: { 'networkPolicy.externalServices[0]': 'chunking' } }, /externalServices/));
+  it('requires the dev Secret values when the dev Secret is enabled', () => rejects({ set: { 'secrets.devSecret.create': 'true' } }, /devSecret.dbUrl/));
+  it('requires a parent Gateway for the GRPCRoute', () => rejects({ set: { 'gateway.enabled': 'true' } }, /parentRefs/));
+  it('refuses KEDA on a service that consumes no topic', () => rejects({ set: { 'services.chat.keda.enabled': 'true' } }, /only chunking, extraction and graph-store/));
+});
+
+describe('observability', () => {
+  it('ServiceMonitor scrapes the metrics port of every Service of the release', () => {
+    const all = render('all features');
+    const monitor = ofKind(all, 'ServiceMonitor')[0];
+    const spec = specOf<{ selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] }>(monitor as Manifest);
+    expect(spec.endpoints.map((e) => [e.port, e.path])).toEqual([['metrics', '/metrics']]);
+    for (const service of ofKind(all, 'Service')) {
+      for (const [key, value] of Object.entries(spec.selector.matchLabels)) expect(service.metadata.labels?.[key]).toBe(value);
+    }
+  });
+
+  it('PrometheusRule alerts on readiness, dead letters, gRPC errors and latency', () => {
+    const rule = ofKind(render('all features'), 'PrometheusRule')[0] as Manifest;
+    const rules = specOf<{ groups: { rules: { alert: string; expr: string }[] }[] }>(rule).groups.flatMap((g) => g.rules);
+    const expr = (alert: string) => rules.find((r) => r.alert === alert)?.expr ?? '';
+    expect(expr('TrellisServiceNotReady')).toContain('kube_deployment_status_replicas_available');
+    expect(expr('TrellisDeadLetters')).toContain('trellis_events_handled_total');
+    expect(expr('TrellisDeadLetters')).toContain('outcome="dead_letter"');
+    expect(expr('TrellisGrpcErrorRatio')).toContain('trellis_grpc_requests_total');
+    expect(expr('TrellisGrpcLatencyHigh')).toContain('trellis_grpc_request_duration_seconds_bucket');
+  });
+
+  it('ships every dashboard as a ConfigMap with the Grafana sidecar label, holding valid dashboard JSON', () => {
+    const files = readdirSync(join(chartDir, 'dashboards')).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThan(0);
+    const maps = ofKind(render('all features'), 'ConfigMap').filter((m) => m.metadata.labels?.grafana_dashboard === '1');
+    expect(maps).toHaveLength(files.length);
+    for (const map of maps) {
+      expect(map.metadata.namespace).toBe('monitoring');
+      for (const [file, content] of Object.entries(map.data ?? {})) {
+        expect(files).toContain(file);
+        const dashboard = JSON.parse(content) as { uid?: string; title?: string; panels?: unknown[] };
+        expect(dashboard.uid).toBeTruthy();
+        expect(dashboard.title).toBeTruthy();
+        expect(dashboard.panels?.length).toBeGreaterThan(0);
+      }
+    }
+  });
+});
+
+describe('skaffold.yaml', () => {
+  interface Artifact {
+    image: string;
+    context: string;
+    docker: { dockerfile: string; buildArgs: Record<string, string> };
+  }
+  interface Release {
+    chartPath: string;
+    valuesFiles: string[];
+    setValueTemplates: Record<string, string>;
+  }
+  interface Skaffold {
+    apiVersion: string;
+    build: { artifacts: Artifact[] };
+    deploy: { helm: { releases: Release[] } };
+    profiles: { name: string; patches: { op: string; path: string; value: unknown }[] }[];
+  }
+  const skaffold = () => parseYamlFile(join(repoRoot, 'skaffold.yaml')) as Skaffold;
+
+  it('builds the six images from the one Dockerfile with SERVICE build args', () => {
+    const config = skaffold();
+    expect(config.apiVersion).toMatch(/^skaffold\/v4beta\d+$/);
+    expect(config.build.artifacts.map((a) => [a.image, a.docker.buildArgs.SERVICE])).toEqual(SERVICES.map((s) => [`trellis-${s}`, s]));
+    for (const artifact of config.build.artifacts) {
+      expect(existsSync(join(repoRoot, artifact.context, artifact.docker.dockerfile))).toBe(true);
+    }
+  });
+
+  it('deploys the chart with each image, and its dev profile renders valid manifests', () => {
+    const config = skaffold();
+    const release = config.deploy.helm.releases[0] as Release;
+    expect(release.chartPath).toBe('helm/trellis');
+    // What skaffold would pass: each {{.IMAGE_REPO_x}} / {{.IMAGE_TAG_x}} filled in.
+    const setString = Object.fromEntries(
+      Object.entries(release.setValueTemplates).map(([key, template]) => [key, template.replace(/\{\{\.IMAGE_REPO_(\w+)\}\}/, 'localhost:5000/$1').replace(/\{\{\.IMAGE_TAG_(\w+)\}\}/, 'tag-$1')]),
+    );
+    const dev = config.profiles.find((p) => p.name === 'dev');
+    const devValues = (dev?.patches ?? []).filter((p) => p.path.endsWith('/valuesFiles/-')).map((p) => p.value as string);
+    expect(devValues).toEqual(['helm/trellis/examples/values-dev.yaml']);
+    const yaml = helmTemplate({ values: devValues, setString });
+    expect(kubeconform(yaml, KUBE_VERSIONS[1]).problems).toEqual([]);
+    const manifests = parseManifests(yaml);
+    for (const deployment of ofKind(manifests, 'Deployment')) {
+      const name = component(deployment) ?? '';
+      expect(podTemplate(deployment).spec.containers[0]?.image).toBe(`localhost:5000/trellis_${name.replace('-', '_')}:tag-trellis_${name.replace('-', '_')}`);
+      expect(specOf<{ replicas: number }>(deployment).replicas).toBe(1);
+    }
+    expect(ofKind(manifests, 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(ofKind(manifests, 'ConfigMap')[0]?.data?.TRELLIS_LOG_LEVEL).toBe('debug');
+  });
+});
+
+describe('chart files', () => {
+  // `helm template` skips NOTES.txt and `helm install --dry-run` wants a cluster: render it
+  // through `tpl` in a throw-away copy of the chart.
+  it.each([
+    ['default', [] as string[]],
+    ['all features', [ALL_FEATURES]],
+  ])('NOTES.txt renders with %s values', (_name, values) => {
+    const copy = mkdtempSync(join(tmpdir(), 'trellis-chart-'));
+    try {
+      cpSync(chartDir, copy, { recursive: true });
+      cpSync(join(chartDir, 'templates/NOTES.txt'), join(copy, 'notes/NOTES.txt'));
+      writeFileSync(
+        join(copy, 'templates/zz-notes.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ tpl (.Files.Get "notes/NOTES.txt") . | quote }}\n',
+      );
+      const result = helm(['template', 'trellis', copy, '--namespace', 'trellis', '--kube-version', KUBE_VERSIONS[0], '--show-only', 'templates/zz-notes.yaml', ...values.flatMap((v) => ['--values', join(repoRoot, v)])]);
+      expect(result.stderr).toBe('');
+      const notes = parseManifests(result.stdout)[0]?.data?.notes ?? '';
+      expect(notes).toContain('kubectl -n trellis port-forward svc/trellis-chat 50051:50051');
+      expect(notes).not.toContain('<no value>');
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
+  it('documents every top-level value in values.yaml in the schema', () => {
+    const schema = JSON.parse(readFileSync(join(chartDir, 'values.schema.json'), 'utf8')) as { properties: Record<string, unknown>; additionalProperties: boolean };
+    expect(schema.additionalProperties).toBe(false);
+    const topLevel = readFileSync(join(chartDir, 'values.yaml'), 'utf8')
+      .split('\n')
+      .filter((line) => /^[A-Za-z]/.test(line))
+      .map((line) => line.split(':')[0] ?? '');
+    for (const key of topLevel) expect(Object.keys(schema.properties)).toContain(key);
+  });
+});
