@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
+import type { Client, ServiceError } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStandaloneProcess } from '@trellis/testing';
+import type { StandaloneProcess } from '@trellis/testing';
+
+const ROOT = resolve(__dirname, '../../..');
+const run = promisify(execFile);
+
+/** Runs the built `trellis` command; resolves with its output and exit code. */
+async function trellis(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', TRELLIS_LOG_LEVEL: 'error', ...env },
+      timeout: 120_000,
+    });
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const e = error as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
+
+describe('the trellis CLI', () => {
+  describe('--embedded, on its own data directory', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'trellis-cli-'));
+    const embedded = (...args: string[]) => trellis(['--embedded', '--data-dir', dataDir, ...args]);
+
+    afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it('creates a knowledge base, ingests a directory, and answers with citations', async () => {
+      expect((await embedded('kb', 'create', 'docs', '--chunk-size', '256')).stdout).toMatch(/created knowledge base docs/);
+      const ingest = await embedded('ingest', 'docs', 'examples');
+      expect(ingest.code).toBe(0);
+      expect(ingest.stdout).toContain('+ examples/polonium.txt  version 1');
+      expect(ingest.stdout).toMatch(/indexed 5 document\(s\)/);
+
+      const status = await embedded('status', 'docs');
+      expect(status.stdout.split('\n').filter((l) => l.includes('graphed'))).toHaveLength(5);
+
+      const retrieved = JSON.parse((await embedded('retrieve', 'docs', 'Who discovered piezoelectricity?', '--mode', 'fulltext', '--top-k', '2', '--json')).stdout) as Array<{ sourceUri: string }>;
+      expect(retrieved[0]?.sourceUri).toBe('examples/pierre-curie.html');
+
+      const ask = await embedded('ask', 'docs', 'Who discovered piezoelectricity?');
+      expect(ask.stdout).toMatch(/piezoelectricity.*\[\d\]/);
+      expect(ask.stdout).toMatch(/Sources:\n {2}\[\d\] examples\/pierre-curie\.html/);
+
+      const graph = await embedded('graph', 'docs', '--entity', 'Marie Curie');
+      expect(graph.stdout).toMatch(/^Marie Curie \(person, \d+ mentions\)/);
+      expect((await embedded('kb', 'list')).stdout).toMatch(/docs\s+5\s+256/);
+    });
+
+    it('re-ingesting unchanged files is a no-op, and errors exit non-zero with a clear message', async () => {
+      const again = await embedded('ingest', 'docs', 'examples/polonium.txt');
+      expect(again.stdout).toContain('= examples/polonium.txt  unchanged');
+      const missingKb = await embedded('ingest', 'nope', 'examples');
+      expect(missingKb.code).toBe(1);
+      expect(missingKb.stderr).toMatch(/knowledge base "nope" not found \(NOT_FOUND\)/);
+      const badTopK = await embedded('retrieve', 'docs', 'x', '--top-k', '0');
+      expect(badTopK.code).not.toBe(0);
+      expect(badTopK.stderr).toMatch(/must be an integer from 1 to 1000/);
+    });
+  });
+
+  describe('against a running server', () => {
+    let server: StandaloneProcess;
+
+    beforeAll(async () => {
+      server = await startStandaloneProcess();
+    });
+
+    afterAll(async () => {
+      await server?.dispose();
+    });
+
+    it('talks gRPC to --server and says so when no server answers', async () => {
+      expect((await trellis(['--server', server.grpcAddress, 'kb', 'create', 'remote'])).code).toBe(0);
+      expect((await trellis(['--server', server.grpcAddress, 'kb', 'list'])).stdout).toContain('remote');
+      const unreachable = await trellis(['--server', '127.0.0.1:1', 'kb', 'list']);
+      expect(unreachable.code).toBe(1);
+      expect(unreachable.stderr).toMatch(/cannot reach the Trellis server/);
+    });
+
+    it('serves the gRPC health service and server reflection', async () => {
+      const healthProto = loadSync(join(ROOT, 'node_modules/grpc-health-check/proto/health/v1/health.proto'), { enums: String });
+      const Health = (loadPackageDefinition(healthProto) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: unknown) => Client & { check: Function } } } } }).grpc.health.v1.Health;
+      const health = new Health(server.grpcAddress, credentials.createInsecure());
+      const status = await new Promise<string>((ok, fail) =>
+        health.check({ service: '' }, (error: ServiceError | null, response: { status: string }) => (error ? fail(error) : ok(response.status))),
+      );
+      health.close();
+      expect(status).toBe('SERVING');
+
+      const reflectionProto = loadSync(join(ROOT, 'node_modules/@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto'));
+      type ReflectionClient = Client & { serverReflectionInfo(): NodeJS.ReadWriteStream & { write(m: unknown): void; end(): void } };
+      const Reflection = (loadPackageDefinition(reflectionProto) as unknown as { grpc: { reflection: { v1: { ServerReflection: new (a: string, c: unknown) => ReflectionClient } } } }).grpc.reflection.v1.ServerReflection;
+      const reflection = new Reflection(server.grpcAddress, credentials.createInsecure());
+      const call = reflection.serverReflectionInfo();
+      const services = await new Promise<string[]>((ok, fail) => {
+        call.on('data', (m: { listServicesResponse?: { service: Array<{ name: string }> } }) => ok(m.listServicesResponse?.service.map((s) => s.name) ?? []));
+        call.on('error', fail);
+        call.write({ listServices: '' });
+      });
+      call.end();
+      reflection.close();
+      expect(services).toEqual(expect.arrayContaining(['trellis.v1.KnowledgeBaseService', 'trellis.v1.GraphService', 'trellis.v1.RetrievalService', 'trellis.v1.ChatService']));
+    });
+  });
+});
