@@ -23,6 +23,8 @@ export interface ServiceProcess {
  */
 export class DistributedDeployment {
   readonly processes = new Map<ServiceName, ServiceProcess>();
+  /** Extra instances of a service (same consumer group), e.g. a second extraction worker. */
+  readonly replicas: ServiceProcess[] = [];
   readonly env: Record<string, string>;
 
   constructor(options: { kafkaBrokers: string; mysqlUrl: string; runId: string; extraEnv?: Record<string, string> }) {
@@ -51,7 +53,19 @@ export class DistributedDeployment {
   }
 
   async start(name: ServiceName): Promise<ServiceProcess> {
-    const existing = this.processes.get(name);
+    const service = await this.spawnService(name, this.processes.get(name));
+    this.processes.set(name, service);
+    return service;
+  }
+
+  /** One more process of a service, sharing its consumer group. */
+  async startReplica(name: ServiceName): Promise<ServiceProcess> {
+    const service = await this.spawnService(name, undefined);
+    this.replicas.push(service);
+    return service;
+  }
+
+  private async spawnService(name: ServiceName, existing: ServiceProcess | undefined): Promise<ServiceProcess> {
     const grpcPort = existing?.grpcPort ?? (await freePort());
     const httpPort = existing?.httpPort ?? (await freePort());
     const retrieval = this.processes.get('retrieval');
@@ -68,7 +82,6 @@ export class DistributedDeployment {
     const service: ServiceProcess = { name, grpcPort, httpPort, child, log: existing?.log ?? '' };
     child.stdout?.on('data', (d: Buffer) => (service.log += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (service.log += d.toString()));
-    this.processes.set(name, service);
     await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${service.log}`);
@@ -91,7 +104,7 @@ export class DistributedDeployment {
 
   async stopAll(): Promise<void> {
     await Promise.all(
-      [...this.processes.values()].map(async (service) => {
+      [...this.processes.values(), ...this.replicas].map(async (service) => {
         if (service.child.exitCode !== null) return;
         const exited = new Promise((r) => service.child.once('exit', r));
         service.child.kill('SIGTERM');
