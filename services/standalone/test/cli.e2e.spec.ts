@@ -90,7 +90,7 @@ describe('the trellis CLI', () => {
 
     it('serves the gRPC health service and server reflection', async () => {
       const healthProto = loadSync(join(ROOT, 'node_modules/grpc-health-check/proto/health/v1/health.proto'), { enums: String });
-      const Health = (loadPackageDefinition(healthProto) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: unknown) => Client & { check: Function } } } } }).grpc.health.v1.Health;
+      const Health = (loadPackageDefinition(healthProto) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: unknown) => Client & { check(request: { service: string }, callback: (error: ServiceError | null, response: { status: string }) => void): void } } } } }).grpc.health.v1.Health;
       const health = new Health(server.grpcAddress, credentials.createInsecure());
       const status = await new Promise<string>((ok, fail) =>
         health.check({ service: '' }, (error: ServiceError | null, response: { status: string }) => (error ? fail(error) : ok(response.status))),

@@ -1,6 +1,4 @@
-import type { IndexStatus } from '@trellis/contracts';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, RelationshipRecord } from '../records';
-import type { Row } from './mysql-session';
+export { fromSqlTime, readJson, toChunk, toDocument, toEntity, toKnowledgeBase, toRelationship } from '../row-mappers';
 
 /** Column lists shared by the store's queries, so every read maps the same shape. */
 export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
@@ -33,91 +31,4 @@ export function batches<T>(values: readonly T[], size = 500): T[][] {
  */
 export function toSqlTime(iso: string): string {
   return iso.replace('T', ' ').replace(/Z$/, '');
-}
-
-export function fromSqlTime(value: unknown): string {
-  const text = String(value);
-  return text.includes('T') ? text : `${text.replace(' ', 'T')}Z`;
-}
-
-/** JSON columns arrive as text (the pool sets jsonStrings; MariaDB's JSON is text anyway). */
-export function readJson<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
-}
-
-function nullableString(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
-}
-
-export function toKnowledgeBase(r: Row): KnowledgeBaseRecord {
-  return {
-    id: String(r.id),
-    tenantId: String(r.tenant_id),
-    name: String(r.name),
-    description: String(r.description),
-    settings: readJson<KbSettings>(r.settings),
-    createdAt: fromSqlTime(r.created_at),
-  };
-}
-
-export function toDocument(r: Row): DocumentRecord {
-  return {
-    id: String(r.id),
-    tenantId: String(r.tenant_id),
-    kbId: String(r.kb_id),
-    sourceUri: String(r.source_uri),
-    filename: String(r.filename),
-    mimeType: String(r.mime_type),
-    contentHash: String(r.content_hash),
-    version: Number(r.version),
-    status: String(r.status) as IndexStatus,
-    error: nullableString(r.error),
-    sizeBytes: Number(r.size_bytes),
-    metadata: readJson<Record<string, string>>(r.metadata),
-    createdAt: fromSqlTime(r.created_at),
-    updatedAt: fromSqlTime(r.updated_at),
-  };
-}
-
-export function toChunk(r: Row): ChunkRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    documentId: String(r.document_id),
-    version: Number(r.version),
-    ordinal: Number(r.ordinal),
-    text: String(r.text),
-    heading: String(r.heading),
-    tokenCount: Number(r.token_count),
-    contentHash: String(r.content_hash),
-    status: String(r.status) as IndexStatus,
-    error: nullableString(r.error),
-  };
-}
-
-export function toEntity(r: Row): EntityRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    name: String(r.name),
-    normalizedName: String(r.normalized_name),
-    type: String(r.type),
-    description: String(r.description),
-    mentionCount: Number(r.mention_count),
-  };
-}
-
-export function toRelationship(r: Row): RelationshipRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    sourceId: String(r.source_id),
-    targetId: String(r.target_id),
-    sourceName: String(r.source_name),
-    targetName: String(r.target_name),
-    label: String(r.label),
-    description: String(r.description),
-    weight: Number(r.weight),
-    mentionCount: Number(r.mention_count),
-  };
 }

@@ -26,8 +26,9 @@ import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms, summarizeDescriptions } from '../derivation';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
+import { toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship } from '../row-mappers';
+import type { Row } from '../row-mappers';
 
-type Row = Record<string, unknown>;
 
 /**
  * The standalone store: one SQLite file (better-sqlite3, WAL mode). Vector search is an
@@ -604,77 +605,4 @@ function documentFilter(filter?: ChunkFilter): { clause: string; params: string[
   const ids = filter?.documentIds ?? [];
   if (ids.length === 0) return { clause: '', params: [] };
   return { clause: `AND c.document_id IN (${marks(ids)})`, params: [...ids] };
-}
-
-function toKb(r: Row): KnowledgeBaseRecord {
-  return {
-    id: String(r.id),
-    tenantId: String(r.tenant_id),
-    name: String(r.name),
-    description: String(r.description),
-    settings: JSON.parse(String(r.settings)) as KbSettings,
-    createdAt: String(r.created_at),
-  };
-}
-
-function toDocument(r: Row): DocumentRecord {
-  return {
-    id: String(r.id),
-    tenantId: String(r.tenant_id),
-    kbId: String(r.kb_id),
-    sourceUri: String(r.source_uri),
-    filename: String(r.filename),
-    mimeType: String(r.mime_type),
-    contentHash: String(r.content_hash),
-    version: Number(r.version),
-    status: r.status as IndexStatus,
-    error: r.error === null ? null : String(r.error),
-    sizeBytes: Number(r.size_bytes),
-    metadata: JSON.parse(String(r.metadata)) as Record<string, string>,
-    createdAt: String(r.created_at),
-    updatedAt: String(r.updated_at),
-  };
-}
-
-function toChunk(r: Row): ChunkRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    documentId: String(r.document_id),
-    version: Number(r.version),
-    ordinal: Number(r.ordinal),
-    text: String(r.text),
-    heading: String(r.heading),
-    tokenCount: Number(r.token_count),
-    contentHash: String(r.content_hash),
-    status: r.status as IndexStatus,
-    error: r.error === null ? null : String(r.error),
-  };
-}
-
-function toEntity(r: Row): EntityRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    name: String(r.name),
-    normalizedName: String(r.normalized_name),
-    type: String(r.type),
-    description: String(r.description),
-    mentionCount: Number(r.mention_count),
-  };
-}
-
-function toRelationship(r: Row): RelationshipRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    sourceId: String(r.source_id),
-    targetId: String(r.target_id),
-    sourceName: String(r.source_name),
-    targetName: String(r.target_name),
-    label: String(r.label),
-    description: String(r.description),
-    weight: Number(r.weight),
-    mentionCount: Number(r.mention_count),
-  };
 }

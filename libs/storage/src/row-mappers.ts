@@ -1,0 +1,93 @@
+import type { IndexStatus } from '@trellis/contracts';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, RelationshipRecord } from './records';
+
+/** A result row of either SQL adapter: snake_case columns as the drivers return them. */
+export type Row = Record<string, unknown>;
+
+/** Times are ISO-8601 in the API; MySQL DATETIME text ('YYYY-MM-DD HH:MM:SS.mmm', UTC) is converted. */
+export function fromSqlTime(value: unknown): string {
+  const text = String(value);
+  return text.includes('T') ? text : `${text.replace(' ', 'T')}Z`;
+}
+
+/** JSON columns arrive as text (the pool sets jsonStrings; MariaDB's JSON is text anyway). */
+export function readJson<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function nullableString(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+export function toKnowledgeBase(r: Row): KnowledgeBaseRecord {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    name: String(r.name),
+    description: String(r.description),
+    settings: readJson<KbSettings>(r.settings),
+    createdAt: fromSqlTime(r.created_at),
+  };
+}
+
+export function toDocument(r: Row): DocumentRecord {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    kbId: String(r.kb_id),
+    sourceUri: String(r.source_uri),
+    filename: String(r.filename),
+    mimeType: String(r.mime_type),
+    contentHash: String(r.content_hash),
+    version: Number(r.version),
+    status: String(r.status) as IndexStatus,
+    error: nullableString(r.error),
+    sizeBytes: Number(r.size_bytes),
+    metadata: readJson<Record<string, string>>(r.metadata),
+    createdAt: fromSqlTime(r.created_at),
+    updatedAt: fromSqlTime(r.updated_at),
+  };
+}
+
+export function toChunk(r: Row): ChunkRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    documentId: String(r.document_id),
+    version: Number(r.version),
+    ordinal: Number(r.ordinal),
+    text: String(r.text),
+    heading: String(r.heading),
+    tokenCount: Number(r.token_count),
+    contentHash: String(r.content_hash),
+    status: String(r.status) as IndexStatus,
+    error: nullableString(r.error),
+  };
+}
+
+export function toEntity(r: Row): EntityRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    name: String(r.name),
+    normalizedName: String(r.normalized_name),
+    type: String(r.type),
+    description: String(r.description),
+    mentionCount: Number(r.mention_count),
+  };
+}
+
+export function toRelationship(r: Row): RelationshipRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    sourceId: String(r.source_id),
+    targetId: String(r.target_id),
+    sourceName: String(r.source_name),
+    targetName: String(r.target_name),
+    label: String(r.label),
+    description: String(r.description),
+    weight: Number(r.weight),
+    mentionCount: Number(r.mention_count),
+  };
+}
