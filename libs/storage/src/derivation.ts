@@ -22,6 +22,25 @@ export function summarizeDescriptions(descriptions: readonly string[]): string {
   return parts.join(' ');
 }
 
+/**
+ * The name an entity shows: the spelling its mentions use most often; among equally common
+ * ones the longest, then the first in code-point order. Independent of the order in which
+ * chunks were written, so every deployment that indexed the same text names it the same.
+ */
+export function preferredName(names: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const name of names) if (name !== '') counts.set(name, (counts.get(name) ?? 0) + 1);
+  let best = '';
+  let bestCount = 0;
+  for (const [name, count] of counts) {
+    if (count > bestCount || (count === bestCount && (name.length > best.length || (name.length === best.length && name < best)))) {
+      best = name;
+      bestCount = count;
+    }
+  }
+  return best;
+}
+
 const STOPWORDS = new Set(
   'a an and are as at be by for from has have he her his in is it its of on or she that the their they this to was were what when where which who whom whose why with how did does do'.split(' '),
 );

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import { MysqlStore } from '../src/mysql/mysql-store';
+import { MYSQL_MIGRATIONS } from '../src/mysql/mysql-schema';
 import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
 import { describeStoreContract, vectorFor } from './store-contract';
@@ -87,7 +88,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       let rowsBefore: Array<Record<string, unknown>>;
       try {
         expect(await query('SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [database])).toHaveLength(1);
-        expect(await store.migrate()).toEqual([1]);
+        expect(await store.migrate()).toEqual(MYSQL_MIGRATIONS.map((m) => m.version));
         const schema = () =>
           query(
             'SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME, ORDINAL_POSITION',
@@ -95,7 +96,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           );
         const columnsBefore = await schema();
         rowsBefore = await migrations();
-        expect(rowsBefore.map((r) => r.version)).toEqual([1]);
+        expect(rowsBefore.map((r) => r.version)).toEqual(MYSQL_MIGRATIONS.map((m) => m.version));
         expect(new Set(columnsBefore.map((c) => c.TABLE_NAME))).toEqual(
           new Set([
             'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'chunks', 'chunk_terms', 'kb_text_stats',

@@ -206,6 +206,21 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect(await store.getDocumentText(scope, 'd1', 1)).toBeNull();
     });
 
+    it('names an entity by its most common spelling, whatever order chunks are written in', async () => {
+      await addDocument('d1');
+      const chunks = [chunk('d1', 1, 0, 'a', 1), chunk('d1', 1, 1, 'b', 2), chunk('d1', 1, 2, 'c', 3)];
+      await store.upsertChunks(scope, chunks);
+      const spelled = (name: string) => ({ ...entity(scope, 'Beatles', `As ${name}.`), name });
+      await store.applyChunkExtraction(scope, chunks[0]!.id, [spelled('Beatles')], []);
+      await store.applyChunkExtraction(scope, chunks[1]!.id, [spelled('The Beatles')], []);
+      await store.applyChunkExtraction(scope, chunks[2]!.id, [spelled('The Beatles')], []);
+      const [named] = await store.getEntities(scope, [entity(scope, 'Beatles', '').entityId]);
+      expect(named?.name).toBe('The Beatles');
+      await store.applyChunkExtraction(scope, chunks[1]!.id, [spelled('Beatles')], []);
+      await store.applyChunkExtraction(scope, chunks[2]!.id, [spelled('Beatles')], []);
+      expect((await store.getEntities(scope, [named!.id]))[0]?.name).toBe('Beatles');
+    });
+
     it('caches extractions by key', async () => {
       expect(await store.getCachedExtraction('k')).toBeNull();
       const result = { entities: [{ name: 'A', type: 'concept', description: 'x' }], relationships: [] };

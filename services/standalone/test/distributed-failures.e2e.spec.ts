@@ -70,13 +70,13 @@ async function graphedChunks(client: TrellisClient, kb: string): Promise<number>
 }
 
 /**
- * Identity (ids derive from tenant, KB and normalised names), provenance counts, derived
- * descriptions and weights: a lost or duplicated event would change one of them. Display names
- * are left out: when two spellings normalise alike, the first one written names the entity.
+ * Identity (ids derive from tenant, KB and normalised names), names, provenance counts,
+ * derived descriptions and weights: a lost or duplicated event would change one of them, and
+ * none of them may depend on the order in which chunks were processed.
  */
 function graphShape(graph: v1.Subgraph) {
   return {
-    entities: graph.entities.map((e) => `${e.id}|${e.mentionCount}|${e.description}`).sort(),
+    entities: graph.entities.map((e) => `${e.id}|${e.name}|${e.mentionCount}|${e.description}`).sort(),
     relationships: graph.relationships.map((r) => `${r.id}|${r.weight}|${r.chunkIds.length}`).sort(),
   };
 }

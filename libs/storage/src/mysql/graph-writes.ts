@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import { summarizeDescriptions } from '../derivation';
+import { preferredName, summarizeDescriptions } from '../derivation';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import type { SqlSession, SqlValue } from './mysql-session';
 import { batches, marks } from './mysql-rows';
@@ -68,9 +68,9 @@ export async function writeChunkExtraction(
   // Input order is kept, so a repeated id ends with its last description, as in SQLite.
   for (const batch of batches(entities, 200)) {
     await tx.exec(
-      `INSERT INTO entity_mentions (tenant_id, kb_id, entity_id, chunk_id, description) VALUES ${batch.map(() => '(?, ?, ?, ?, ?)').join(', ')}
-       ON DUPLICATE KEY UPDATE description = VALUES(description)`,
-      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, chunkId, e.description]),
+      `INSERT INTO entity_mentions (tenant_id, kb_id, entity_id, chunk_id, description, name) VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+       ON DUPLICATE KEY UPDATE description = VALUES(description), name = VALUES(name)`,
+      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, chunkId, e.description, e.name]),
     );
     for (const e of batch) touched.entityIds.add(e.entityId);
   }
@@ -168,7 +168,7 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
   }
   await deleteByIds(tx, scope, 'relationships', 'id', goneRelationships);
 
-  const entityMentions = await mentionsOf(tx, scope, 'entity_mentions', 'entity_id', 'description', touched.entityIds);
+  const entityMentions = await mentionsOf(tx, scope, 'entity_mentions', 'entity_id', 'description, name', touched.entityIds);
   const goneEntities: string[] = [];
   for (const id of [...touched.entityIds].sort(compareIds)) {
     const mentions = entityMentions.get(id) ?? [];
@@ -176,9 +176,10 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
       goneEntities.push(id);
       continue;
     }
-    await tx.exec('UPDATE entities SET description = ?, mention_count = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?', [
+    await tx.exec("UPDATE entities SET description = ?, mention_count = ?, name = COALESCE(NULLIF(?, ''), name) WHERE tenant_id = ? AND kb_id = ? AND id = ?", [
       summarizeDescriptions(mentions.map((m) => String(m.description))),
       mentions.length,
+      preferredName(mentions.map((m) => String(m.name))),
       scope.tenantId,
       scope.kbId,
       id,

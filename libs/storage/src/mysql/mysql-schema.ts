@@ -155,6 +155,11 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
         KEY chat_messages_by_chat (tenant_id, chat_id)`),
     ],
   },
+  {
+    version: 2,
+    name: 'entity names derived from their mentions',
+    statements: () => [`ALTER TABLE entity_mentions ADD COLUMN name VARCHAR(512) NOT NULL DEFAULT ''`],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = (context: SchemaContext): string =>

@@ -122,4 +122,9 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       CREATE INDEX chat_messages_by_chat ON chat_messages (tenant_id, chat_id);
     `,
   },
+  {
+    version: 2,
+    name: 'entity names derived from their mentions',
+    sql: `ALTER TABLE entity_mentions ADD COLUMN name TEXT NOT NULL DEFAULT '';`,
+  },
 ];

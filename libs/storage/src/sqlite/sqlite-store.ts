@@ -24,7 +24,7 @@ import type {
 import type { TrellisStore } from '../trellis-store';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
-import { fullTextTerms, summarizeDescriptions } from '../derivation';
+import { fullTextTerms, preferredName, summarizeDescriptions } from '../derivation';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship } from '../row-mappers';
 import type { Row } from '../row-mappers';
@@ -345,8 +345,8 @@ export class SqliteStore implements TrellisStore {
        ON CONFLICT (id) DO NOTHING`,
     );
     const insertEntityMention = this.db.prepare(
-      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description`,
+      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description, name) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description, name = excluded.name`,
     );
     const insertRelationship = this.db.prepare(
       `INSERT INTO relationships (id, tenant_id, kb_id, source_id, target_id, label, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -363,7 +363,7 @@ export class SqliteStore implements TrellisStore {
       const touched = this.detachChunks([chunkId]);
       for (const e of entities) {
         insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name, e.normalizedName, e.type, vectorToBuffer(e.embedding));
-        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description);
+        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name);
         touched.entityIds.add(e.entityId);
       }
       for (const r of relationships) {
@@ -419,14 +419,14 @@ export class SqliteStore implements TrellisStore {
       const weight = mentions.reduce((sum, m) => sum + m.strength, 0);
       updateRelationship.run(summarizeDescriptions(mentions.map((m) => m.description)), weight, mentions.length, id);
     }
-    const entityMentions = this.db.prepare('SELECT description FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
-    const updateEntity = this.db.prepare('UPDATE entities SET description = ?, mention_count = ? WHERE id = ?');
+    const entityMentions = this.db.prepare('SELECT description, name FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
+    const updateEntity = this.db.prepare("UPDATE entities SET description = ?, mention_count = ?, name = COALESCE(NULLIF(?, ''), name) WHERE id = ?");
     const deleteEntity = this.db.prepare('DELETE FROM entities WHERE id = ?');
     const danglingIds = this.db.prepare('SELECT id FROM relationships WHERE source_id = ? OR target_id = ?').pluck();
     const deleteRelationshipMentions = this.db.prepare('DELETE FROM relationship_mentions WHERE relationship_id = ?');
     for (const id of touched.entityIds) {
-      const descriptions = entityMentions.pluck().all(id) as string[];
-      if (descriptions.length === 0) {
+      const mentions = entityMentions.all(id) as Array<{ description: string; name: string }>;
+      if (mentions.length === 0) {
         deleteEntity.run(id);
         for (const relationshipId of danglingIds.all(id, id) as string[]) {
           deleteRelationshipMentions.run(relationshipId);
@@ -434,7 +434,7 @@ export class SqliteStore implements TrellisStore {
         }
         continue;
       }
-      updateEntity.run(summarizeDescriptions(descriptions), descriptions.length, id);
+      updateEntity.run(summarizeDescriptions(mentions.map((m) => m.description)), mentions.length, preferredName(mentions.map((m) => m.name)), id);
     }
   }
 
