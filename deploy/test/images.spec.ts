@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '@trellis/testing';
 
 // The images cannot be built here (no Docker engine), so this checks what can be checked
 // without one, against the tree `npm run build` leaves: the Dockerfile only copies what the
@@ -213,17 +213,6 @@ describe('entrypoint', () => {
   it('is executable', () => {
     expect(() => accessSync(entrypoint, constants.X_OK)).not.toThrow();
   });
-
-  async function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-      });
-    });
-  }
 
   /** The environment of a container, minus Kafka and TiDB: the service falls back to standalone. */
   function containerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

@@ -7,3 +7,4 @@ export * from './tenant-resolver';
 export * from './event-consumer';
 export * from './trellis-process';
 export * from './store-availability';
+export * from './free-port';

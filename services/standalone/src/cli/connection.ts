@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { loadConfig } from '@trellis/config';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneServer } from '../standalone-server';
+import { freePort } from '@trellis/platform';
 import type { RunningProcess } from '@trellis/platform';
 
 export interface ConnectionOptions {
@@ -39,15 +39,4 @@ export async function connect(options: ConnectionOptions): Promise<Connection> {
       await server.close();
     },
   };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
