@@ -182,6 +182,32 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       };
     }
 
+    it('sees graph and chunk writes made by another process through its cached vectors', async () => {
+      const other = await MysqlStore.connect(urlFor(store['database'] as string), { poolSize: 2, logger });
+      try {
+        await addDocument('cache-doc');
+        const first = chunk('cache-doc', 0, 'first cached chunk');
+        await store.upsertChunks(scope, [first]);
+        expect((await store.searchChunksByVector(scope, first.embedding, 10)).map((h) => h.chunk.id)).toContain(first.id);
+        const second = chunk('cache-doc', 1, 'second chunk, written elsewhere');
+        await other.upsertChunks(scope, [second]);
+        expect((await store.searchChunksByVector(scope, second.embedding, 1))[0]?.chunk.id).toBe(second.id);
+
+        const name = (n: string) => n.toLowerCase();
+        const a = { entityId: stableId('ent', 'cache-a'), name: 'A', normalizedName: name('cache-a'), type: 't', description: '', embedding: vectorFor(7) };
+        const b = { entityId: stableId('ent', 'cache-b'), name: 'B', normalizedName: name('cache-b'), type: 't', description: '', embedding: vectorFor(8) };
+        const relationship = { relationshipId: stableId('rel', 'cache-ab'), sourceId: a.entityId, targetId: b.entityId, label: 'knows', description: 'A knows B', strength: 5, embedding: vectorFor(99) };
+        expect(await store.searchRelationshipsByVector(scope, relationship.embedding, 5)).toEqual([]);
+        await other.applyChunkExtraction(scope, second.id, [a, b], [relationship]);
+        const found = await store.searchRelationshipsByVector(scope, relationship.embedding, 1);
+        expect(found[0]?.relationship.id).toBe(relationship.relationshipId);
+        expect(found[0]?.score).toBeCloseTo(1, 4);
+        expect((await store.relationshipSimilarities(scope, relationship.embedding, [relationship.relationshipId])).get(relationship.relationshipId)).toBeCloseTo(1, 4);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('keeps a document larger than one row allows, surrogate pairs intact', async () => {
       const text = `${'a'.repeat(999_999)}😀${'b'.repeat(1_500_000)}é`;
       await addDocument('big', text);

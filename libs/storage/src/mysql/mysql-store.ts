@@ -28,6 +28,7 @@ import { parseMysqlUrl } from './mysql-url';
 import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, marks, readJson, toChunk, toDocument, toKnowledgeBase, toSqlTime } from './mysql-rows';
 import type { VectorSql, VectorStorage } from './vector-sql';
 import { VectorPath } from './vector-path';
+import { BlobVectorCache } from './blob-vector-cache';
 import { currentChunkCandidates, graphCandidates, rankByVector } from './vector-search';
 import { searchChunkTexts } from './fulltext-index';
 import { prepareChunks, writeChunks } from './chunk-writes';
@@ -61,6 +62,8 @@ const KB_TABLES = [
 export class MysqlStore implements TrellisStore {
   private readonly sql: PooledSql;
   private readonly vectorPath: VectorPath;
+  /** Blob path only: per-process vector matrices, checked against the database before use. */
+  private readonly blobVectors = new BlobVectorCache();
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -286,7 +289,12 @@ export class MysqlStore implements TrellisStore {
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
-    return this.withChunks(scope, await rankByVector(this.sql, this.vectors, currentChunkCandidates(scope, filter), vector, k));
+    if (this.vectors.scoresInDatabase) {
+      return this.withChunks(scope, await rankByVector(this.sql, this.vectors, currentChunkCandidates(scope, filter), vector, k));
+    }
+    const index = await this.blobVectors.index(this.sql, 'chunks', scope, currentChunkCandidates(scope), 'c.document_id');
+    const documents = filter?.documentIds?.length ? new Set(filter.documentIds) : undefined;
+    return this.withChunks(scope, index.search(vector, k, documents));
   }
 
   async searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
@@ -339,7 +347,7 @@ export class MysqlStore implements TrellisStore {
   }
 
   async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
-    const top = await rankByVector(this.sql, this.vectors, graphCandidates('entities', scope), vector, k);
+    const top = await this.rankGraph('entities', scope, vector, k);
     const entities = new Map((await graph.getEntities(this.sql, scope, top.map((t) => t.item))).map((e) => [e.id, e]));
     return top.flatMap((t) => {
       const entity = entities.get(t.item);
@@ -348,7 +356,7 @@ export class MysqlStore implements TrellisStore {
   }
 
   async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const top = await rankByVector(this.sql, this.vectors, graphCandidates('relationships', scope), vector, k);
+    const top = await this.rankGraph('relationships', scope, vector, k);
     const relationships = new Map((await graph.getRelationships(this.sql, scope, top.map((t) => t.item))).map((r) => [r.id, r]));
     return top.flatMap((t) => {
       const relationship = relationships.get(t.item);
@@ -356,7 +364,16 @@ export class MysqlStore implements TrellisStore {
     });
   }
 
+  /** Ranks a graph table: by the server on TiDB, from the process's cached matrix on the blob path. */
+  private async rankGraph(table: 'entities' | 'relationships', scope: KbScope, vector: Float32Array, k: number): Promise<Array<{ item: string; score: number }>> {
+    if (this.vectors.scoresInDatabase) return rankByVector(this.sql, this.vectors, graphCandidates(table, scope), vector, k);
+    return (await this.blobVectors.index(this.sql, table, scope, graphCandidates(table, scope))).search(vector, k);
+  }
+
   async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
+    if (!this.vectors.scoresInDatabase) {
+      return (await this.blobVectors.index(this.sql, 'relationships', scope, graphCandidates('relationships', scope))).similarities(vector, relationshipIds);
+    }
     const result = new Map<string, number>();
     for (const batch of batches([...new Set(relationshipIds)])) {
       const candidates = graphCandidates('relationships', scope, batch);
