@@ -5,3 +5,5 @@ export * from './openai-models';
 export * from './models';
 export * from './token-counter';
 export * from './question-refinement';
+export * from './reranker';
+export * from './http-reranker';

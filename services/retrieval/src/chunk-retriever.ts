@@ -1,11 +1,16 @@
 import type { KbScope } from '@trellis/contracts';
+import type { RerankerProvider } from '@trellis/models';
 import type { ChunkFilter, ChunkRecord, TrellisStore } from '@trellis/storage';
 import type { GraphRetrieval } from './graph-retriever';
+import { secondHopNames } from './second-hop';
 
 export const RETRIEVAL_MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as const;
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
-/** `refined` ranks by the query's expansion (vector and full text), in hybrid mode only. */
-export type Signal = Exclude<RetrievalMode, 'hybrid'> | 'refined';
+/**
+ * `refined` ranks by the query's expansion (vector and full text), `second-hop` by full text
+ * over the query plus the names the best first-pass passage mentions; hybrid mode only.
+ */
+export type Signal = Exclude<RetrievalMode, 'hybrid'> | 'refined' | 'second-hop' | 'rerank';
 
 export interface SignalScore {
   readonly source: Signal;
@@ -22,14 +27,25 @@ export interface RankedChunk {
 
 export type HybridWeights = Readonly<Record<Signal, number>>;
 
-export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { vector: 1, fulltext: 1, graph: 1, refined: 0.5 };
+/**
+ * Weights of the first pass of hybrid mode, measured on hotpotqa-100 with local models (see
+ * docs/benchmarks.md): full text is the strongest single signal there; the graph adds
+ * passages about the entities the question names; the lexical-hash vectors add little.
+ * `second-hop` is not part of the first pass: it re-ranks it.
+ */
+export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { vector: 0.25, fulltext: 1, graph: 0.5, refined: 0.25, 'second-hop': 1, rerank: 1 };
 /** Candidates fetched per signal, as a multiple of k, before fusion or cut-off. */
 const OVERSAMPLE = 3;
+/** Fewest candidates per signal in hybrid mode, so fusion at small k still sees enough. */
+const MIN_POOL = 15;
+/** Names taken from the best first-pass passage into the second-hop query. */
+const SECOND_HOP_NAMES = 12;
 /**
- * How hybrid mode combines signals: `score` sums each signal's min-max normalised score
- * (keeps how much better the best hit is), `rrf` sums 1/(60 + rank) (ignores scores).
+ * How hybrid mode combines signals: `max` sums each signal's score divided by its best (keeps
+ * how far below the best a hit is), `score` sums min-max normalised scores (the worst
+ * candidate counts 0), `rrf` sums 1/(60 + rank) (ignores scores).
  */
-export type FusionMethod = 'score' | 'rrf';
+export type FusionMethod = 'max' | 'score' | 'rrf';
 
 /** Reciprocal-rank-fusion constant (Cormack et al.): damps the weight of top ranks. */
 const RRF_K = 60;
@@ -51,28 +67,62 @@ export class ChunkRetriever {
   constructor(
     private readonly store: TrellisStore,
     private readonly weights: HybridWeights = DEFAULT_HYBRID_WEIGHTS,
-    private readonly fusion: FusionMethod = 'score',
+    private readonly fusion: FusionMethod = 'max',
+    /** When set, re-orders an oversampled candidate list before the cut to k. */
+    private readonly reranker?: RerankerProvider,
   ) {}
 
   async retrieve(mode: RetrievalMode, query: ChunkQuery): Promise<RankedChunk[]> {
+    if (!this.reranker) return this.rank(mode, query);
+    const candidates = await this.rank(mode, { ...query, k: Math.max(query.k * OVERSAMPLE, MIN_POOL) });
+    const scores = await this.reranker.rerank(query.queryText, candidates.map((c) => ({ id: c.chunk.id, text: c.chunk.text })));
+    const byId = new Map(candidates.map((c) => [c.chunk.id, c]));
+    return scores.slice(0, query.k).flatMap(({ id, score }, i) => {
+      const hit = byId.get(id);
+      return hit ? [{ chunk: hit.chunk, score, signals: [...hit.signals, { source: 'rerank' as const, score, rank: i + 1 }] }] : [];
+    });
+  }
+
+  private async rank(mode: RetrievalMode, query: ChunkQuery): Promise<RankedChunk[]> {
     if (mode !== 'hybrid') return (await this.signal(mode, query, query.k)).slice(0, query.k);
     return this.fuse(query);
   }
 
-  /** Weighted reciprocal-rank fusion of every signal's oversampled ranking. */
+  /**
+   * Two passes. The first fuses vector, full-text and graph rankings (and the expansion's, as
+   * `refined`). The second hop then searches the full text again for the question plus the
+   * names the best first-pass passage mentions: for a multi-hop question that passage is
+   * usually the first hop, and the names lead to the second. Its ranking comes first; the
+   * first pass fills the rest.
+   */
   private async fuse(query: ChunkQuery): Promise<RankedChunk[]> {
-    const pool = query.k * OVERSAMPLE;
+    const pool = Math.max(query.k * OVERSAMPLE, MIN_POOL);
     const lists = await Promise.all((['vector', 'fulltext', 'graph'] as const).map((s) => this.signal(s, query, pool)));
     if (query.expansion) {
       const expanded = { ...query, queryText: query.expansion.text, queryVector: query.expansion.vector };
       for (const source of ['vector', 'fulltext'] as const) {
         const list = await this.signal(source, expanded, pool);
-        lists.push(list.map((hit) => ({ ...hit, signals: hit.signals.map((s) => ({ ...s, source: 'refined' as const })) })));
+        lists.push(relabel(list, 'refined'));
       }
     }
+    const first = this.combine(lists);
+    const names = first[0] ? secondHopNames(first[0].chunk.text, query.queryText, SECOND_HOP_NAMES) : [];
+    if (names.length === 0 || this.weights['second-hop'] <= 0) return first.slice(0, query.k);
+    const hop = relabel(await this.signal('fulltext', { ...query, queryText: `${query.queryText} ${names.join(' ')}` }, pool), 'second-hop');
+    const firstById = new Map(first.map((hit) => [hit.chunk.id, hit]));
+    const reranked = this.combine([hop]).map((hit) => ({ ...hit, signals: [...(firstById.get(hit.chunk.id)?.signals ?? []), ...hit.signals] }));
+    const seen = new Set(reranked.map((hit) => hit.chunk.id));
+    const offset = reranked.length > 0 ? Math.min(...reranked.map((hit) => hit.score)) : 0;
+    // First-pass hits the second hop missed follow, keeping their order below every second-hop hit.
+    const rest = first.filter((hit) => !seen.has(hit.chunk.id)).map((hit) => ({ ...hit, score: Math.min(hit.score, offset) * 0.5 }));
+    return [...reranked, ...rest].slice(0, query.k);
+  }
+
+  /** Weighted fusion of rankings, each normalised by the fusion method. */
+  private combine(lists: ReadonlyArray<readonly RankedChunk[]>): RankedChunk[] {
     const fused = new Map<string, { chunk: ChunkRecord; score: number; signals: SignalScore[] }>();
     for (const list of lists) {
-      const normalize = this.fusion === 'rrf' ? (s: SignalScore) => 1 / (RRF_K + s.rank) : minMaxNormalizer(list.map((h) => h.score));
+      const normalize = normalizer(this.fusion, list.map((h) => h.score));
       for (const hit of list) {
         const signal = hit.signals[0]!;
         const entry = fused.get(hit.chunk.id) ?? { chunk: hit.chunk, score: 0, signals: [] };
@@ -81,10 +131,10 @@ export class ChunkRetriever {
         fused.set(hit.chunk.id, entry);
       }
     }
-    return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, query.k);
+    return [...fused.values()].sort((a, b) => b.score - a.score);
   }
 
-  private async signal(source: Exclude<Signal, 'refined'>, query: ChunkQuery, k: number): Promise<RankedChunk[]> {
+  private async signal(source: Exclude<RetrievalMode, 'hybrid'>, query: ChunkQuery, k: number): Promise<RankedChunk[]> {
     const scored =
       source === 'vector'
         ? await this.store.searchChunksByVector(query.scope, query.queryVector, k, query.filter)
@@ -94,21 +144,20 @@ export class ChunkRetriever {
     return scored.map(({ chunk, score }, i) => ({ chunk, score, signals: [{ source, score, rank: i + 1 }] }));
   }
 
-  /** Chunks that state the selected relationships or mention the selected entities. */
+  /**
+   * Chunks that mention the entities the graph selected (those the question names and the
+   * ends of the walked relationships), each entity's relevance shared among the chunks that
+   * mention it: an entity mentioned everywhere says little about any one chunk. (Adding the
+   * chunks that state the walked relationships measured no better; see docs/benchmarks.md.)
+   */
   private async viaGraph(query: ChunkQuery, k: number): Promise<Array<{ chunk: ChunkRecord; score: number }>> {
     if (!query.graph) return [];
     const graph = await query.graph();
     const scores = new Map<string, number>();
-    const relationshipChunks = await this.store.chunkIdsForRelationships(query.scope, graph.relationships.map((r) => r.relationship.id));
-    for (const { relationship, score } of graph.relationships) {
-      for (const chunkId of relationshipChunks.get(relationship.id) ?? []) scores.set(chunkId, (scores.get(chunkId) ?? 0) + score);
-    }
-    const entityIds = [...graph.entityScores.keys()];
-    const entityChunks = await this.store.chunkIdsForEntities(query.scope, entityIds);
+    const entityChunks = await this.store.chunkIdsForEntities(query.scope, [...graph.entityScores.keys()]);
     for (const [entityId, chunkIds] of entityChunks) {
-      // An entity mentioned everywhere says little about any one chunk.
-      const share = (graph.entityScores.get(entityId) ?? 0) / Math.sqrt(chunkIds.length);
-      for (const chunkId of chunkIds) scores.set(chunkId, (scores.get(chunkId) ?? 0) + 0.5 * share);
+      const share = (graph.entityScores.get(entityId) ?? 0) / Math.max(1, chunkIds.length);
+      for (const chunkId of chunkIds) scores.set(chunkId, (scores.get(chunkId) ?? 0) + share);
     }
     const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
     const allowed = query.filter?.documentIds?.length ? new Set(query.filter.documentIds) : null;
@@ -124,9 +173,24 @@ export class ChunkRetriever {
   }
 }
 
-/** Maps a signal's scores onto 0..1 (best = 1); all-equal scores all count fully. */
-function minMaxNormalizer(scores: readonly number[]): (s: SignalScore) => number {
+/** Maps a signal's scores onto 0..1 (best = 1) by the fusion method; all-equal scores all count fully. */
+function normalizer(method: FusionMethod, scores: readonly number[]): (s: SignalScore) => number {
   const max = Math.max(...scores);
   const min = Math.min(...scores);
-  return (s) => (max === min ? 1 : (s.score - min) / (max - min));
+  switch (method) {
+    case 'rrf':
+      return (s) => 1 / (RRF_K + s.rank);
+    case 'max':
+      return (s) => (max <= 0 ? (max === min ? 1 : (s.score - min) / (max - min)) : Math.max(0, s.score) / max);
+    case 'score':
+      return (s) => (max === min ? 1 : (s.score - min) / (max - min));
+    default: {
+      const unknown: never = method;
+      throw new Error(`unknown fusion method ${String(unknown)}`);
+    }
+  }
+}
+
+function relabel(list: readonly RankedChunk[], source: Signal): RankedChunk[] {
+  return list.map((hit) => ({ ...hit, signals: hit.signals.map((s) => ({ ...s, source })) }));
 }

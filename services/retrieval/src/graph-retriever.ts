@@ -1,11 +1,20 @@
 import type { KbScope } from '@trellis/contracts';
+import { fullTextTerms } from '@trellis/storage';
 import type { EntityRecord, RelationshipRecord, TrellisStore } from '@trellis/storage';
+import { personalizedPageRank } from './personalized-pagerank';
+
+export const GRAPH_STRATEGIES = ['weighted', 'ppr'] as const;
+/** `weighted`: AutoFlow-style multi-hop walk; `ppr`: personalized PageRank (HippoRAG). */
+export type GraphStrategy = (typeof GRAPH_STRATEGIES)[number];
+export const DEFAULT_GRAPH_STRATEGY: GraphStrategy = 'weighted';
 
 export interface GraphRetrievalOptions {
   /** Hops of the walk after the seed relationships. */
   readonly depth: number;
   /** Relationships kept in the result. */
   readonly maxRelationships: number;
+  /** Defaults to {@link DEFAULT_GRAPH_STRATEGY}. */
+  readonly strategy?: GraphStrategy;
 }
 
 export interface WalkedRelationship {
@@ -31,6 +40,17 @@ const BANDS: ReadonlyArray<{ min: number; factor: number }> = [
 ];
 const HOP_DECAY = 0.7;
 const FRONTIER_PER_HOP = 12;
+/** Entities whose names share words with the question, considered as named by it. */
+const NAME_CANDIDATES = 40;
+/** Share of an entity name's words the question must contain for the entity to count as named. */
+const MIN_NAME_COVERAGE = 0.5;
+const NAMED_SEEDS = 8;
+/** PPR: nearest relationships whose ends seed the walk, with the named entities. */
+const PPR_RELATIONSHIP_SEEDS = 10;
+/** PPR: new entities expanded per hop of the neighbourhood the walk runs on. */
+const PPR_FRONTIER_PER_HOP = 30;
+/** PPR: entities kept as seeds of graph-based chunk retrieval. */
+const PPR_TOP_ENTITIES = 40;
 
 /**
  * The weighted walk (after AutoFlow's `retrieve_with_weight`): the relationships nearest the
@@ -43,6 +63,80 @@ export class GraphRetriever {
   constructor(private readonly store: TrellisStore) {}
 
   async retrieve(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
+    const strategy = options.strategy ?? DEFAULT_GRAPH_STRATEGY;
+    switch (strategy) {
+      case 'weighted':
+        return this.weightedWalk(scope, queryVector, queryText, options);
+      case 'ppr':
+        return this.pageRank(scope, queryVector, queryText, options);
+      default: {
+        const unknown: never = strategy;
+        throw new Error(`unknown graph strategy ${String(unknown)}`);
+      }
+    }
+  }
+
+  /**
+   * Personalized PageRank (after HippoRAG): the entities the question names and the ends of
+   * the relationships nearest to it seed a random walk with restart over their neighbourhood
+   * (`depth` hops). Seeds mentioned everywhere are damped, since they say little about any
+   * one passage. Entities score by their PageRank; relationships by that of their two ends.
+   */
+  private async pageRank(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
+    const [named, nearest] = await Promise.all([
+      this.namedEntities(scope, queryText),
+      this.store.searchRelationshipsByVector(scope, queryVector, PPR_RELATIONSHIP_SEEDS),
+    ]);
+    const seeds = new Map(named);
+    const addSeed = (id: string, weight: number) => seeds.set(id, (seeds.get(id) ?? 0) + weight);
+    for (const { relationship, score } of nearest) {
+      if (relationship.weight < 0) continue;
+      addSeed(relationship.sourceId, 0.5 * Math.max(0, score));
+      addSeed(relationship.targetId, 0.5 * Math.max(0, score));
+    }
+    if (seeds.size === 0) return { entities: [], relationships: [], entityScores: new Map() };
+
+    const hopOf = new Map([...seeds.keys()].map((id) => [id, 0]));
+    const edges = new Map<string, RelationshipRecord>();
+    let frontier = [...seeds.keys()];
+    for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
+      const next: string[] = [];
+      for (const r of await this.store.relationshipsOfEntities(scope, frontier)) {
+        if (r.weight < 0) continue;
+        edges.set(r.id, r);
+        for (const id of [r.sourceId, r.targetId]) {
+          if (hopOf.has(id)) continue;
+          hopOf.set(id, hop);
+          next.push(id);
+        }
+      }
+      frontier = next.slice(0, PPR_FRONTIER_PER_HOP);
+    }
+    const rank = personalizedPageRank(
+      [...edges.values()].map((r) => ({ source: r.sourceId, target: r.targetId, weight: 1 + Math.log1p(Math.max(0, r.weight)) })),
+      seeds,
+    );
+    const best = Math.max(...rank.values(), 0);
+    const entityScores = new Map(
+      [...rank.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, PPR_TOP_ENTITIES)
+        .map(([id, value]) => [id, best > 0 ? value / best : 0]),
+    );
+    const relationships = [...edges.values()]
+      .map((relationship) => ({
+        relationship,
+        score: ((rank.get(relationship.sourceId) ?? 0) + (rank.get(relationship.targetId) ?? 0)) / (2 * (best || 1)),
+        hop: Math.min(hopOf.get(relationship.sourceId) ?? 0, hopOf.get(relationship.targetId) ?? 0),
+      }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, options.maxRelationships);
+    const entities = await this.store.getEntities(scope, [...entityScores.keys()]);
+    entities.sort((a, b) => (entityScores.get(b.id) ?? 0) - (entityScores.get(a.id) ?? 0));
+    return { entities, relationships, entityScores };
+  }
+
+  private async weightedWalk(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const seeds = await this.store.searchRelationshipsByVector(scope, queryVector, Math.max(options.maxRelationships, 10));
     const selected = new Map<string, WalkedRelationship>();
     for (const { relationship, score } of seeds) {
@@ -50,9 +144,7 @@ export class GraphRetriever {
       selected.set(relationship.id, { relationship, score: this.score(score, relationship, 0), hop: 0 });
     }
     // Entities the question names are seeds too, even when no relationship text is close.
-    const named = await this.store.searchEntitiesByName(scope, queryText, 5);
-    const entityScores = new Map<string, number>();
-    for (const e of named) entityScores.set(e.id, 1);
+    const entityScores = await this.namedEntities(scope, queryText);
 
     let frontier = this.frontier(selected, entityScores);
     for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
@@ -76,6 +168,26 @@ export class GraphRetriever {
     const entities = await this.store.getEntities(scope, [...entityScores.keys()]);
     entities.sort((a, b) => (entityScores.get(b.id) ?? 0) - (entityScores.get(a.id) ?? 0));
     return { entities, relationships, entityScores };
+  }
+
+  /**
+   * Entities the question names: candidates sharing words with it, kept when the question
+   * covers most of the entity's name, weighted by that coverage and damped for entities
+   * mentioned everywhere (a hub says little about any one passage). Best = 1.
+   */
+  private async namedEntities(scope: KbScope, queryText: string): Promise<Map<string, number>> {
+    const terms = new Set(fullTextTerms(queryText));
+    const weighted: Array<[string, number]> = [];
+    for (const e of await this.store.searchEntitiesByName(scope, queryText, NAME_CANDIDATES)) {
+      const words = fullTextTerms(e.name);
+      if (words.length === 0) continue;
+      const coverage = words.filter((w) => terms.has(w)).length / words.length;
+      if (coverage < MIN_NAME_COVERAGE) continue;
+      weighted.push([e.id, coverage ** 2 / Math.log2(2 + e.mentionCount)]);
+    }
+    weighted.sort((a, b) => b[1] - a[1]);
+    const best = weighted[0]?.[1] ?? 1;
+    return new Map(weighted.slice(0, NAMED_SEEDS).map(([id, w]) => [id, w / best]));
   }
 
   private score(similarity: number, relationship: RelationshipRecord, hop: number): number {

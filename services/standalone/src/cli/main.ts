@@ -5,6 +5,7 @@ import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
 import { ingestCommand } from './ingest-command';
+import { evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, statusName, table } from './output';
 
 const out = process.stdout;
@@ -128,6 +129,21 @@ program
         out.write(`${i + 1}. ${c.sourceUri} (chunk ${c.ordinal}) score ${c.score.toFixed(4)} [${signals}]\n   ${c.text.replace(/\s+/g, ' ').slice(0, 200)}\n`);
       });
     }),
+  );
+
+program
+  .command('eval <corpus> <questions>')
+  .description('measure retrieval quality on a gold set: Recall@k, MRR and latency per mode (JSONL files, see docs/benchmarks.md)')
+  .option('--mode <modes>', 'comma-separated retrieval modes', stringList(['vector', 'fulltext', 'graph', 'hybrid']), ['vector', 'fulltext', 'graph', 'hybrid'])
+  .option('--k <ks>', 'comma-separated cut-offs for Recall@k', integerList(1, 1000), [2, 5, 10])
+  .option('--strategy <strategies>', 'comma-separated graph strategies for graph and hybrid modes (weighted, ppr; default: the server default)', stringList(['weighted', 'ppr']), [''])
+  .option('--kb <name>', 'an already indexed knowledge base holding the corpus (default: ingest into a fresh one)')
+  .option('--json <file>', 'write the summary and per-question results as JSON')
+  .option('--timeout <seconds>', 'how long to wait for indexing', integer(1, 86_400), 3600)
+  .action(
+    run((client, corpus: string, questions: string, opts: { mode: string[]; k: number[]; strategy: string[]; kb?: string; json?: string; timeout: number }) =>
+      evalCommand(client, corpus, questions, { modes: opts.mode, ks: opts.k, strategies: opts.strategy, kb: opts.kb, json: opts.json, timeoutSeconds: opts.timeout }, out),
+    ),
   );
 
 program
