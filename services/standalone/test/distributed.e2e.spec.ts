@@ -19,7 +19,7 @@ function graphShape(graph: v1.Subgraph) {
 const QUESTIONS = ['Who discovered piezoelectricity?', 'Which element was named after Poland?', 'Who directed the Radium Institute?'];
 
 describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed end to end: six processes on Kafka and the SQL store', () => {
-  const deployment = new DistributedDeployment({ kafkaBrokers: kafkaBrokers!, mysqlUrl: mysqlUrl!, runId: randomBytes(4).toString('hex') });
+  let deployment: DistributedDeployment;
   let client: TrellisClient;
   let standalone: { graph: v1.Subgraph; answers: v1.Answer[] };
 
@@ -40,6 +40,7 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed end to end: six process
       await reference.dispose();
     }
 
+    deployment = new DistributedDeployment({ kafkaBrokers: kafkaBrokers!, mysqlUrl: mysqlUrl!, runId: randomBytes(4).toString('hex') });
     deployment.prepare();
     await deployment.startAll();
     client = new TrellisClient({ address: '127.0.0.1:1', addresses: deployment.addresses() });
@@ -47,7 +48,7 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed end to end: six process
 
   afterAll(async () => {
     client?.close();
-    await deployment.stopAll();
+    await deployment?.stopAll();
   });
 
   it('ingests examples/ over gRPC into the same graph as standalone', async () => {
