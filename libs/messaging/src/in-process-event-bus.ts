@@ -25,6 +25,8 @@ export interface InProcessBusOptions {
   readonly partitions?: number;
   readonly retry?: Partial<RetryPolicy>;
   readonly logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** W3C traceparent of the caller's active span, added to published events that carry none (as on Kafka). */
+  readonly traceparent?: () => string | undefined;
 }
 
 /**
@@ -49,7 +51,8 @@ export class InProcessEventBus implements EventBus {
   }
 
   async publish<T extends TopicName>(topic: T, key: string, payload: TopicPayload<T>, headers: Record<string, string> = {}): Promise<void> {
-    this.enqueueBytes(topic, key, encodePayload(topic, payload), headers);
+    const traceparent = headers.traceparent === undefined ? this.options.traceparent?.() : undefined;
+    this.enqueueBytes(topic, key, encodePayload(topic, payload), traceparent ? { ...headers, traceparent } : headers);
   }
 
   /** Enqueues an already-encoded payload; also how malformed payloads reach consumers in tests. */

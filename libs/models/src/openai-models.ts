@@ -1,4 +1,6 @@
 import OpenAI from 'openai';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { ChatMessage, ChatModel, CompletionOptions } from './chat-model';
 import type { EmbeddingProvider } from './embedding-provider';
@@ -21,8 +23,28 @@ export function createOpenAiClient(settings: OpenAiClientSettings): OpenAI {
   });
 }
 
+/** What one provider call cost and how it went; never the text that was sent. */
+export interface ModelCallRecord {
+  readonly operation: 'chat' | 'chat_stream' | 'embeddings';
+  /** The provider's model name, e.g. `gpt-4o-mini`. */
+  readonly model: string;
+  readonly durationSeconds: number;
+  readonly outcome: 'ok' | 'error';
+  /** Token usage as the provider reported it; absent when it reported none. */
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  /** Texts in an embedding request. */
+  readonly batchSize?: number;
+}
+
+/** Receives every provider call, for metrics. Set once at boot with `observe`. */
+export interface ModelCallObserver {
+  record(call: ModelCallRecord): void;
+}
+
 export class OpenAiEmbedder implements EmbeddingProvider {
   readonly model: string;
+  private observer: ModelCallObserver | undefined;
 
   constructor(
     private readonly client: OpenAI,
@@ -33,12 +55,18 @@ export class OpenAiEmbedder implements EmbeddingProvider {
     this.model = `openai:${modelName}`;
   }
 
+  /** Reports each embedding request (one batch) to the observer. */
+  observe(observer: ModelCallObserver): void {
+    this.observer = observer;
+  }
+
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += this.batchSize) {
       const batch = texts.slice(i, i + this.batchSize).map((t) => (t.trim() === '' ? ' ' : t));
-      const response = await callProvider(() =>
+      const response = await traced({ operation: 'embeddings', model: this.modelName, batchSize: batch.length }, this.observer, () =>
         this.client.embeddings.create({ model: this.modelName, input: batch, encoding_format: 'float' }),
+        (r) => ({ inputTokens: r.usage?.prompt_tokens }),
       );
       const sorted = [...response.data].sort((a, b) => a.index - b.index);
       for (const item of sorted) {
@@ -56,13 +84,20 @@ export class OpenAiEmbedder implements EmbeddingProvider {
 }
 
 export class OpenAiChatModel implements ChatModel {
+  private observer: ModelCallObserver | undefined;
+
   constructor(
     private readonly client: OpenAI,
     readonly model: string,
   ) {}
 
+  /** Reports each completion (model, latency, reported tokens, outcome) to the observer. */
+  observe(observer: ModelCallObserver): void {
+    this.observer = observer;
+  }
+
   async complete(messages: readonly ChatMessage[], options: CompletionOptions = {}): Promise<string> {
-    const response = await callProvider(() =>
+    const response = await traced({ operation: 'chat', model: this.model }, this.observer, () =>
       this.client.chat.completions.create(
         {
           model: this.model,
@@ -75,21 +110,82 @@ export class OpenAiChatModel implements ChatModel {
         },
         { signal: options.signal },
       ),
+      (r) => ({ inputTokens: r.usage?.prompt_tokens, outputTokens: r.usage?.completion_tokens }),
     );
     return response.choices[0]?.message?.content ?? '';
   }
 
   async *stream(messages: readonly ChatMessage[], options: CompletionOptions = {}): AsyncIterable<string> {
-    const stream = await callProvider(() =>
-      this.client.chat.completions.create(
-        { model: this.model, messages: [...messages], temperature: options.temperature ?? 0.2, max_tokens: options.maxTokens, stream: true },
-        { signal: options.signal },
-      ),
-    );
-    for await (const part of stream) {
-      const delta = part.choices[0]?.delta?.content;
-      if (delta) yield delta;
+    const call = startCall({ operation: 'chat_stream', model: this.model });
+    let usage: OpenAI.CompletionUsage | undefined;
+    let failure: unknown;
+    try {
+      const stream = await callProvider(() =>
+        this.client.chat.completions.create(
+          { model: this.model, messages: [...messages], temperature: options.temperature ?? 0.2, max_tokens: options.maxTokens, stream: true },
+          { signal: options.signal },
+        ),
+      );
+      for await (const part of stream) {
+        // Servers that report usage on streams send it with the last part.
+        if (part.usage) usage = part.usage;
+        const delta = part.choices[0]?.delta?.content;
+        if (delta) yield delta;
+      }
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      // Also when the caller stops reading early: the span must end either way.
+      if (failure === undefined) call.finish(this.observer, 'ok', { inputTokens: usage?.prompt_tokens, outputTokens: usage?.completion_tokens });
+      else call.finish(this.observer, 'error', {}, failure);
     }
+  }
+}
+
+type CallFacts = Pick<ModelCallRecord, 'operation' | 'model' | 'batchSize'>;
+type Usage = Pick<ModelCallRecord, 'inputTokens' | 'outputTokens'>;
+
+/**
+ * A client span (GenAI semantic conventions: operation, model, token counts; no prompt or
+ * text) and a clock around one provider call.
+ */
+function startCall(facts: CallFacts): { finish(observer: ModelCallObserver | undefined, outcome: 'ok' | 'error', usage: Usage, error?: unknown): void } {
+  const started = performance.now();
+  const span: Span = trace.getTracer('trellis').startSpan(`${facts.operation === 'embeddings' ? 'embeddings' : 'chat'} ${facts.model}`, {
+    kind: SpanKind.CLIENT,
+    attributes: {
+      'gen_ai.system': 'openai',
+      'gen_ai.operation.name': facts.operation === 'embeddings' ? 'embeddings' : 'chat',
+      'gen_ai.request.model': facts.model,
+      ...(facts.batchSize !== undefined ? { 'trellis.embedding.batch_size': facts.batchSize } : {}),
+    },
+  });
+  return {
+    finish(observer, outcome, usage, error) {
+      if (usage.inputTokens !== undefined) span.setAttribute('gen_ai.usage.input_tokens', usage.inputTokens);
+      if (usage.outputTokens !== undefined) span.setAttribute('gen_ai.usage.output_tokens', usage.outputTokens);
+      if (error !== undefined) {
+        const message = error instanceof Error ? error.message : String(error);
+        span.recordException({ name: error instanceof Error ? error.name : 'Error', message });
+        span.setStatus({ code: SpanStatusCode.ERROR, message });
+      }
+      span.end();
+      observer?.record({ ...facts, ...usage, outcome, durationSeconds: (performance.now() - started) / 1000 });
+    },
+  };
+}
+
+/** One provider call with its span and observation. */
+async function traced<T>(facts: CallFacts, observer: ModelCallObserver | undefined, call: () => Promise<T>, usageOf: (result: T) => Usage): Promise<T> {
+  const handle = startCall(facts);
+  try {
+    const result = await callProvider(call);
+    handle.finish(observer, 'ok', usageOf(result));
+    return result;
+  } catch (error) {
+    handle.finish(observer, 'error', {}, error);
+    throw error;
   }
 }
 

@@ -1,3 +1,6 @@
 export * from './logger';
 export * from './metrics';
 export * from './http-probes';
+export * from './llm-prices';
+export * from './telemetry-settings';
+export * from './tracing';

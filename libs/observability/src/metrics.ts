@@ -1,24 +1,47 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** One row of the document backlog: how many documents of a knowledge base are in a status. */
+export interface DocumentStatusCount {
+  readonly tenant: string;
+  readonly knowledgeBase: string;
+  readonly status: string;
+  readonly count: number;
+}
+
+/** Knowledge bases beyond this many share the label value `other`, keeping series bounded. */
+export const MAX_KNOWLEDGE_BASE_SERIES = 50;
+
+/** A scrape must not hang on a dead dependency: readiness counts as failed after this. */
+const READINESS_TIMEOUT_MS = 2_000;
 
 /**
  * The process's Prometheus metrics. Label values are bounded sets (method names, status
- * codes, topics, outcomes): never document or chunk ids.
+ * codes, topics, outcomes, model names, capped knowledge-base names): never document or
+ * chunk ids.
  */
 export class TrellisMetrics {
   readonly registry = new Registry();
 
   readonly grpcRequests = new Counter({
     name: 'trellis_grpc_requests_total',
-    help: 'gRPC requests handled, by method and status code.',
+    help: 'gRPC requests handled, by method and status code name (OK, INVALID_ARGUMENT, ...).',
     labelNames: ['service', 'method', 'code'] as const,
     registers: [this.registry],
   });
 
   readonly grpcDuration = new Histogram({
     name: 'trellis_grpc_request_duration_seconds',
-    help: 'gRPC request latency, by method.',
-    labelNames: ['service', 'method'] as const,
+    help: 'gRPC request latency (streams: until the last message), by method and status code name.',
+    labelNames: ['service', 'method', 'code'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly retrievalDuration = new Histogram({
+    name: 'trellis_retrieval_duration_seconds',
+    help: 'Retrieval latency measured at the gRPC edge, by method and requested mode.',
+    labelNames: ['method', 'mode'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
 
@@ -39,15 +62,113 @@ export class TrellisMetrics {
 
   readonly documentsIngested = new Counter({
     name: 'trellis_documents_ingested_total',
-    help: 'Documents accepted for indexing, by outcome (new_version, unchanged, rejected).',
+    help: 'Documents offered for indexing over gRPC, by outcome (new_version, unchanged, rejected).',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
+  });
+
+  readonly llmRequests = new Counter({
+    name: 'trellis_llm_requests_total',
+    help: 'Model provider calls, by model, operation (chat, chat_stream, embeddings) and outcome (ok, error).',
+    labelNames: ['model', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly llmTokens = new Counter({
+    name: 'trellis_llm_tokens_total',
+    help: 'Tokens the model provider reported, by model and direction (input, output).',
+    labelNames: ['model', 'direction'] as const,
+    registers: [this.registry],
+  });
+
+  readonly llmCost = new Counter({
+    name: 'trellis_llm_estimated_cost_dollars_total',
+    help: 'Estimated provider cost in US dollars from reported tokens and the price table (TRELLIS_LLM_PRICES), by model.',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  readonly llmDuration = new Histogram({
+    name: 'trellis_llm_request_duration_seconds',
+    help: 'Model provider call latency (streams: until the last token), by model and operation.',
+    labelNames: ['model', 'operation'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  readonly embeddingBatchDuration = new Histogram({
+    name: 'trellis_embedding_batch_duration_seconds',
+    help: 'Latency of one embedding request (one batch of texts), by model.',
+    labelNames: ['model'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly embeddingTexts = new Counter({
+    name: 'trellis_embedding_texts_total',
+    help: 'Texts sent to the embedding provider, by model.',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  private documentSource: (() => Promise<readonly DocumentStatusCount[]>) | undefined;
+
+  /**
+   * Documents whose indexing has not finished, read from the store on every scrape. Only
+   * the process that owns the documents API registers a source, so series are not repeated.
+   */
+  readonly documentsIndexing = new Gauge({
+    name: 'trellis_documents_indexing',
+    help: 'Documents whose indexing has not finished, by tenant, knowledge base and status (read from the store at scrape time).',
+    labelNames: ['tenant', 'knowledge_base', 'status'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      if (this.documentSource === undefined) return;
+      const rows = await this.documentSource();
+      this.documentsIndexing.reset();
+      for (const row of capKnowledgeBases(rows)) {
+        this.documentsIndexing.inc({ tenant: row.tenant, knowledge_base: row.knowledgeBase, status: row.status }, row.count);
+      }
+    },
+  });
+
+  private readinessCheck: (() => Promise<void>) | undefined;
+
+  /** The readiness probe's answer at scrape time, so alerts need no kube-state-metrics. */
+  readonly ready = new Gauge({
+    name: 'trellis_ready',
+    help: '1 when the process answers /readyz (its store and broker respond), 0 otherwise; checked at scrape time.',
+    registers: [this.registry],
+    collect: async () => {
+      if (this.readinessCheck === undefined) return;
+      const check = this.readinessCheck;
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('readiness check timed out')), READINESS_TIMEOUT_MS).unref());
+      this.ready.set(await Promise.race([check(), timeout]).then(() => 1, () => 0));
+    },
   });
 
   constructor(serviceName: string) {
     this.registry.setDefaultLabels({ service: serviceName });
     collectDefaultMetrics({ register: this.registry, prefix: 'trellis_' });
   }
+
+  /** Sets the check behind `trellis_ready` (the same as /readyz). */
+  trackReadiness(check: () => Promise<void>): void {
+    this.readinessCheck = check;
+  }
+
+  /** Sets where `trellis_documents_indexing` reads its values from. */
+  trackDocuments(source: () => Promise<readonly DocumentStatusCount[]>): void {
+    this.documentSource = source;
+  }
+}
+
+/** Keeps the largest knowledge bases as they are and folds the rest into `other`. */
+function capKnowledgeBases(rows: readonly DocumentStatusCount[]): DocumentStatusCount[] {
+  const totals = new Map<string, number>();
+  for (const r of rows) totals.set(`${r.tenant}\u0000${r.knowledgeBase}`, (totals.get(`${r.tenant}\u0000${r.knowledgeBase}`) ?? 0) + r.count);
+  const kept = new Set([...totals.entries()].sort((a, b) => b[1] - a[1]).slice(0, MAX_KNOWLEDGE_BASE_SERIES).map(([k]) => k));
+  return rows.map((r) => (kept.has(`${r.tenant}\u0000${r.knowledgeBase}`) ? r : { ...r, tenant: 'other', knowledgeBase: 'other' }));
 }
 
 export const METRICS = Symbol.for('trellis.metrics');

@@ -2,14 +2,17 @@ import type { FactoryProvider } from '@nestjs/common';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
 import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
-import { LOGGER, METRICS } from '@trellis/observability';
+import { SpanKind, context as otelContext, trace } from '@opentelemetry/api';
+import { LOGGER, METRICS, contextFromCarrier, failSpan, trellisTracer } from '@trellis/observability';
 import type { Logger, TrellisMetrics } from '@trellis/observability';
 import { STORE_AVAILABILITY } from './store-availability';
 import type { StoreAvailability } from './store-availability';
 
 /**
- * Subscribes a domain handler to a topic with metrics and logs around it. Consumers in
- * every service use this, so all event handling is measured the same way.
+ * Subscribes a domain handler to a topic with metrics, logs and a consumer span around it.
+ * The span continues the `traceparent` the publisher put in the event's headers and is
+ * active while the handler runs, so what the handler publishes continues the same trace.
+ * Consumers in every service use this, so all event handling is measured the same way.
  */
 export async function consumeTopic<T extends TopicName>(
   deps: { bus: EventBus; metrics: TrellisMetrics; logger: Logger; availability: StoreAvailability },
@@ -28,27 +31,61 @@ export async function consumeTopic<T extends TopicName>(
       },
     },
     async (event) => {
+      const facts = eventContextOf(event.payload);
+      // The header is the carrier; the payload's own traceparent field is the fallback for
+      // events published by something that only filled the payload.
+      const parent = contextFromCarrier(event.headers.traceparent || !facts.traceparent ? event.headers : { ...event.headers, traceparent: facts.traceparent });
+      const span = trellisTracer().startSpan(
+        `${topic} process`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            'messaging.operation.type': 'process',
+            'messaging.destination.name': topic,
+            'messaging.consumer.group.name': group,
+            'trellis.event.attempt': event.attempt,
+            ...(facts.tenantId ? { 'trellis.tenant': facts.tenantId } : {}),
+          },
+        },
+        parent,
+      );
       const stop = deps.metrics.eventDuration.startTimer({ topic });
       try {
-        for (;;) {
-          try {
-            await handle(event.payload);
-            break;
-          } catch (error) {
-            if (!(await deps.availability.isDown())) throw error;
-            await deps.availability.waitUntilUp({ topic, group, key: event.key });
-          }
-        }
+        await otelContext.with(trace.setSpan(parent, span), () => handleWhileStoreIsUp(event.payload, event.key));
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'ok' });
       } catch (error) {
+        failSpan(span, error);
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'error' });
-        deps.logger.warn({ topic, group, attempt: event.attempt, err: (error as Error).message }, 'event handling failed');
+        deps.logger.warn({ topic, group, tenant: facts.tenantId, attempt: event.attempt, err: (error as Error).message }, 'event handling failed');
         throw error;
       } finally {
+        span.end();
         stop();
       }
     },
   );
+
+  /** Handles one event; while the store is down, waits for it instead of failing the event. */
+  async function handleWhileStoreIsUp(payload: TopicPayload<T>, key: string): Promise<void> {
+    for (;;) {
+      try {
+        await handle(payload);
+        return;
+      } catch (error) {
+        if (!(await deps.availability.isDown())) throw error;
+        await deps.availability.waitUntilUp({ topic, group, key });
+      }
+    }
+  }
+}
+
+/** The tenant and trace context every indexing event carries in its `context` field. */
+function eventContextOf(payload: unknown): { tenantId?: string; traceparent?: string } {
+  const context = (payload as { context?: { tenantId?: unknown; traceparent?: unknown } } | undefined)?.context;
+  return {
+    tenantId: typeof context?.tenantId === 'string' && context.tenantId !== '' ? context.tenantId : undefined,
+    traceparent: typeof context?.traceparent === 'string' && context.traceparent !== '' ? context.traceparent : undefined,
+  };
 }
 
 export interface TopicConsumerSpec<T extends TopicName, S> {

@@ -7,4 +7,8 @@ export * from './tenant-resolver';
 export * from './event-consumer';
 export * from './trellis-process';
 export * from './store-availability';
+export * from './grpc-telemetry.interceptor';
+export * from './model-telemetry';
+export * from './document-backlog';
 export * from './free-port';
+export * from './traced-event-bus';

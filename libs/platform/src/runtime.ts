@@ -4,11 +4,13 @@ import { InProcessEventBus, KafkaEventBus } from '@trellis/messaging';
 import type { EventBus, KafkaBusConfig } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { TrellisMetrics, createLogger } from '@trellis/observability';
-import type { Logger } from '@trellis/observability';
+import { TrellisMetrics, createLogger, currentTraceparent } from '@trellis/observability';
+import type { Logger, TelemetrySettings } from '@trellis/observability';
 import { MysqlStore, SqliteStore } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
+import { ModelMetricsObserver, observeModels } from './model-telemetry';
 import { StoreAvailability } from './store-availability';
+import { TracedEventBus } from './traced-event-bus';
 
 /** The infrastructure one process runs on: chosen by configuration, built once at boot. */
 export interface Runtime {
@@ -19,21 +21,25 @@ export interface Runtime {
   readonly bus: EventBus;
   readonly models: Models;
   readonly availability: StoreAvailability;
+  readonly telemetry: TelemetrySettings;
 }
 
 /**
  * Standalone: SQLite in the data directory and the in-process bus. Distributed: TiDB (or
  * another MySQL-protocol server) and Kafka. Everything above this line is the same code.
  */
-export async function createRuntime(config: TrellisConfig): Promise<Runtime> {
+export async function createRuntime(config: TrellisConfig, telemetry: TelemetrySettings): Promise<Runtime> {
   const logger = createLogger(config.serviceName, config.logLevel);
-  const base = { config, logger, metrics: new TrellisMetrics(config.serviceName), models: createModels(config) };
+  const metrics = new TrellisMetrics(config.serviceName);
+  const models = createModels(config);
+  observeModels(models, new ModelMetricsObserver(metrics, telemetry.llmPrices));
+  const base = { config, logger, metrics, models, telemetry };
   if (config.mode === 'standalone') {
     const store = new SqliteStore(join(config.dataDir, 'trellis.db'));
-    return { ...base, store, bus: new InProcessEventBus({ logger }), availability: new StoreAvailability(store, logger) };
+    return { ...base, store, bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })), availability: new StoreAvailability(store, logger) };
   }
   const store = await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
-  return { ...base, store, bus: new KafkaEventBus(kafkaBusConfig(config, logger)), availability: new StoreAvailability(store, logger) };
+  return { ...base, store, bus: new TracedEventBus(new KafkaEventBus(kafkaBusConfig(config, logger))), availability: new StoreAvailability(store, logger) };
 }
 
 /** The Kafka settings of a process, shared by the bus and the `trellis topics` / `dlq` commands. */
@@ -47,5 +53,6 @@ export function kafkaBusConfig(config: TrellisConfig, logger: Logger): KafkaBusC
     partitionsConsumedConcurrently: config.kafka.concurrency,
     consumer: { sessionTimeoutMs: config.kafka.sessionTimeoutMs, heartbeatIntervalMs: Math.min(3_000, Math.floor(config.kafka.sessionTimeoutMs / 3)) },
     logger,
+    traceparent: currentTraceparent,
   };
 }

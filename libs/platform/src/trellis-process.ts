@@ -3,8 +3,11 @@ import { Module } from '@nestjs/common';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
-import { startProbeServer } from '@trellis/observability';
+import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
+import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
+import { documentBacklog } from './document-backlog';
 import { GrpcExceptionFilter } from './grpc-exception.filter';
+import { GrpcTelemetryInterceptor } from './grpc-telemetry.interceptor';
 import { createHealth, grpcServerOptions } from './grpc-server';
 import type { TrellisGrpcService } from './grpc-server';
 import { PlatformModule } from './platform.module';
@@ -19,6 +22,8 @@ export interface ProcessSpec {
   readonly grpcServices: readonly TrellisGrpcService[];
   /** Runs once the bus delivers events, before the process reports ready. */
   readonly afterStart?: (app: INestApplicationContext, runtime: Runtime) => Promise<void>;
+  /** Tracing and metrics settings; read from the environment (`OTEL_*`, `TRELLIS_TRACE_CONTENT`, `TRELLIS_LLM_PRICES`) when omitted. */
+  readonly telemetry?: TelemetrySettings;
 }
 
 export interface RunningProcess {
@@ -36,7 +41,16 @@ export interface RunningProcess {
  */
 export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningProcess> {
   const { config } = spec;
-  const runtime = await createRuntime(config);
+  const telemetry = spec.telemetry ?? loadTelemetrySettings(process.env);
+  const tracing: TracingHandle = telemetry.tracingEnabled
+    ? startTracing({ serviceName: telemetry.serviceName ?? config.serviceName })
+    : { started: false, shutdown: async () => undefined };
+  const runtime = await createRuntime(config, telemetry).catch(async (error: unknown) => {
+    await tracing.shutdown();
+    throw error;
+  });
+  // One process owns the documents API, so only it reports the document backlog.
+  if (spec.grpcServices.includes('knowledge_base')) runtime.metrics.trackDocuments(documentBacklog(runtime.store));
   const health = createHealth();
   @Module({})
   class RootModule {}
@@ -46,20 +60,18 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     if (spec.grpcServices.length > 0) {
       const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
       micro.useGlobalFilters(new GrpcExceptionFilter(runtime.logger));
+      micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent));
       await micro.listen();
       app = micro;
     } else {
       app = await NestFactory.createApplicationContext(root, { logger: ['error', 'warn'] });
     }
-    const probes = await startProbeServer({
-      host: config.httpHost,
-      port: config.httpPort,
-      registry: runtime.metrics.registry,
-      readiness: async () => {
-        await runtime.store.ping();
-        await runtime.bus.ping();
-      },
-    });
+    const readiness = async () => {
+      await runtime.store.ping();
+      await runtime.bus.ping();
+    };
+    runtime.metrics.trackReadiness(readiness);
+    const probes = await startProbeServer({ host: config.httpHost, port: config.httpPort, registry: runtime.metrics.registry, readiness });
     await runtime.bus.start();
     await spec.afterStart?.(app, runtime);
     health.setStatus('', 'SERVING');
@@ -77,12 +89,14 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
         await nest.close();
         await new Promise<void>((resolve) => probes.server.close(() => resolve()));
         await runtime.store.close();
+        await tracing.shutdown();
       },
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await runtime.bus.stop().catch(() => undefined);
     await runtime.store.close().catch(() => undefined);
+    await tracing.shutdown().catch(() => undefined);
     throw error;
   }
 }
