@@ -27,6 +27,13 @@ describe('loadConfig', () => {
     }
   });
 
+  it('configures a reranker and rejects an http one without a URL', () => {
+    expect(loadConfig({}, 't').reranker.kind).toBe('none');
+    expect(loadConfig({ TRELLIS_RERANKER: 'http', TRELLIS_RERANKER_URL: 'http://tei:8080' }, 't').reranker).toMatchObject({ kind: 'http', url: 'http://tei:8080' });
+    expect(() => loadConfig({ TRELLIS_RERANKER: 'http' }, 't')).toThrow(/TRELLIS_RERANKER_URL/);
+    expect(() => loadConfig({ TRELLIS_RERANKER: 'magic' }, 't')).toThrow(/none, local or http/);
+  });
+
   it('maps API keys to tenants', () => {
     expect([...loadConfig({ TRELLIS_API_KEYS: 'k1=acme, k2=globex' }, 't').apiKeys]).toEqual([
       ['k1', 'acme'],

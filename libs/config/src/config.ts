@@ -62,6 +62,12 @@ export interface TrellisConfig {
   readonly internalToken?: string;
   /** TRELLIS_RETRIEVAL_ADDRESS: host:port of the retrieval service, for chat in distributed mode. */
   readonly retrievalAddress: string;
+  /**
+   * TRELLIS_RERANKER: `none` (default), `local` (lexical overlap, no model) or `http` (a
+   * `/rerank` endpoint as served by Cohere, Jina, TEI or vLLM at TRELLIS_RERANKER_URL, with
+   * TRELLIS_RERANKER_MODEL and TRELLIS_RERANKER_API_KEY). Applied to oversampled candidates.
+   */
+  readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
 }
 
 export class ConfigError extends Error {
@@ -129,6 +135,13 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     else apiKeys.set(key, tenant);
   }
 
+  const rerankerKind = text('TRELLIS_RERANKER') ?? 'none';
+  if (!['none', 'local', 'http'].includes(rerankerKind)) problems.push('TRELLIS_RERANKER must be none, local or http');
+  const rerankerUrl = text('TRELLIS_RERANKER_URL');
+  if (rerankerKind === 'http' && (rerankerUrl === undefined || !/^https?:\/\//.test(rerankerUrl))) {
+    problems.push('TRELLIS_RERANKER_URL must be an http(s) URL when TRELLIS_RERANKER=http');
+  }
+
   const config: TrellisConfig = {
     mode,
     serviceName,
@@ -153,6 +166,12 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     apiKeys,
     internalToken: text('TRELLIS_INTERNAL_TOKEN'),
     retrievalAddress: text('TRELLIS_RETRIEVAL_ADDRESS') ?? '127.0.0.1:50051',
+    reranker: {
+      kind: rerankerKind as 'none' | 'local' | 'http',
+      url: rerankerUrl,
+      model: text('TRELLIS_RERANKER_MODEL') ?? 'rerank-v3.5',
+      apiKey: text('TRELLIS_RERANKER_API_KEY'),
+    },
     openai: {
       enabled: baseUrl !== undefined || apiKey !== undefined,
       baseUrl,

@@ -66,6 +66,7 @@ export class FakeOpenAiServer {
     this.requests.push({ path, body });
     if (path.endsWith('/embeddings')) return this.embeddings(res, body);
     if (path.endsWith('/chat/completions')) return this.chat(res, body);
+    if (path.endsWith('/rerank')) return this.rerank(res, body);
     this.json(res, 404, { error: { message: `no route ${path}` } });
   }
 
@@ -74,6 +75,14 @@ export class FakeOpenAiServer {
     const data = input.map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text, this.embeddingDimensions) }));
     const tokens = input.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
     this.json(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+  }
+
+  /** Cohere-style `/rerank`: scores each document by how often it contains the query's last word. */
+  private rerank(res: ServerResponse, body: Record<string, unknown>): void {
+    const documents = Array.isArray(body.documents) ? (body.documents as string[]) : [];
+    const word = String(body.query ?? '').toLowerCase().match(/[a-z0-9]+/g)?.pop() ?? '';
+    const results = documents.map((text, index) => ({ index, relevance_score: word === '' ? 0 : text.toLowerCase().split(word).length - 1 }));
+    this.json(res, 200, { results: results.sort((a, b) => b.relevance_score - a.relevance_score) });
   }
 
   private async chat(res: ServerResponse, body: Record<string, unknown>): Promise<void> {

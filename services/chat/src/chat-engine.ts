@@ -44,6 +44,7 @@ export class ChatEngine {
       topK: request.topK || DEFAULT_SOURCES,
       mode: 'hybrid',
       documentIds: [],
+      additionalKnowledgeBases: [],
     });
     yield stage('generation', `${chunks.length} sources`);
 

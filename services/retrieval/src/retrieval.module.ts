@@ -9,7 +9,7 @@ import { RetrievalService } from './retrieval.service';
 @Module({
   controllers: [RetrievalController],
   providers: [
-    { provide: RetrievalService, useFactory: (store: TrellisStore, models: Models) => new RetrievalService(store, models.embedder, { llm: models.llm }), inject: [STORE, MODELS] },
+    { provide: RetrievalService, useFactory: (store: TrellisStore, models: Models) => new RetrievalService(store, models.embedder, { llm: models.llm, reranker: models.reranker ?? undefined }), inject: [STORE, MODELS] },
   ],
   exports: [RetrievalService],
 })

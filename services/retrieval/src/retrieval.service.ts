@@ -19,6 +19,7 @@ export interface RetrievalServiceOptions {
 
 export const MAX_QUERY_CHARS = 8000;
 export const MAX_TOP_K = 1000;
+export const MAX_KNOWLEDGE_BASES = 10;
 const DEFAULT_TOP_K = 5;
 const DEFAULT_DEPTH = 2;
 /**
@@ -55,30 +56,42 @@ export class RetrievalService {
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
     const strategy = validateStrategy(request.strategy);
-    const scope = kbScope(await requireKnowledgeBase(this.store, tenant, request.knowledgeBase));
     const expansion = request.expansion.trim();
     if (expansion.length > MAX_QUERY_CHARS) throw TrellisError.invalid(`expansion is longer than ${MAX_QUERY_CHARS} characters`);
-    const documentIds = await this.allowedDocuments(scope, request.documentIds, request.filter);
-    if (documentIds?.length === 0) return { chunks: [] };
+    const names = [...new Set([request.knowledgeBase, ...request.additionalKnowledgeBases])];
+    if (names.length > MAX_KNOWLEDGE_BASES) throw TrellisError.invalid(`at most ${MAX_KNOWLEDGE_BASES} knowledge bases per request`);
+    const scopes = [...new Map((await Promise.all(names.map((name) => requireKnowledgeBase(this.store, tenant, name)))).map((kb) => [kb.id, kbScope(kb)])).values()];
     const subQuestions = request.decompose && this.decomposer ? await this.decomposer.decompose(query) : [];
     const questions = [query, ...subQuestions];
     const [expansionVector, ...vectors] = await this.embedder.embed(expansion === '' ? questions : [expansion, ...questions]).then((v) => (expansion === '' ? [undefined, ...v] : v));
-    const rankings = await Promise.all(
-      questions.map((question, i) =>
-        this.chunks.retrieve(mode, {
-          scope,
-          queryVector: vectors[i]!,
-          queryText: question,
-          k,
-          filter: { documentIds: documentIds ?? [] },
-          graph: lazy(() => this.graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy })),
-          // The expansion rephrases the whole question, not a part of it.
-          expansion: i === 0 && expansionVector ? { text: expansion, vector: expansionVector } : undefined,
-        }),
-      ),
+    const rankedPerKb = await Promise.all(
+      scopes.map(async (scope) => {
+        const documentIds = await this.allowedDocuments(scope, request.documentIds, request.filter);
+        if (documentIds?.length === 0) return [];
+        const rankings = await Promise.all(
+          questions.map((question, i) =>
+            this.chunks.retrieve(mode, {
+              scope,
+              queryVector: vectors[i]!,
+              queryText: question,
+              k,
+              filter: { documentIds: documentIds ?? [] },
+              graph: lazy(() => this.graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy })),
+              // The expansion rephrases the whole question, not a part of it.
+              expansion: i === 0 && expansionVector ? { text: expansion, vector: expansionVector } : undefined,
+            }),
+          ),
+        );
+        return rankings.length === 1 ? rankings[0]! : fuseRankings(rankings, k);
+      }),
     );
-    const ranked = rankings.length === 1 ? rankings[0]! : fuseRankings(rankings, k);
-    return { chunks: await this.toHits(scope, ranked) };
+    if (scopes.length === 1) return { chunks: await this.toHits(scopes[0]!, rankedPerKb[0]!) };
+    // Scores of different knowledge bases are not comparable; ranks are. Identical text found
+    // in several knowledge bases is returned once, from where it ranked best.
+    const scopeOf = new Map(rankedPerKb.flatMap((ranked, i) => ranked.map((r) => [r.chunk.id, scopes[i]!] as const)));
+    const seen = new Set<string>();
+    const fused = fuseRankings(rankedPerKb, k * scopes.length).filter((r) => !seen.has(r.chunk.contentHash) && Boolean(seen.add(r.chunk.contentHash))).slice(0, k);
+    return { chunks: (await Promise.all(fused.map((r) => this.toHits(scopeOf.get(r.chunk.id)!, [r])))).flat() };
   }
 
   async retrieveGraph(tenant: TenantScope, request: v1.RetrieveGraphRequest): Promise<v1.GraphContext> {
@@ -147,6 +160,7 @@ export class RetrievalService {
         score: r.score,
         signals: r.signals.map((s) => ({ source: s.source, score: s.score, rank: s.rank })),
         documentMetadata: document?.metadata ?? {},
+        knowledgeBaseId: scope.kbId,
       };
     });
   }

@@ -31,7 +31,16 @@ describe('standalone with an OpenAI-compatible provider (fake HTTP server)', () 
     });
     const baseUrl = await fake.start();
     server = await startStandaloneProcess({
-      env: { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'test-key', TRELLIS_LLM_MODEL: 'fake-model', TRELLIS_EMBEDDING_MODEL: 'fake-embed', TRELLIS_EMBEDDING_DIMENSIONS: '64' },
+      env: {
+        OPENAI_BASE_URL: baseUrl,
+        OPENAI_API_KEY: 'test-key',
+        TRELLIS_LLM_MODEL: 'fake-model',
+        TRELLIS_EMBEDDING_MODEL: 'fake-embed',
+        TRELLIS_EMBEDDING_DIMENSIONS: '64',
+        TRELLIS_RERANKER: 'http',
+        TRELLIS_RERANKER_URL: baseUrl,
+        TRELLIS_RERANKER_MODEL: 'fake-rerank',
+      },
     });
     client = new TrellisClient({ address: server.grpcAddress });
     await client.createKnowledgeBase({ name: 'llm' });
@@ -65,6 +74,17 @@ describe('standalone with an OpenAI-compatible provider (fake HTTP server)', () 
     expect(extractionCalls()).toBe(before);
     const entity = await client.getEntity('llm', 'Ada Lovelace');
     expect(entity.entity?.mentionCount).toBe(2);
+  });
+
+  it('re-scores retrieval candidates with the configured /rerank endpoint', async () => {
+    const other = await client.uploadDocument({ knowledgeBase: 'llm', filename: 'babbage.txt' }, Buffer.from('Charles Babbage designed the Difference Engine and the Analytical Engine. Babbage Babbage Babbage.'));
+    await waitUntilIndexed(client, 'llm', [other.id]);
+    const { chunks } = await client.retrieveChunks({ knowledgeBase: 'llm', query: 'Tell me about Babbage', mode: 'fulltext', topK: 3 });
+    const rerank = fake.requests.filter((r) => r.path.endsWith('/rerank'));
+    expect(rerank.length).toBeGreaterThan(0);
+    expect(rerank.at(-1)!.body.model).toBe('fake-rerank');
+    expect(chunks[0]?.documentId).toBe(other.id);
+    expect(chunks[0]?.signals.map((s) => s.source)).toContain('rerank');
   });
 
   it('streams the model answer with citations to the retrieved chunk', async () => {

@@ -95,6 +95,24 @@ describe('standalone end to end: examples/ over gRPC', () => {
     expect(answer.text).toBe(done.text);
   });
 
+  it('searches several knowledge bases at once, fused, each text once', async () => {
+    await client.createKnowledgeBase({ name: 'second' });
+    const copy = await client.uploadDocument({ knowledgeBase: 'second', filename: 'polonium.txt', sourceUri: 'copy/polonium.txt' }, Buffer.from(
+      'Polonium\n\nPolonium is a rare and highly radioactive chemical element with the symbol Po and atomic number 84.\nPolonium was discovered in 1898 by Marie Curie and Pierre Curie while they studied the ore pitchblende.\nMarie Curie named the element polonium after Poland, her native country, to draw attention to its lack of independence at the time.\nPolonium was the first element discovered by the Curies; radium followed a few months later.\n',
+    ));
+    const own = await client.uploadDocument({ knowledgeBase: 'second', filename: 'bismuth.txt' }, Buffer.from('Bismuth is a heavy element that sits next to polonium in the periodic table.'));
+    await waitUntilIndexed(client, 'second', [copy.id, own.id]);
+    const { chunks } = await client.retrieveChunks({ knowledgeBase: 'demo', additionalKnowledgeBases: ['second'], query: 'polonium element', topK: 10 });
+    const kbs = new Set(chunks.map((c) => c.knowledgeBaseId));
+    expect(kbs.size).toBe(2);
+    expect(chunks.some((c) => c.sourceUri === 'bismuth.txt')).toBe(true);
+    // The polonium passage is in both knowledge bases with the same text: returned once.
+    expect(chunks.filter((c) => c.text.includes('named the element polonium after Poland')).length).toBe(1);
+    await expect(client.retrieveChunks({ knowledgeBase: 'demo', additionalKnowledgeBases: ['missing'], query: 'x' })).rejects.toMatchObject({ code: 5 });
+    const tooMany = Array.from({ length: 11 }, (_, i) => `kb${i}`);
+    await expect(client.retrieveChunks({ knowledgeBase: 'demo', additionalKnowledgeBases: tooMany, query: 'x' })).rejects.toMatchObject({ code: 3 });
+  });
+
   it('re-uploading identical content changes nothing', async () => {
     const before = await client.exportGraph('demo');
     const again = await uploadExamples(client, 'demo');
