@@ -5,6 +5,9 @@ import type { EventBus } from '@trellis/messaging';
 import { SpanKind, context as otelContext, trace } from '@opentelemetry/api';
 import { LOGGER, METRICS, contextFromCarrier, failSpan, trellisTracer } from '@trellis/observability';
 import type { Logger, TrellisMetrics } from '@trellis/observability';
+import { STORE } from '@trellis/storage';
+import type { TrellisStore } from '@trellis/storage';
+import { PipelineStages } from './pipeline-stages';
 import { STORE_AVAILABILITY } from './store-availability';
 import type { StoreAvailability } from './store-availability';
 
@@ -15,7 +18,7 @@ import type { StoreAvailability } from './store-availability';
  * Consumers in every service use this, so all event handling is measured the same way.
  */
 export async function consumeTopic<T extends TopicName>(
-  deps: { bus: EventBus; metrics: TrellisMetrics; logger: Logger; availability: StoreAvailability },
+  deps: { bus: EventBus; metrics: TrellisMetrics; logger: Logger; availability: StoreAvailability; stages: PipelineStages },
   topic: T,
   group: string,
   handle: (payload: TopicPayload<T>) => Promise<void>,
@@ -50,10 +53,13 @@ export async function consumeTopic<T extends TopicName>(
         parent,
       );
       const stop = deps.metrics.eventDuration.startTimer({ topic });
+      const startedAt = new Date();
       try {
         await otelContext.with(trace.setSpan(parent, span), () => handleWhileStoreIsUp(event.payload, event.key));
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'ok' });
+        await deps.stages.record(topic, event.payload, startedAt);
       } catch (error) {
+        await deps.stages.record(topic, event.payload, startedAt, error as Error);
         failSpan(span, error);
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'error' });
         deps.logger.warn({ topic, group, tenant: facts.tenantId, attempt: event.attempt, err: (error as Error).message }, 'event handling failed');
@@ -104,10 +110,10 @@ export interface TopicConsumerSpec<T extends TopicName, S> {
 export function topicConsumer<T extends TopicName, S>(spec: TopicConsumerSpec<T, S>): FactoryProvider {
   return {
     provide: Symbol.for(`trellis.consumer.${spec.group}.${spec.topic}`),
-    inject: [EVENT_BUS, METRICS, LOGGER, STORE_AVAILABILITY, spec.service],
-    useFactory: async (bus: EventBus, metrics: TrellisMetrics, logger: Logger, availability: StoreAvailability, service: S) => {
+    inject: [EVENT_BUS, METRICS, LOGGER, STORE_AVAILABILITY, STORE, spec.service],
+    useFactory: async (bus: EventBus, metrics: TrellisMetrics, logger: Logger, availability: StoreAvailability, store: TrellisStore, service: S) => {
       await consumeTopic(
-        { bus, metrics, logger, availability },
+        { bus, metrics, logger, availability, stages: new PipelineStages(store, logger) },
         spec.topic,
         spec.group,
         (payload) => spec.handle(service, payload),

@@ -12,3 +12,4 @@ export * from './model-telemetry';
 export * from './document-backlog';
 export * from './free-port';
 export * from './traced-event-bus';
+export * from './pipeline-stages';

@@ -172,3 +172,30 @@ export interface ChatTurn {
   answer: string;
   citations: unknown[];
 }
+
+/** The steps a document version goes through, in order. */
+export type PipelineStage = 'ingestion' | 'chunking' | 'extraction' | 'graph';
+
+export const PIPELINE_STAGES: readonly PipelineStage[] = ['ingestion', 'chunking', 'extraction', 'graph'];
+
+/** One piece of work of a stage (an upload, or one event handled), to record. */
+export interface StageEvent {
+  documentId: string;
+  version: number;
+  stage: PipelineStage;
+  startedAt: string;
+  finishedAt: string;
+  /** Set when the work failed. */
+  error?: string | null;
+}
+
+/** A stage of one document version, aggregated over its work: first start to last finish. */
+export interface StageRecord {
+  stage: PipelineStage;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  events: number;
+  failures: number;
+  lastError: string | null;
+}

@@ -1,5 +1,6 @@
 import type { IndexStatus } from '@trellis/contracts';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, RelationshipRecord } from './records';
+import { PIPELINE_STAGES } from './records';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
 
 /** A result row of either SQL adapter: snake_case columns as the drivers return them. */
 export type Row = Record<string, unknown>;
@@ -90,4 +91,23 @@ export function toRelationship(r: Row): RelationshipRecord {
     weight: Number(r.weight),
     mentionCount: Number(r.mention_count),
   };
+}
+
+export function toStage(r: Row): StageRecord {
+  const startedAt = fromSqlTime(r.started_at);
+  const finishedAt = fromSqlTime(r.finished_at);
+  return {
+    stage: String(r.stage) as PipelineStage,
+    startedAt,
+    finishedAt,
+    durationMs: Math.max(0, Date.parse(finishedAt) - Date.parse(startedAt)),
+    events: Number(r.events),
+    failures: Number(r.failures),
+    lastError: nullableString(r.last_error),
+  };
+}
+
+/** Stages in pipeline order. */
+export function byPipelineOrder(a: StageRecord, b: StageRecord): number {
+  return PIPELINE_STAGES.indexOf(a.stage) - PIPELINE_STAGES.indexOf(b.stage);
 }

@@ -16,6 +16,8 @@ import type {
   ScoredChunk,
   ScoredEntity,
   ScoredRelationship,
+  StageEvent,
+  StageRecord,
 } from './records';
 
 /**
@@ -107,6 +109,12 @@ export interface TrellisStore {
   /** Chunk ids that mention each entity. */
   chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>>;
   exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }>;
+
+  // --- pipeline stages -------------------------------------------------------------------
+  /** Adds one piece of work to its stage's aggregate (earliest start, latest finish, counts). */
+  recordStage(scope: KbScope, event: StageEvent): Promise<void>;
+  /** The stages of a document version, in pipeline order. */
+  listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]>;
 
   // --- chat history ----------------------------------------------------------------------
   saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void>;

@@ -99,7 +99,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         expect(rowsBefore.map((r) => r.version)).toEqual(MYSQL_MIGRATIONS.map((m) => m.version));
         expect(new Set(columnsBefore.map((c) => c.TABLE_NAME))).toEqual(
           new Set([
-            'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'chunks', 'chunk_terms', 'kb_text_stats',
+            'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'document_stages', 'chunks', 'chunk_terms', 'kb_text_stats',
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
           ]),
         );

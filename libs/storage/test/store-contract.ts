@@ -221,6 +221,25 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect((await store.getEntities(scope, [named!.id]))[0]?.name).toBe('Beatles');
     });
 
+    it('aggregates pipeline stages per document version and forgets them with the version', async () => {
+      await addDocument('d1');
+      const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+      await store.recordStage(scope, { documentId: 'd1', version: 1, stage: 'extraction', startedAt: at(5), finishedAt: at(7) });
+      await store.recordStage(scope, { documentId: 'd1', version: 1, stage: 'extraction', startedAt: at(4), finishedAt: at(6), error: 'model busy' });
+      await store.recordStage(scope, { documentId: 'd1', version: 1, stage: 'chunking', startedAt: at(1), finishedAt: at(2) });
+      const stages = await store.listStages(scope, 'd1', 1);
+      expect(stages.map((s) => s.stage)).toEqual(['chunking', 'extraction']);
+      expect(stages[1]).toEqual({ stage: 'extraction', startedAt: at(4), finishedAt: at(7), durationMs: 3000, events: 2, failures: 1, lastError: 'model busy' });
+      expect(await store.listStages({ tenantId: 't2', kbId: scope.kbId }, 'd1', 1)).toEqual([]);
+      await addDocument('d1', 2);
+      await store.recordStage(scope, { documentId: 'd1', version: 2, stage: 'chunking', startedAt: at(8), finishedAt: at(9) });
+      await store.deleteStaleVersions(scope, 'd1', 2);
+      expect(await store.listStages(scope, 'd1', 1)).toEqual([]);
+      expect((await store.listStages(scope, 'd1', 2)).map((s) => s.stage)).toEqual(['chunking']);
+      await store.deleteDocument(scope, 'd1');
+      expect(await store.listStages(scope, 'd1', 2)).toEqual([]);
+    });
+
     it('caches extractions by key', async () => {
       expect(await store.getCachedExtraction('k')).toBeNull();
       const result = { entities: [{ name: 'A', type: 'concept', description: 'x' }], relationships: [] };

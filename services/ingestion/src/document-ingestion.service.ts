@@ -69,15 +69,20 @@ export class DocumentIngestionService {
       sizeBytes: incoming.bytes.byteLength,
       metadata: incoming.metadata,
     };
+    const startedAt = new Date().toISOString();
+    const stage = (error: string | null) =>
+      this.store.recordStage(scope, { documentId: identity.id, version: identity.version, stage: 'ingestion', startedAt, finishedAt: new Date().toISOString(), error });
     let parsed;
     try {
       parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType);
     } catch (error) {
       const message = error instanceof TrellisError ? error.message : `could not parse "${filename}": ${(error as Error).message}`;
       await this.store.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
+      await stage(message);
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }
     const document = await this.store.saveDocumentVersion(scope, { ...identity, mimeType: parsed.mimeType, text: parsed.text });
+    await stage(null);
     await this.announce(scope, document);
     return { document, unchanged: false };
   }

@@ -1,7 +1,7 @@
 import { TrellisError } from '@trellis/contracts';
-import type { IndexStatus, TenantScope } from '@trellis/contracts';
+import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, KbSettings, KnowledgeBaseRecord, TrellisStore } from '@trellis/storage';
+import type { DocumentRecord, KbSettings, KnowledgeBaseRecord, StageRecord, TrellisStore } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
@@ -15,6 +15,7 @@ export interface KnowledgeBaseInput {
 export interface DocumentWithCounts {
   document: DocumentRecord;
   chunkCounts: Partial<Record<IndexStatus, number>>;
+  stages: StageRecord[];
 }
 
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
@@ -49,14 +50,22 @@ export class KnowledgeBaseService {
   async listDocuments(scope: TenantScope, kbIdOrName: string): Promise<DocumentWithCounts[]> {
     const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
     const documents = await this.store.listDocuments(kbScope(kb));
-    return Promise.all(documents.map(async (document) => ({ document, chunkCounts: await this.store.countChunksByStatus(kbScope(kb), document.id) })));
+    return Promise.all(documents.map((document) => this.withProgress(kbScope(kb), document)));
   }
 
   async getDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<DocumentWithCounts> {
     const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
     const document = await this.store.getDocument(kbScope(kb), documentId);
     if (document === null) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
-    return { document, chunkCounts: await this.store.countChunksByStatus(kbScope(kb), document.id) };
+    return this.withProgress(kbScope(kb), document);
+  }
+
+  private async withProgress(scope: KbScope, document: DocumentRecord): Promise<DocumentWithCounts> {
+    const [chunkCounts, stages] = await Promise.all([
+      this.store.countChunksByStatus(scope, document.id),
+      this.store.listStages(scope, document.id, document.version),
+    ]);
+    return { document, chunkCounts, stages };
   }
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {

@@ -36,6 +36,8 @@ describe('standalone: bad input gets a clear error and loses nothing', () => {
     const failed = documents.find((d) => d.sourceUri === 'tool.exe')!;
     expect(failed.status).toBe('INDEX_STATUS_FAILED');
     expect(failed.error).toMatch(/unsupported file type/);
+    expect(failed.currentStage).toBe('failed');
+    expect(failed.stages).toMatchObject([{ name: 'ingestion', failures: 1, lastError: expect.stringMatching(/unsupported file type/) }]);
   });
 
   it('rejects a corrupt PDF and a corrupt DOCX with INVALID_ARGUMENT', async () => {

@@ -44,6 +44,8 @@ describe('the trellis CLI', () => {
 
       const status = await embedded('status', 'docs');
       expect(status.stdout.split('\n').filter((l) => l.includes('graphed'))).toHaveLength(5);
+      expect(status.stdout).toMatch(/STAGE TIMES/);
+      expect(status.stdout).toMatch(/examples\/polonium\.txt\s+graphed\s+done\s+1\s+1 graphed\s+ingestion \d+ ms · chunking \d+(\.\d)? m?s · extraction/);
 
       const retrieved = JSON.parse((await embedded('retrieve', 'docs', 'Who discovered piezoelectricity?', '--mode', 'fulltext', '--top-k', '2', '--json')).stdout) as Array<{ sourceUri: string }>;
       expect(retrieved[0]?.sourceUri).toBe('examples/pierre-curie.html');

@@ -33,6 +33,21 @@ describe('standalone end to end: examples/ over gRPC', () => {
     }
   });
 
+  it('shows for each document which stage it is in and how long each stage took', async () => {
+    const polonium = documents.find((d) => d.sourceUri === 'examples/polonium.txt')!;
+    const status = await client.getDocument('demo', polonium.id);
+    expect(status.currentStage).toBe('done');
+    expect(status.stages.map((s) => s.name)).toEqual(['ingestion', 'chunking', 'extraction', 'graph']);
+    const chunks = status.chunkCounts.reduce((n, c) => n + c.count, 0);
+    for (const stage of status.stages) {
+      expect(stage.failures).toBe(0);
+      expect(stage.durationMs).toBeGreaterThanOrEqual(0);
+      expect(Date.parse(stage.finishedAt)).toBeGreaterThanOrEqual(Date.parse(stage.startedAt));
+    }
+    expect(status.stages.find((s) => s.name === 'extraction')!.events).toBe(chunks);
+    expect(Date.parse(status.stages[3]!.finishedAt)).toBeGreaterThanOrEqual(Date.parse(status.stages[0]!.startedAt));
+  });
+
   it('builds the expected entities and relationships, with provenance', async () => {
     const graph = await client.exportGraph('demo');
     const names = graph.entities.map((e) => e.name);

@@ -160,6 +160,23 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
     name: 'entity names derived from their mentions',
     statements: () => [`ALTER TABLE entity_mentions ADD COLUMN name VARCHAR(512) NOT NULL DEFAULT ''`],
   },
+  {
+    version: 3,
+    name: 'pipeline stages per document version',
+    statements: (c) => [
+      table(c, 'document_stages', `
+        tenant_id ${ID}, kb_id ${ID},
+        document_id ${ID},
+        version INT NOT NULL,
+        stage VARCHAR(32) NOT NULL,
+        started_at DATETIME(3) NOT NULL,
+        finished_at DATETIME(3) NOT NULL,
+        events INT NOT NULL,
+        failures INT NOT NULL,
+        last_error MEDIUMTEXT NULL,
+        PRIMARY KEY (tenant_id, kb_id, document_id, version, stage)`),
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = (context: SchemaContext): string =>

@@ -18,6 +18,8 @@ import type {
   ScoredChunk,
   ScoredEntity,
   ScoredRelationship,
+  StageEvent,
+  StageRecord,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
 import { PooledSql, errnoOf } from './mysql-session';
@@ -29,6 +31,7 @@ import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, marks, readJson, toChunk, toDoc
 import type { VectorSql, VectorStorage } from './vector-sql';
 import { VectorPath } from './vector-path';
 import { BlobVectorCache } from './blob-vector-cache';
+import { listStages, recordStage } from './document-stages';
 import { currentChunkCandidates, graphCandidates, rankByVector } from './vector-search';
 import { searchChunkTexts } from './fulltext-index';
 import { prepareChunks, writeChunks } from './chunk-writes';
@@ -51,7 +54,7 @@ const ER_DUP_ENTRY = 1062;
 /** Every table with rows of a knowledge base, dependents first. */
 const KB_TABLES = [
   'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunk_terms', 'kb_text_stats',
-  'chunks', 'document_texts', 'documents', 'chat_messages',
+  'chunks', 'document_texts', 'document_stages', 'documents', 'chat_messages',
 ] as const;
 
 /**
@@ -219,7 +222,9 @@ export class MysqlStore implements TrellisStore {
   async deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
       await removeDocumentChunks(tx, scope, documentId);
-      await tx.exec('DELETE FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ?', [scope.tenantId, scope.kbId, documentId]);
+      for (const table of ['document_texts', 'document_stages']) {
+        await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ?`, [scope.tenantId, scope.kbId, documentId]);
+      }
       return (await tx.exec('DELETE FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?', [scope.tenantId, scope.kbId, documentId])) > 0;
     });
   }
@@ -227,10 +232,9 @@ export class MysqlStore implements TrellisStore {
   async deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
     return this.sql.transaction(async (tx) => {
       const removed = await removeDocumentChunks(tx, scope, documentId, currentVersion);
-      await tx.exec(
-        'DELETE FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?',
-        [scope.tenantId, scope.kbId, documentId, currentVersion],
-      );
+      for (const table of ['document_texts', 'document_stages']) {
+        await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`, [scope.tenantId, scope.kbId, documentId, currentVersion]);
+      }
       return removed;
     });
   }
@@ -399,6 +403,14 @@ export class MysqlStore implements TrellisStore {
   }
 
   // --- chat history ----------------------------------------------------------------------
+
+  recordStage(scope: KbScope, event: StageEvent): Promise<void> {
+    return recordStage(this.sql, scope, event);
+  }
+
+  listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]> {
+    return listStages(this.sql, scope, documentId, version);
+  }
 
   async saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
     const at = toSqlTime(new Date().toISOString());

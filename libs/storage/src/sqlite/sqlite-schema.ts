@@ -127,4 +127,23 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
     name: 'entity names derived from their mentions',
     sql: `ALTER TABLE entity_mentions ADD COLUMN name TEXT NOT NULL DEFAULT '';`,
   },
+  {
+    version: 3,
+    name: 'pipeline stages per document version',
+    sql: `
+      CREATE TABLE document_stages (
+        document_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        stage TEXT NOT NULL,
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT NOT NULL,
+        events INTEGER NOT NULL,
+        failures INTEGER NOT NULL,
+        last_error TEXT,
+        PRIMARY KEY (document_id, version, stage)
+      );
+    `,
+  },
 ];

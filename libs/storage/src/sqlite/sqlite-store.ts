@@ -20,13 +20,15 @@ import type {
   ScoredChunk,
   ScoredEntity,
   ScoredRelationship,
+  StageEvent,
+  StageRecord,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms, preferredName, summarizeDescriptions } from '../derivation';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
-import { toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship } from '../row-mappers';
+import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
 
 
@@ -103,7 +105,7 @@ export class SqliteStore implements TrellisStore {
     return this.db.transaction(() => {
       const chunkIds = this.db.prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?').pluck().all(scope.tenantId, scope.kbId) as string[];
       this.deleteFts(chunkIds);
-      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'documents', 'chat_messages']) {
+      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages']) {
         this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`).run(scope.tenantId, scope.kbId);
       }
       this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
@@ -202,6 +204,7 @@ export class SqliteStore implements TrellisStore {
         .all(scope.tenantId, scope.kbId, documentId) as string[];
       this.removeChunks(scope, chunkIds);
       this.db.prepare('DELETE FROM document_versions WHERE tenant_id = ? AND kb_id = ? AND document_id = ?').run(scope.tenantId, scope.kbId, documentId);
+      this.db.prepare('DELETE FROM document_stages WHERE tenant_id = ? AND kb_id = ? AND document_id = ?').run(scope.tenantId, scope.kbId, documentId);
       return this.db.prepare('DELETE FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?').run(scope.tenantId, scope.kbId, documentId).changes > 0;
     })();
   }
@@ -213,9 +216,9 @@ export class SqliteStore implements TrellisStore {
         .pluck()
         .all(scope.tenantId, scope.kbId, documentId, currentVersion) as string[];
       this.removeChunks(scope, chunkIds);
-      this.db
-        .prepare('DELETE FROM document_versions WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?')
-        .run(scope.tenantId, scope.kbId, documentId, currentVersion);
+      for (const table of ['document_versions', 'document_stages']) {
+        this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`).run(scope.tenantId, scope.kbId, documentId, currentVersion);
+      }
       return chunkIds.length;
     })();
   }
@@ -543,6 +546,27 @@ export class SqliteStore implements TrellisStore {
     const entities = (this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? ORDER BY normalized_name, id`).all(scope.tenantId, scope.kbId) as Row[]).map(toEntity);
     const relationships = (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? ORDER BY r.id`).all(scope.tenantId, scope.kbId) as Row[]).map(toRelationship);
     return { entities, relationships };
+  }
+
+  // --- pipeline stages -------------------------------------------------------------------
+
+  async recordStage(scope: KbScope, event: StageEvent): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO document_stages (document_id, version, stage, tenant_id, kb_id, started_at, finished_at, events, failures, last_error)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+         ON CONFLICT (document_id, version, stage) DO UPDATE SET started_at = MIN(started_at, excluded.started_at),
+           finished_at = MAX(finished_at, excluded.finished_at), events = events + 1, failures = failures + excluded.failures,
+           last_error = COALESCE(excluded.last_error, last_error)`,
+      )
+      .run(event.documentId, event.version, event.stage, scope.tenantId, scope.kbId, event.startedAt, event.finishedAt, event.error ? 1 : 0, event.error ?? null);
+  }
+
+  async listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM document_stages WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ?')
+      .all(scope.tenantId, scope.kbId, documentId, version) as Row[];
+    return rows.map(toStage).sort(byPipelineOrder);
   }
 
   // --- chat history ----------------------------------------------------------------------

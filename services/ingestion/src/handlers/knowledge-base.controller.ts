@@ -101,12 +101,12 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
 
   async listDocuments(request: v1.ListDocumentsRequest, metadata?: Metadata): Promise<v1.ListDocumentsResponse> {
     const documents = await this.knowledgeBases.listDocuments(this.tenants.resolve(metadata), request.knowledgeBase);
-    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts)) };
+    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts, false, d.stages)) };
   }
 
   async getDocument(request: v1.GetDocumentRequest, metadata?: Metadata): Promise<v1.Document> {
     const d = await this.knowledgeBases.getDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
-    return toDocumentMessage(d.document, d.chunkCounts);
+    return toDocumentMessage(d.document, d.chunkCounts, false, d.stages);
   }
 
   async deleteDocument(request: v1.DeleteDocumentRequest, metadata?: Metadata): Promise<v1.DeleteDocumentResponse> {

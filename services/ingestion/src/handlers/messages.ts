@@ -1,6 +1,6 @@
 import { v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
-import type { DocumentRecord, KnowledgeBaseRecord } from '@trellis/storage';
+import type { DocumentRecord, KnowledgeBaseRecord, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   pending: v1.IndexStatus.INDEX_STATUS_PENDING,
@@ -29,7 +29,23 @@ export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: n
   };
 }
 
-export function toDocumentMessage(d: DocumentRecord, chunkCounts: Partial<Record<IndexStatus, number>>, unchanged = false): v1.Document {
+/** Where a document is: derived from its status and its chunks' statuses. */
+export function currentStage(status: IndexStatus, chunkCounts: Partial<Record<IndexStatus, number>>): string {
+  switch (status) {
+    case 'graphed':
+      return 'done';
+    case 'failed':
+      return 'failed';
+    case 'pending':
+      return 'chunking';
+    case 'chunked':
+    case 'embedded':
+    case 'extracted':
+      return (chunkCounts.embedded ?? 0) > 0 ? 'extraction' : 'graph';
+  }
+}
+
+export function toDocumentMessage(d: DocumentRecord, chunkCounts: Partial<Record<IndexStatus, number>>, unchanged = false, stages: readonly StageRecord[] = []): v1.Document {
   return {
     id: d.id,
     knowledgeBaseId: d.kbId,
@@ -46,5 +62,15 @@ export function toDocumentMessage(d: DocumentRecord, chunkCounts: Partial<Record
     updatedAt: d.updatedAt,
     metadata: d.metadata,
     unchanged,
+    currentStage: currentStage(d.status, chunkCounts),
+    stages: stages.map((s) => ({
+      name: s.stage,
+      startedAt: s.startedAt,
+      finishedAt: s.finishedAt,
+      durationMs: s.durationMs,
+      events: s.events,
+      failures: s.failures,
+      lastError: s.lastError ?? '',
+    })),
   };
 }

@@ -6,7 +6,7 @@ import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
 import { ingestCommand } from './ingest-command';
 import { evalCommand, integerList, stringList } from './eval-command';
-import { chunkSummary, describeError, statusName, table } from './output';
+import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
 
 const out = process.stdout;
 
@@ -92,7 +92,12 @@ program
     run(async (client, kbName: string) => {
       const { documents } = await client.listDocuments(kbName);
       if (documents.length === 0) return void out.write('no documents yet\n');
-      out.write(`${table([['DOCUMENT', 'STATUS', 'VERSION', 'CHUNKS', 'ERROR'], ...documents.map((d) => [d.sourceUri, statusName(d.status), String(d.version), chunkSummary(d), d.error])])}\n`);
+      out.write(
+        `${table([
+          ['DOCUMENT', 'STATUS', 'STAGE', 'VERSION', 'CHUNKS', 'STAGE TIMES', 'ERROR'],
+          ...documents.map((d) => [d.sourceUri, statusName(d.status), d.currentStage, String(d.version), chunkSummary(d), stageSummary(d), d.error]),
+        ])}\n`,
+      );
       return documents.some((d) => statusName(d.status) === 'failed') ? 1 : 0;
     }),
   );

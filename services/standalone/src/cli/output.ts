@@ -25,3 +25,10 @@ export function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
 }
+
+/** "ingestion 4 ms · chunking 31 ms · extraction 1.2 s (2 failed)" */
+export function stageSummary(document: v1.Document): string {
+  const duration = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${ms} ms`);
+  const parts = document.stages.map((s) => `${s.name} ${duration(s.durationMs)}${s.failures > 0 ? ` (${s.failures} failed)` : ''}`);
+  return parts.length === 0 ? '-' : parts.join(' · ');
+}
