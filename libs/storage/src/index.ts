@@ -9,3 +9,4 @@ export * from './mysql/mysql-store';
 export * from './mysql/migrate-mysql';
 export type { VectorStorage } from './mysql/vector-sql';
 export type { StoreLogger } from './mysql/store-logger';
+export * from './graph-messages';

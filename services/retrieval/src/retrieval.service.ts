@@ -2,8 +2,8 @@ import { TrellisError } from '@trellis/contracts';
 import type { KbScope, TenantScope, v1 } from '@trellis/contracts';
 import { refineQuestionWithEntities } from '@trellis/models';
 import type { ChatModel, EmbeddingProvider, RerankerProvider } from '@trellis/models';
-import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { EntityRecord, RelationshipRecord, TrellisStore } from '@trellis/storage';
+import { kbScope, requireKnowledgeBase, toEntityMessage, toRelationshipMessage } from '@trellis/storage';
+import type { TrellisStore } from '@trellis/storage';
 import { ChunkRetriever, DEFAULT_HYBRID_WEIGHTS, RETRIEVAL_MODES } from './chunk-retriever';
 import type { RankedChunk, RetrievalMode } from './chunk-retriever';
 import { DEFAULT_GRAPH_STRATEGY, GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever';
@@ -177,24 +177,6 @@ export class RetrievalService {
       rendered: renderGraph(graph.entities, graph.relationships),
     };
   }
-}
-
-export function toEntityMessage(e: EntityRecord): v1.Entity {
-  return { id: e.id, name: e.name, type: e.type, description: e.description, mentionCount: e.mentionCount };
-}
-
-export function toRelationshipMessage(r: RelationshipRecord, chunkIds: string[]): v1.Relationship {
-  return {
-    id: r.id,
-    sourceEntityId: r.sourceId,
-    targetEntityId: r.targetId,
-    sourceName: r.sourceName,
-    targetName: r.targetName,
-    label: r.label,
-    description: r.description,
-    weight: r.weight,
-    chunkIds,
-  };
 }
 
 function validateQuery(query: string): string {
