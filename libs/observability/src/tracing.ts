@@ -43,6 +43,14 @@ export function startTracing(options: TracingOptions): TracingHandle {
   };
 }
 
+/**
+ * Whether this process runs the SDK, so spans are recorded. Instrumentation that costs
+ * something even as a no-op (wrapping every store call) is only put in place when it is.
+ */
+export function tracingStarted(): boolean {
+  return running !== undefined;
+}
+
 /** The tracer every Trellis span comes from. Without a started SDK it records nothing. */
 export function trellisTracer(): Tracer {
   return trace.getTracer('trellis');

@@ -4,13 +4,15 @@ import { InProcessEventBus, KafkaEventBus } from '@trellis/messaging';
 import type { EventBus, KafkaBusConfig } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { TrellisMetrics, createLogger, currentTraceparent } from '@trellis/observability';
+import { TrellisMetrics, createLogger, currentTraceparent, tracingStarted } from '@trellis/observability';
 import type { Logger, TelemetrySettings } from '@trellis/observability';
 import { MysqlStore, SqliteStore } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
 import { ModelMetricsObserver, observeModels } from './model-telemetry';
 import { StoreAvailability } from './store-availability';
 import { TracedEventBus } from './traced-event-bus';
+import { traceStore } from './traced-store';
+import type { DatabaseSystem } from './traced-store';
 
 /** The infrastructure one process runs on: chosen by configuration, built once at boot. */
 export interface Runtime {
@@ -36,10 +38,15 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
   const base = { config, logger, metrics, models, telemetry };
   if (config.mode === 'standalone') {
     const store = new SqliteStore(join(config.dataDir, 'trellis.db'));
-    return { ...base, store, bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })), availability: new StoreAvailability(store, logger) };
+    return { ...base, store: traced(store, 'sqlite', telemetry), bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })), availability: new StoreAvailability(store, logger) };
   }
   const store = await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
-  return { ...base, store, bus: new TracedEventBus(new KafkaEventBus(kafkaBusConfig(config, logger))), availability: new StoreAvailability(store, logger) };
+  return { ...base, store: traced(store, store.databaseSystem, telemetry), bus: new TracedEventBus(new KafkaEventBus(kafkaBusConfig(config, logger))), availability: new StoreAvailability(store, logger) };
+}
+
+/** Store calls become spans only when this process records spans; otherwise the adapter is called directly. */
+function traced(store: TrellisStore, system: DatabaseSystem, telemetry: TelemetrySettings): TrellisStore {
+  return tracingStarted() ? traceStore(store, { system, traceContent: telemetry.traceContent }) : store;
 }
 
 /** The Kafka settings of a process, shared by the bus and the `trellis topics` / `dlq` commands. */

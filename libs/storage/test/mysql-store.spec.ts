@@ -144,6 +144,18 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       }
     });
 
+    it('names its server as OpenTelemetry does (db.system.name), from the version it reports', async () => {
+      const [row] = await query('SELECT VERSION() AS version');
+      const version = String(row?.version);
+      const expected = /tidb/i.test(version) ? 'tidb' : /mariadb/i.test(version) ? 'mariadb' : 'mysql';
+      const store = await freshStore();
+      try {
+        expect(store.databaseSystem).toBe(expected);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('refuses a URL without a database, without echoing the password', async () => {
       const url = new URL(baseUrl!);
       url.pathname = '/';

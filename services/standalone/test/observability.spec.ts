@@ -151,6 +151,32 @@ describe('observability of a standalone process (in-process bus, local models)',
     expect(consumer.attributes['trellis.tenant']).toBeTypeOf('string');
   });
 
+  it('puts the store calls of each hop into the trace of the document as database client spans, without text', () => {
+    const spans = exporter.getFinishedSpans();
+    const upload = spans.find((s) => s.name === 'trellis.v1.KnowledgeBaseService/UploadDocument' && s.kind === SpanKind.SERVER)!;
+    const trace = spans.filter((s) => s.spanContext().traceId === upload.spanContext().traceId);
+    const byId = new Map(trace.map((s) => [s.spanContext().spanId, s]));
+    /** The nearest ancestor that is not a database span: the hop the call belongs to. */
+    const hopOf = (span: ReadableSpan) => {
+      let parent = byId.get(span.parentSpanContext?.spanId ?? '');
+      while (parent?.name.startsWith('db.')) parent = byId.get(parent.parentSpanContext?.spanId ?? '');
+      return parent?.name;
+    };
+    const db = trace.filter((s) => s.name.startsWith('db.'));
+    const one = (name: string) => db.find((s) => s.name === name);
+    expect(one('db.saveDocumentVersion') && hopOf(one('db.saveDocumentVersion')!)).toBe(upload.name);
+    expect(one('db.upsertChunks') && hopOf(one('db.upsertChunks')!)).toBe('document.ingested process');
+    expect(one('db.applyChunkExtraction') && hopOf(one('db.applyChunkExtraction')!)).toBe('chunk.extracted process');
+    for (const span of db) {
+      expect(span.kind).toBe(SpanKind.CLIENT);
+      expect(span.attributes['db.system.name']).toBe('sqlite');
+      expect(span.attributes['db.operation.name']).toBe(span.name.slice('db.'.length));
+    }
+    // polonium.txt is in this trace; neither its words nor SQL are.
+    const recorded = JSON.stringify(db.map((s) => ({ attributes: s.attributes, events: s.events, status: s.status })));
+    expect(recorded).not.toMatch(/polonium|Curie|SELECT|INSERT/i);
+  });
+
   it('keeps questions out of spans unless TRELLIS_TRACE_CONTENT asks for them', () => {
     const retrieval = exporter.getFinishedSpans().filter((s) => s.name === 'trellis.v1.RetrievalService/RetrieveChunks');
     expect(retrieval.length).toBeGreaterThan(0);

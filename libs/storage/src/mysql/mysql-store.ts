@@ -94,6 +94,12 @@ export class MysqlStore implements TrellisStore {
     return store;
   }
 
+  /** The server behind the store as OpenTelemetry's `db.system.name` spells it, from the version probed at connect. */
+  get databaseSystem(): 'tidb' | 'mariadb' | 'mysql' {
+    if (/tidb/i.test(this.server.version)) return 'tidb';
+    return /mariadb/i.test(this.server.version) ? 'mariadb' : 'mysql';
+  }
+
   /** How this store keeps and ranks embeddings. */
   get vectorStorage(): VectorStorage {
     return this.vectors.storage;
