@@ -3,7 +3,7 @@ import { credentials, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
 import type { Client, ClientDuplexStream, ClientReadableStream, ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { v1 } from '@trellis/contracts';
-import { GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, protoDirectory } from '@trellis/platform';
+import { GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, grpcClientTracing, protoDirectory } from '@trellis/platform';
 
 type Unary<Req, Res> = (request: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => void;
 
@@ -44,7 +44,12 @@ export class TrellisClient {
       { ...GRPC_LOADER_OPTIONS, includeDirs: [protoDir] },
     );
     const pkg = (loadPackageDefinition(definition) as unknown as { trellis: { v1: Record<string, new (...args: unknown[]) => Client> } }).trellis.v1;
-    const channelOptions = { 'grpc.max_receive_message_length': MAX_GRPC_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_GRPC_MESSAGE_BYTES };
+    const channelOptions = {
+      'grpc.max_receive_message_length': MAX_GRPC_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_GRPC_MESSAGE_BYTES,
+      // A client span per call and its traceparent in the metadata, when this process traces.
+      interceptors: [grpcClientTracing],
+    };
     const make = (api: ApiName, service: string) =>
       new pkg[service]!(options.addresses?.[api] ?? options.address, credentials.createInsecure(), channelOptions) as never;
     this.raw = {

@@ -14,3 +14,4 @@ export * from './free-port';
 export * from './traced-event-bus';
 export * from './pipeline-stages';
 export * from './traced-store';
+export * from './grpc-client-telemetry';

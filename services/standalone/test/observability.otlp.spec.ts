@@ -19,12 +19,17 @@ interface ReceivedSpan {
   readonly traceId: string;
   readonly spanId: string;
   readonly parentSpanId: string;
+  /** OTLP span kind: 2 server, 3 client, 4 producer, 5 consumer. */
+  readonly kind: number;
+  readonly attributes: Readonly<Record<string, string | number>>;
 }
 
 interface OtlpJson {
   resourceSpans?: {
     resource?: { attributes?: { key: string; value: { stringValue?: string } }[] };
-    scopeSpans?: { spans?: { name: string; traceId: string; spanId: string; parentSpanId?: string }[] }[];
+    scopeSpans?: {
+      spans?: { name: string; traceId: string; spanId: string; parentSpanId?: string; kind?: number; attributes?: { key: string; value: { stringValue?: string; intValue?: string | number } }[] }[];
+    }[];
   }[];
 }
 
@@ -73,7 +78,8 @@ class OtlpReceiver {
       const service = resource.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
       for (const scope of resource.scopeSpans ?? []) {
         for (const span of scope.spans ?? []) {
-          this.spans.push({ service, name: span.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? '' });
+          const attributes = Object.fromEntries((span.attributes ?? []).map((a) => [a.key, a.value.stringValue ?? Number(a.value.intValue)]));
+          this.spans.push({ service, name: span.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId ?? '', kind: span.kind ?? 0, attributes });
         }
       }
     }
@@ -155,5 +161,39 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('traces across real Kafka: six proce
     expect(publish?.name).toBe('chunk.extracted publish');
     expect(publish?.service).toBe('trellis-extraction');
     expect(byId.get(publish!.parentSpanId)?.name).toBe('chunk.ready process');
+    // Each service's store calls are in the trace, named for the database behind them.
+    const graphWrite = trace.find((s) => s.name === 'db.applyChunkExtraction');
+    expect(graphWrite?.service).toBe('trellis-graph-store');
+    expect(graphWrite?.attributes['db.system.name']).toMatch(/^(mariadb|mysql|tidb)$/);
+  });
+
+  it('traces a chat question as one trace: chat server span, its retrieval client calls, and the retrieval server spans under them', async () => {
+    await client.ask({ knowledgeBase: 'otlp', question: 'Who named polonium?' });
+    const SERVER = 2;
+    const CLIENT = 3;
+    const deadline = Date.now() + 30_000;
+    let trace: ReceivedSpan[] = [];
+    for (;;) {
+      const ask = receiver.spans.find((s) => s.name === 'trellis.v1.ChatService/Ask' && s.kind === SERVER);
+      trace = ask ? receiver.spans.filter((s) => s.traceId === ask.traceId) : [];
+      if (trace.some((s) => s.service === 'trellis-retrieval' && s.kind === SERVER)) break;
+      if (Date.now() > deadline) throw new Error(`incomplete trace: ${JSON.stringify(trace.map((s) => `${s.service} ${s.name}`))}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const byId = new Map(trace.map((s) => [s.spanId, s]));
+    const ask = trace.find((s) => s.name === 'trellis.v1.ChatService/Ask')!;
+    expect(ask.service).toBe('trellis-chat');
+    expect(ask.parentSpanId).toBe('');
+    const retrievalServer = trace.filter((s) => s.service === 'trellis-retrieval' && s.kind === SERVER);
+    for (const server of retrievalServer) {
+      const caller = byId.get(server.parentSpanId);
+      expect(caller?.kind).toBe(CLIENT);
+      expect(caller?.service).toBe('trellis-chat');
+      expect(caller?.name).toBe(server.name);
+      expect(caller?.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'trellis.v1.RetrievalService', 'rpc.grpc.status_code': 0 });
+      expect(byId.get(caller!.parentSpanId)?.name).toBe(ask.name);
+    }
+    // The retrieval service's store reads hang under its server spans.
+    expect(trace.some((s) => s.service === 'trellis-retrieval' && s.name.startsWith('db.search'))).toBe(true);
   });
 });
