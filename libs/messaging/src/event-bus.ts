@@ -32,6 +32,14 @@ export interface DeadLetter {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/** How far a consumer group is behind on a topic: events published that it has not handled yet. */
+export interface ConsumerLag {
+  readonly topic: TopicName;
+  readonly group: string;
+  /** Summed over the topic's partitions. */
+  readonly messages: number;
+}
+
 /**
  * The event-bus port. Adapters: in-process (standalone) and Kafka (distributed). Both give
  * the same semantics: events with the same key are handled in order, delivery is at least
@@ -51,6 +59,12 @@ export interface EventBus {
   stop(): Promise<void>;
   /** Cheap connectivity check for readiness probes. */
   ping(): Promise<void>;
+  /**
+   * The lag of every (topic, group) this bus has a subscription for, started or not; empty for
+   * a bus that only publishes. Kafka asks the broker (committed offsets against end offsets);
+   * the in-process bus counts the events queued and not yet handled.
+   */
+  consumerLag(): Promise<ConsumerLag[]>;
 }
 
 /** Injection token of the EventBus in Nest modules. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TrellisError, deadLetterTopic } from '@trellis/contracts';
 import type { events } from '@trellis/contracts';
 import { InProcessEventBus, partitionOf } from './in-process-event-bus';
@@ -78,6 +78,29 @@ describe('InProcessEventBus', () => {
     await bus.idle();
     expect(handled).toEqual(['fine', 'flaky']);
     expect((await bus.deadLetters('chunk.ready')).length).toBe(2);
+  });
+
+  it('reports per topic and group the events published and not yet handled', async () => {
+    const bus = new InProcessEventBus({ partitions: 4 });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let fastHandled = 0;
+    await bus.subscribe('chunk.ready', { group: 'fast' }, async () => {
+      fastHandled++;
+    });
+    await bus.subscribe('chunk.ready', { group: 'slow' }, () => gate);
+    await bus.subscribe('chunk.extracted', { group: 'idle' }, async () => undefined);
+    for (let i = 0; i < 5; i++) await bus.publish('chunk.ready', `d${i}`, ready(`d${i}`, String(i)));
+    const lag = async () => Object.fromEntries((await bus.consumerLag()).map((l) => [`${l.topic}/${l.group}`, l.messages]));
+    expect(await lag()).toEqual({ 'chunk.ready/fast': 5, 'chunk.ready/slow': 5, 'chunk.extracted/idle': 0 });
+
+    await bus.start();
+    await vi.waitFor(() => expect(fastHandled).toBe(5));
+    // The slow group holds its events (in flight or queued) until its handler returns.
+    expect(await lag()).toEqual({ 'chunk.ready/fast': 0, 'chunk.ready/slow': 5, 'chunk.extracted/idle': 0 });
+    release();
+    await bus.idle();
+    expect(await lag()).toEqual({ 'chunk.ready/fast': 0, 'chunk.ready/slow': 0, 'chunk.extracted/idle': 0 });
   });
 
   it('maps a key to the same partition every time', () => {

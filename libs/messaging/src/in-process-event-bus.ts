@@ -1,6 +1,6 @@
 import { deadLetterTopic } from '@trellis/contracts';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
-import type { DeadLetter, EventBus, EventEnvelope, EventHandler, SubscribeOptions } from './event-bus';
+import type { ConsumerLag, DeadLetter, EventBus, EventEnvelope, EventHandler, SubscribeOptions } from './event-bus';
 import { decodePayload, encodePayload } from './payload-codec';
 import { DEFAULT_RETRY_POLICY, backoffDelay, shouldRetry, toError } from './retry-policy';
 import type { RetryPolicy } from './retry-policy';
@@ -99,6 +99,15 @@ export class InProcessEventBus implements EventBus {
   }
 
   async ping(): Promise<void> {}
+
+  /** Per subscription, the events queued for it: not yet handled, in flight or waiting to be retried. */
+  async consumerLag(): Promise<ConsumerLag[]> {
+    return this.subscriptions.map((sub) => ({
+      topic: sub.topic,
+      group: sub.options.group,
+      messages: sub.partitions.reduce((n, queue) => n + queue.length, 0),
+    }));
+  }
 
   /** Resolves once no event is queued or being handled. */
   async idle(): Promise<void> {

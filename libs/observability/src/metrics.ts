@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CachedReading } from './cached-reading';
+import type { CachedReadingOptions } from './cached-reading';
 
 /** One row of the document backlog: how many documents of a knowledge base are in a status. */
 export interface DocumentStatusCount {
@@ -7,6 +9,19 @@ export interface DocumentStatusCount {
   readonly status: string;
   readonly count: number;
 }
+
+/** One row of `trellis_consumer_lag_messages`: events of a topic a consumer group has not handled yet. */
+export interface ConsumerLagReading {
+  readonly topic: string;
+  readonly group: string;
+  readonly messages: number;
+}
+
+/**
+ * The lag is read from the broker at most this often, however often Prometheus scrapes; a
+ * scrape waits at most `waitMs` for it (then shows the previous reading).
+ */
+export const CONSUMER_LAG_READING = { maxAgeMs: 15_000, waitMs: 2_000 } as const;
 
 /** Knowledge bases beyond this many share the label value `other`, keeping series bounded. */
 export const MAX_KNOWLEDGE_BASE_SERIES = 50;
@@ -58,6 +73,29 @@ export class TrellisMetrics {
     labelNames: ['topic'] as const,
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60],
     registers: [this.registry],
+  });
+
+  readonly eventRetries = new Counter({
+    name: 'trellis_event_retries_total',
+    help: 'Redeliveries of indexing events after a failed attempt (attempt 2 and later), by topic and consumer group.',
+    labelNames: ['topic', 'group'] as const,
+    registers: [this.registry],
+  });
+
+  private consumerLagReading: CachedReading<readonly ConsumerLagReading[]> | undefined;
+
+  /** Events published and not yet handled, per topic and consumer group, as the bus reports them. */
+  readonly consumerLag = new Gauge({
+    name: 'trellis_consumer_lag_messages',
+    help: 'Indexing events published and not yet handled, by topic and consumer group, summed over partitions (Kafka: end offsets minus committed offsets, read at most every 15 s; in-process: queued events).',
+    labelNames: ['topic', 'group'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      if (this.consumerLagReading === undefined) return;
+      const rows = await this.consumerLagReading.get();
+      this.consumerLag.reset();
+      for (const row of rows ?? []) this.consumerLag.set({ topic: row.topic, group: row.group }, row.messages);
+    },
   });
 
   readonly documentsIngested = new Counter({
@@ -155,6 +193,19 @@ export class TrellisMetrics {
   /** Sets the check behind `trellis_ready` (the same as /readyz). */
   trackReadiness(check: () => Promise<void>): void {
     this.readinessCheck = check;
+  }
+
+  /**
+   * Sets where `trellis_consumer_lag_messages` comes from (the event bus). Readings are cached
+   * (`CONSUMER_LAG_READING` unless `timing` says otherwise); a failed reading is passed to
+   * `onError` and leaves the gauge without series until a reading succeeds.
+   */
+  trackConsumerLag(
+    source: () => Promise<readonly ConsumerLagReading[]>,
+    onError: (error: unknown) => void,
+    timing: Pick<CachedReadingOptions, 'maxAgeMs' | 'waitMs'> = CONSUMER_LAG_READING,
+  ): void {
+    this.consumerLagReading = new CachedReading(source, { ...timing, onError });
   }
 
   /** Sets where `trellis_documents_indexing` reads its values from. */

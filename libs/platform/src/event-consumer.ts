@@ -52,6 +52,7 @@ export async function consumeTopic<T extends TopicName>(
         },
         parent,
       );
+      if (event.attempt > 1) deps.metrics.eventRetries.inc({ topic, group });
       const stop = deps.metrics.eventDuration.startTimer({ topic });
       const startedAt = new Date();
       try {

@@ -1,6 +1,6 @@
 import { SpanKind, context as otelContext, trace } from '@opentelemetry/api';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
-import type { DeadLetter, EventBus, EventHandler, SubscribeOptions } from '@trellis/messaging';
+import type { ConsumerLag, DeadLetter, EventBus, EventHandler, SubscribeOptions } from '@trellis/messaging';
 import { failSpan, trellisTracer } from '@trellis/observability';
 
 /**
@@ -49,5 +49,9 @@ export class TracedEventBus implements EventBus {
 
   ping(): Promise<void> {
     return this.inner.ping();
+  }
+
+  consumerLag(): Promise<ConsumerLag[]> {
+    return this.inner.consumerLag();
   }
 }

@@ -51,6 +51,11 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   });
   // One process owns the documents API, so only it reports the document backlog.
   if (spec.grpcServices.includes('knowledge_base')) runtime.metrics.trackDocuments(documentBacklog(runtime.store));
+  // Each process reports the lag of the groups it consumes in (standalone: all of them).
+  runtime.metrics.trackConsumerLag(
+    () => runtime.bus.consumerLag(),
+    (error) => runtime.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'consumer lag could not be read; trellis_consumer_lag_messages is empty until it can'),
+  );
   const health = createHealth();
   @Module({})
   class RootModule {}

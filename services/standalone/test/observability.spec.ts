@@ -104,6 +104,10 @@ describe('observability of a standalone process (in-process bus, local models)',
     // Everything is graphed, so nothing is left in the backlog gauge.
     expect(sample(after, 'trellis_documents_indexing')).toBe(0);
     expect(after).toContain('trellis_nodejs_eventloop_lag_seconds');
+    // The in-process bus reports consumer lag under the same names as Kafka, so dashboards work in both modes.
+    for (const [topic, group] of [['document.ingested', 'chunking'], ['chunk.ready', 'extraction'], ['chunk.extracted', 'graph-store']] as const) {
+      expect(after).toMatch(new RegExp(`^trellis_consumer_lag_messages\\{topic="${topic}",group="${group}"[^}]*\\} 0$`, 'm'));
+    }
   });
 
   it('measures retrieval by mode and names failed calls by status code', async () => {

@@ -2,7 +2,7 @@ import { ErrorCode, TOPICS, TrellisError } from '@trellis/contracts';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
 import { Partitioners } from 'kafkajs';
 import type { Admin, Kafka, Message, Producer } from 'kafkajs';
-import type { DeadLetter, EventBus, EventHandler, SubscribeOptions } from '../event-bus';
+import type { ConsumerLag, DeadLetter, EventBus, EventHandler, SubscribeOptions } from '../event-bus';
 import { encodePayload } from '../payload-codec';
 import { resolveKafkaBusConfig } from './kafka-bus.config';
 import type { KafkaBusConfig, ResolvedKafkaBusConfig } from './kafka-bus.config';
@@ -11,6 +11,7 @@ import { KafkaDeadLetters } from './kafka-dead-letters';
 import { EventDelivery } from './event-delivery';
 import type { KafkaSubscription } from './event-delivery';
 import { KafkaGroupConsumer } from './kafka-group-consumer';
+import { measureConsumerLag } from './kafka-consumer-lag';
 import { publishHeaders } from './kafka-headers';
 import { KafkaNames } from './kafka-names';
 import { ensureTopicsWith } from './kafka-topics';
@@ -113,6 +114,13 @@ export class KafkaEventBus implements EventBus {
 
   async ping(): Promise<void> {
     await (await this.admin.get()).describeCluster();
+  }
+
+  /** Lag of this process's groups from the broker; no broker round trip for a bus that only publishes. */
+  async consumerLag(): Promise<ConsumerLag[]> {
+    if (this.groups.size === 0) return [];
+    const groups = [...this.groups.values()].map((g) => ({ group: g.group, topics: g.topics() }));
+    return measureConsumerLag(await this.admin.get(), this.names, groups, this.config.fromBeginning);
   }
 
   private async shutDown(): Promise<void> {

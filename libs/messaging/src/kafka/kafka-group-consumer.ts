@@ -1,4 +1,5 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
+import type { TopicName } from '@trellis/contracts';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { ResolvedKafkaBusConfig } from './kafka-bus.config';
 import type { EventDelivery, KafkaSubscription, RawEvent } from './event-delivery';
@@ -35,6 +36,11 @@ export class KafkaGroupConsumer {
       throw new TrellisError(ErrorCode.AlreadyExists, `group ${this.group} already subscribes ${subscription.topic}`);
     }
     this.subscriptions.set(topic, subscription);
+  }
+
+  /** The topics this group subscribes, by their logical names. */
+  topics(): TopicName[] {
+    return [...this.subscriptions.values()].map((s) => s.topic);
   }
 
   /** Connects, joins the group and starts fetching; resolves once the group is joined. */
