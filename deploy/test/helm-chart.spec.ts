@@ -38,6 +38,22 @@ const VALUE_SETS: Record<string, TemplateOptions> = {
   ...Object.fromEntries(EXAMPLES.map((file) => [file.replace('helm/trellis/examples/', ''), { values: [file] }])),
 };
 
+/** The (group, topic) pairs each service subscribes, read from its `topicConsumer({ topic, group })` declarations. */
+function declaredConsumers(): Map<string, { group: string; topic: string }[]> {
+  const consumers = new Map<string, { group: string; topic: string }[]>();
+  for (const service of SERVICES) {
+    const handlers = join(repoRoot, 'services', service, 'src/handlers');
+    if (!existsSync(handlers)) continue;
+    for (const file of readdirSync(handlers).filter((f) => f.endsWith('.consumer.ts'))) {
+      const source = readFileSync(join(handlers, file), 'utf8');
+      const topic = /\btopic: '([^']+)'/.exec(source)?.[1];
+      const group = /\bgroup: '([^']+)'/.exec(source)?.[1];
+      if (topic && group) consumers.set(service, [...(consumers.get(service) ?? []), { group, topic }]);
+    }
+  }
+  return consumers;
+}
+
 const rendered = new Map<string, Manifest[]>();
 function render(name: string): Manifest[] {
   let manifests = rendered.get(name);
@@ -169,6 +185,13 @@ describe('workloads', () => {
       ['kafka', 'prod.extraction', 'prod.chunk.ready'],
       ['kafka', 'prod.graph-store', 'prod.chunk.extracted'],
     ]);
+    // ...which are the groups and topics the services' code subscribes (and trellis_consumer_lag_messages labels).
+    const declared = declaredConsumers();
+    for (const scaled of keda) {
+      const trigger = specOf<{ triggers: { metadata: Record<string, string> }[] }>(scaled).triggers[0]!.metadata;
+      const consumers = declared.get(component(scaled) ?? '') ?? [];
+      expect(consumers.map((c) => [`prod.${c.group}`, `prod.${c.topic}`]), component(scaled)).toContainEqual([trigger.consumerGroup, trigger.topic]);
+    }
   });
 
   it('has a PodDisruptionBudget and a Service (gRPC 50051 where served, metrics) per service', () => {
@@ -354,7 +377,7 @@ describe('observability', () => {
     }
   });
 
-  it('PrometheusRule alerts on readiness, dead letters, gRPC errors and latency', () => {
+  it('PrometheusRule alerts on readiness, dead letters, gRPC errors and latency, and consumer lag', () => {
     const rule = ofKind(render('all features'), 'PrometheusRule')[0] as Manifest;
     const rules = specOf<{ groups: { rules: { alert: string; expr: string }[] }[] }>(rule).groups.flatMap((g) => g.rules);
     const expr = (alert: string) => rules.find((r) => r.alert === alert)?.expr ?? '';
@@ -363,6 +386,8 @@ describe('observability', () => {
     expect(expr('TrellisDeadLetters')).toContain('outcome="dead_letter"');
     expect(expr('TrellisGrpcErrorRatio')).toContain('trellis_grpc_requests_total');
     expect(expr('TrellisGrpcLatencyHigh')).toContain('trellis_grpc_request_duration_seconds_bucket');
+    expect(expr('TrellisConsumerLagGrowing')).toContain('deriv(trellis_consumer_lag_messages{');
+    expect(expr('TrellisConsumerStalled')).toContain('trellis_consumer_lag_messages{');
   });
 
   it('ships every dashboard as a ConfigMap with the Grafana sidecar label, holding valid dashboard JSON', () => {
