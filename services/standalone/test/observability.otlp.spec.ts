@@ -167,6 +167,24 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('traces across real Kafka: six proce
     expect(graphWrite?.attributes['db.system.name']).toMatch(/^(mariadb|mysql|tidb)$/);
   });
 
+  it('each consumer process exports the Kafka lag of its group, drained to 0 once the document is indexed', async () => {
+    const consumers = [['chunking', 'document.ingested'], ['extraction', 'chunk.ready'], ['graph-store', 'chunk.extracted']] as const;
+    for (const [group, topic] of consumers) {
+      const { httpPort } = deployment.processes.get(group)!;
+      const series = new RegExp(`^trellis_consumer_lag_messages\\{topic="${topic}",group="${group}"[^}]*\\} (\\d+)$`, 'm');
+      // A reading is cached for 15 s; the last commit can land just after the document shows as graphed.
+      const deadline = Date.now() + 40_000;
+      let lag: number | undefined;
+      for (;;) {
+        const match = series.exec(await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text());
+        lag = match ? Number(match[1]) : undefined;
+        if (lag === 0 || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+      expect(lag, `${group} on ${topic}`).toBe(0);
+    }
+  });
+
   it('traces a chat question as one trace: chat server span, its retrieval client calls, and the retrieval server spans under them', async () => {
     await client.ask({ knowledgeBase: 'otlp', question: 'Who named polonium?' });
     const SERVER = 2;
