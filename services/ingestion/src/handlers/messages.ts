@@ -14,8 +14,9 @@ const STATUS: Record<IndexStatus, v1.IndexStatus> = {
 const NO_USAGE: LlmUsage = { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 };
 
 /** The extraction settings of a request; undefined when the request carries none. */
-export function fromExtractionMessage(message: v1.ExtractionSettings | undefined): Partial<ExtractionSettings> | undefined {
-  if (message === undefined) return undefined;
+export function fromExtractionMessage(message: v1.ExtractionSettings | undefined | null): Partial<ExtractionSettings> | undefined {
+  // The gRPC loader gives null for an absent message field.
+  if (message === undefined || message === null) return undefined;
   return {
     entityTypes: message.entityTypes,
     instructions: message.instructions,
