@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '@trellis/contracts';
+import { DEFAULT_RETRY_POLICY, shouldRetry } from '@trellis/messaging';
 import { OpenAiChatModel, createOpenAiClient } from '@trellis/models';
 import { FakeOpenAiServer } from '@trellis/testing';
 import type { ExtractionSettings } from '@trellis/storage';
@@ -129,7 +130,10 @@ describe('LlmExtractor against an OpenAI-compatible server', () => {
 
   it('fails as UNAVAILABLE once retries are exhausted, so the event bus retries the event later', async () => {
     fake.enqueue({ kind: 'status', status: 503 }, { kind: 'status', status: 503 });
-    await expect(extractor({}, { maxRetries: 1 }).extract('text', { heading: '' })).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+    const error = await extractor({}, { maxRetries: 1 }).extract('text', { heading: '' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: ErrorCode.Unavailable });
     expect(fake.chatRequests()).toHaveLength(2);
+    // The bus delivers the event again (with backoff) instead of dead-lettering it at once.
+    expect(shouldRetry(error, 1, DEFAULT_RETRY_POLICY.maxAttempts)).toBe(true);
   });
 });
