@@ -70,6 +70,10 @@ export class TrellisClient {
   getKnowledgeBase(knowledgeBase: string): Promise<v1.KnowledgeBase> {
     return this.unary(this.raw.knowledgeBases, 'getKnowledgeBase', { knowledgeBase });
   }
+  /** Unset fields keep their value; `extraction`, when given, replaces the extraction settings. */
+  updateKnowledgeBase(request: Partial<v1.UpdateKnowledgeBaseRequest> & { knowledgeBase: string }): Promise<v1.KnowledgeBase> {
+    return this.unary(this.raw.knowledgeBases, 'updateKnowledgeBase', request);
+  }
   deleteKnowledgeBase(knowledgeBase: string): Promise<v1.DeleteKnowledgeBaseResponse> {
     return this.unary(this.raw.knowledgeBases, 'deleteKnowledgeBase', { knowledgeBase });
   }

@@ -34,6 +34,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRELLIS_RERANKER: 'magic' }, 't')).toThrow(/none, local or http/);
   });
 
+  it('reads the LLM retry and deployment-wide budget settings, 0 meaning unlimited', () => {
+    expect(loadConfig({}, 't').openai).toMatchObject({ maxRetries: 3, maxConcurrency: 0, requestsPerMinute: 0, tokensPerMinute: 0 });
+    const openai = loadConfig({ TRELLIS_LLM_MAX_RETRIES: '5', TRELLIS_LLM_MAX_CONCURRENCY: '8', TRELLIS_LLM_REQUESTS_PER_MINUTE: '500', TRELLIS_LLM_TOKENS_PER_MINUTE: '200000' }, 't').openai;
+    expect(openai).toMatchObject({ maxRetries: 5, maxConcurrency: 8, requestsPerMinute: 500, tokensPerMinute: 200_000 });
+    expect(() => loadConfig({ TRELLIS_LLM_MAX_CONCURRENCY: '-1' }, 't')).toThrow(/TRELLIS_LLM_MAX_CONCURRENCY/);
+  });
+
   it('maps API keys to tenants', () => {
     expect([...loadConfig({ TRELLIS_API_KEYS: 'k1=acme, k2=globex' }, 't').apiKeys]).toEqual([
       ['k1', 'acme'],

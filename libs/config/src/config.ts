@@ -16,6 +16,14 @@ export interface OpenAiSettings {
   readonly embeddingDimensions: number;
   /** TRELLIS_LLM_TIMEOUT_MS: per-request timeout. */
   readonly timeoutMs: number;
+  /** TRELLIS_LLM_MAX_RETRIES: retries of a request on 429, 5xx and timeouts, honouring Retry-After. Default 3. */
+  readonly maxRetries: number;
+  /** TRELLIS_LLM_MAX_CONCURRENCY: chat calls in flight per model across the whole deployment; 0 = unlimited. */
+  readonly maxConcurrency: number;
+  /** TRELLIS_LLM_REQUESTS_PER_MINUTE: chat calls started per minute per model, deployment-wide; 0 = unlimited. */
+  readonly requestsPerMinute: number;
+  /** TRELLIS_LLM_TOKENS_PER_MINUTE: chat tokens (input + output) per minute per model, deployment-wide; 0 = unlimited. */
+  readonly tokensPerMinute: number;
 }
 
 export interface TrellisConfig {
@@ -180,6 +188,10 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
       embeddingModel: text('TRELLIS_EMBEDDING_MODEL') ?? 'text-embedding-3-small',
       embeddingDimensions: int('TRELLIS_EMBEDDING_DIMENSIONS', 1536, 8, 8192),
       timeoutMs: int('TRELLIS_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
+      maxRetries: int('TRELLIS_LLM_MAX_RETRIES', 3, 0, 20),
+      maxConcurrency: int('TRELLIS_LLM_MAX_CONCURRENCY', 0, 0, 10_000),
+      requestsPerMinute: int('TRELLIS_LLM_REQUESTS_PER_MINUTE', 0, 0, 10_000_000),
+      tokensPerMinute: int('TRELLIS_LLM_TOKENS_PER_MINUTE', 0, 0, 1_000_000_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

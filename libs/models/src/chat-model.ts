@@ -6,9 +6,18 @@ export interface ChatMessage {
 export interface CompletionOptions {
   /** JSON schema for structured output; the reply is then a JSON document. */
   readonly jsonSchema?: { name: string; schema: Record<string, unknown> };
+  /** JSON mode (`response_format: json_object`) for providers without structured output. */
+  readonly jsonObject?: boolean;
   readonly temperature?: number;
   readonly maxTokens?: number;
   readonly signal?: AbortSignal;
+  /** Called with the token usage the provider reported for this call, when it reported any. */
+  readonly onUsage?: (usage: TokenUsage) => void;
+}
+
+export interface TokenUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
 }
 
 /** A language model behind an OpenAI-compatible API. */

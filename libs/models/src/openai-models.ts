@@ -12,7 +12,12 @@ export interface OpenAiClientSettings {
   readonly maxRetries?: number;
 }
 
-/** One client per process; the SDK retries 429/5xx with backoff and honours Retry-After. */
+/**
+ * One client per process. Each request is retried `maxRetries` times by the SDK on 408, 409,
+ * 429, 5xx, connection errors and timeouts, waiting what Retry-After / retry-after-ms say
+ * and otherwise backing off exponentially (0.5 s doubling to 8 s, with jitter). Only then does
+ * the call fail, as UNAVAILABLE, and the event bus retries the whole event later.
+ */
 export function createOpenAiClient(settings: OpenAiClientSettings): OpenAI {
   return new OpenAI({
     baseURL: settings.baseUrl,
@@ -106,12 +111,15 @@ export class OpenAiChatModel implements ChatModel {
           max_tokens: options.maxTokens,
           response_format: options.jsonSchema
             ? { type: 'json_schema', json_schema: { name: options.jsonSchema.name, schema: options.jsonSchema.schema, strict: false } }
-            : undefined,
+            : options.jsonObject
+              ? { type: 'json_object' }
+              : undefined,
         },
         { signal: options.signal },
       ),
       (r) => ({ inputTokens: r.usage?.prompt_tokens, outputTokens: r.usage?.completion_tokens }),
     );
+    if (response.usage) options.onUsage?.({ inputTokens: response.usage.prompt_tokens, outputTokens: response.usage.completion_tokens });
     return response.choices[0]?.message?.content ?? '';
   }
 
@@ -137,7 +145,10 @@ export class OpenAiChatModel implements ChatModel {
       throw error;
     } finally {
       // Also when the caller stops reading early: the span must end either way.
-      if (failure === undefined) call.finish(this.observer, 'ok', { inputTokens: usage?.prompt_tokens, outputTokens: usage?.completion_tokens });
+      if (failure === undefined) {
+        call.finish(this.observer, 'ok', { inputTokens: usage?.prompt_tokens, outputTokens: usage?.completion_tokens });
+        if (usage) options.onUsage?.({ inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens });
+      }
       else call.finish(this.observer, 'error', {}, failure);
     }
   }
@@ -187,6 +198,15 @@ async function traced<T>(facts: CallFacts, observer: ModelCallObserver | undefin
     handle.finish(observer, 'error', {}, error);
     throw error;
   }
+}
+
+/**
+ * True when the provider refused the request itself (HTTP 400), e.g. a `response_format` it
+ * does not support: retrying the same request cannot help, a different one may.
+ */
+export function isRejectedRequest(error: unknown): boolean {
+  const cause = error instanceof TrellisError ? error.cause : error;
+  return cause instanceof OpenAI.APIError && cause.status === 400;
 }
 
 /** Maps provider failures to domain errors: transient ones become UNAVAILABLE so events retry. */

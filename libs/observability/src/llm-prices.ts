@@ -1,3 +1,6 @@
+/** Injection token of the process's price table (TRELLIS_LLM_PRICES over the defaults). */
+export const LLM_PRICES = Symbol.for('trellis.llm-prices');
+
 /** US dollars per million tokens. */
 export interface LlmPrice {
   readonly input: number;

@@ -134,6 +134,54 @@ export class TrellisMetrics {
     registers: [this.registry],
   });
 
+  readonly extractionItems = new Counter({
+    name: 'trellis_extraction_items_total',
+    help: 'Entities and relationships in LLM extraction replies, by kind (entity, relationship, reply), outcome (kept, repaired, dropped) and reason.',
+    labelNames: ['kind', 'outcome', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly extractionCalls = new Counter({
+    name: 'trellis_extraction_llm_calls_total',
+    help: 'LLM calls made for extraction (gleaning turns included), by knowledge base (capped, then "other").',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
+  readonly extractionTokens = new Counter({
+    name: 'trellis_extraction_llm_tokens_total',
+    help: 'Tokens the provider reported for extraction calls, by knowledge base and direction (input, output).',
+    labelNames: ['knowledge_base', 'direction'] as const,
+    registers: [this.registry],
+  });
+
+  readonly extractionCost = new Counter({
+    name: 'trellis_extraction_estimated_cost_dollars_total',
+    help: 'Estimated cost in US dollars of extraction calls (TRELLIS_LLM_PRICES), by knowledge base.',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
+  readonly extractionCache = new Counter({
+    name: 'trellis_extraction_cache_total',
+    help: 'Chunk extractions by knowledge base and cache outcome (hit: no LLM call; miss: extracted).',
+    labelNames: ['knowledge_base', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly knowledgeBaseLabels = new Set<string>();
+
+  /**
+   * The label value for a knowledge base on counters: its name for the first
+   * MAX_KNOWLEDGE_BASE_SERIES seen by this process, `other` beyond, so series stay bounded.
+   */
+  knowledgeBaseLabel(name: string): string {
+    if (this.knowledgeBaseLabels.has(name)) return name;
+    if (this.knowledgeBaseLabels.size >= MAX_KNOWLEDGE_BASE_SERIES) return 'other';
+    this.knowledgeBaseLabels.add(name);
+    return name;
+  }
+
   readonly embeddingBatchDuration = new Histogram({
     name: 'trellis_embedding_batch_duration_seconds',
     help: 'Latency of one embedding request (one batch of texts), by model.',

@@ -15,3 +15,4 @@ export * from './traced-event-bus';
 export * from './pipeline-stages';
 export * from './traced-store';
 export * from './grpc-client-telemetry';
+export * from './shared-llm-budget';

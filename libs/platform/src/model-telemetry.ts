@@ -1,5 +1,4 @@
-import { OpenAiChatModel, OpenAiEmbedder } from '@trellis/models';
-import type { ModelCallObserver, ModelCallRecord, Models } from '@trellis/models';
+import type { ModelCallObserver, ModelCallRecord } from '@trellis/models';
 import { estimateCost } from '@trellis/observability';
 import type { LlmPriceTable, TrellisMetrics } from '@trellis/observability';
 
@@ -25,10 +24,4 @@ export class ModelMetricsObserver implements ModelCallObserver {
     const cost = estimateCost(this.prices, model, input, output);
     if (cost > 0) this.metrics.llmCost.inc({ model }, cost);
   }
-}
-
-/** Connects the provider-backed models of a process to its metrics; local models report nothing. */
-export function observeModels(models: Models, observer: ModelCallObserver): void {
-  if (models.embedder instanceof OpenAiEmbedder) models.embedder.observe(observer);
-  if (models.llm instanceof OpenAiChatModel) models.llm.observe(observer);
 }

@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { EVENT_BUS } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
-import { LOGGER, METRICS } from '@trellis/observability';
+import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
 import { STORE } from '@trellis/storage';
 import type { Runtime } from './runtime';
 import { STORE_AVAILABILITY } from './store-availability';
@@ -19,6 +19,7 @@ export class PlatformModule {
       { provide: CONFIG, useValue: runtime.config },
       { provide: LOGGER, useValue: runtime.logger },
       { provide: METRICS, useValue: runtime.metrics },
+      { provide: LLM_PRICES, useValue: runtime.telemetry.llmPrices },
       { provide: STORE, useValue: runtime.store },
       { provide: EVENT_BUS, useValue: runtime.bus },
       { provide: MODELS, useValue: runtime.models },

@@ -8,7 +8,8 @@ import { TrellisMetrics, createLogger, currentTraceparent, tracingStarted } from
 import type { Logger, TelemetrySettings } from '@trellis/observability';
 import { MysqlStore, SqliteStore } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
-import { ModelMetricsObserver, observeModels } from './model-telemetry';
+import { ModelMetricsObserver } from './model-telemetry';
+import { SharedLlmBudget } from './shared-llm-budget';
 import { StoreAvailability } from './store-availability';
 import { TracedEventBus } from './traced-event-bus';
 import { traceStore } from './traced-store';
@@ -33,20 +34,32 @@ export interface Runtime {
 export async function createRuntime(config: TrellisConfig, telemetry: TelemetrySettings): Promise<Runtime> {
   const logger = createLogger(config.serviceName, config.logLevel);
   const metrics = new TrellisMetrics(config.serviceName);
-  const models = createModels(config);
-  observeModels(models, new ModelMetricsObserver(metrics, telemetry.llmPrices));
-  const base = { config, logger, metrics, models, telemetry };
+  const adapter =
+    config.mode === 'standalone'
+      ? new SqliteStore(join(config.dataDir, 'trellis.db'))
+      : await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
+  const store = traced(adapter, telemetry);
+  const models = createModels(config, { observer: new ModelMetricsObserver(metrics, telemetry.llmPrices), budget: llmBudget(config, store) });
+  const base = { config, logger, metrics, models, telemetry, store, availability: new StoreAvailability(adapter, logger) };
   if (config.mode === 'standalone') {
-    const store = new SqliteStore(join(config.dataDir, 'trellis.db'));
-    return { ...base, store: traced(store, 'sqlite', telemetry), bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })), availability: new StoreAvailability(store, logger) };
+    return { ...base, bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })) };
   }
-  const store = await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
-  return { ...base, store: traced(store, store.databaseSystem, telemetry), bus: new TracedEventBus(new KafkaEventBus(kafkaBusConfig(config, logger))), availability: new StoreAvailability(store, logger) };
+  return { ...base, bus: new TracedEventBus(new KafkaEventBus(kafkaBusConfig(config, logger))) };
 }
 
 /** Store calls become spans only when this process records spans; otherwise the adapter is called directly. */
-function traced(store: TrellisStore, system: DatabaseSystem, telemetry: TelemetrySettings): TrellisStore {
-  return tracingStarted() ? traceStore(store, { system, traceContent: telemetry.traceContent }) : store;
+function traced(store: SqliteStore | MysqlStore, telemetry: TelemetrySettings): TrellisStore {
+  if (!tracingStarted()) return store;
+  const system: DatabaseSystem = store instanceof MysqlStore ? store.databaseSystem : 'sqlite';
+  return traceStore(store, { system, traceContent: telemetry.traceContent });
+}
+
+/** The deployment-wide chat call budget, or none when no limit is configured. */
+function llmBudget(config: TrellisConfig, store: TrellisStore): SharedLlmBudget | undefined {
+  const { maxConcurrency, requestsPerMinute, tokensPerMinute, timeoutMs, maxRetries } = config.openai;
+  // A lease outlives the longest call: every attempt timing out, plus the SDK's backoff between them.
+  const budget = new SharedLlmBudget(store, { maxConcurrency, requestsPerMinute, tokensPerMinute, leaseMs: timeoutMs * (maxRetries + 1) + 60_000 });
+  return budget.limited ? budget : undefined;
 }
 
 /** The Kafka settings of a process, shared by the bus and the `trellis topics` / `dlq` commands. */

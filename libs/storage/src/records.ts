@@ -10,6 +10,35 @@ export interface KbSettings {
   embeddingDimensions: number;
   llmModel: string;
   extractionPromptVersion: string;
+  /** How the LLM extractor is prompted for this knowledge base; absent means the defaults. */
+  extraction?: ExtractionSettings;
+}
+
+/** How a knowledge base's LLM extraction is prompted and called. Empty values mean "default". */
+export interface ExtractionSettings {
+  /** Entity types the model should use, e.g. ["person", "drug"]; empty: the model chooses. */
+  entityTypes: string[];
+  /** Extra instructions appended to the domain-neutral system prompt. */
+  instructions: string;
+  /** Worked examples (text and the expected JSON) shown to the model. */
+  examples: string;
+  /** 0 or 1: a second "gleaning" turn asking for what the first answer missed. */
+  gleaningPasses: number;
+  /** auto (json_schema, falling back to json_object when the provider rejects it), json_schema or json_object. */
+  outputMode: ExtractionOutputMode;
+}
+
+export type ExtractionOutputMode = 'auto' | 'json_schema' | 'json_object';
+
+/** What language-model work for indexing cost: per document version, or summed per knowledge base. */
+export interface LlmUsage {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** US dollars, from the price table (TRELLIS_LLM_PRICES); 0 for models without a price. */
+  estimatedCostUsd: number;
+  /** Chunks whose extraction came from the cache, costing no call. */
+  cacheHits: number;
 }
 
 export interface KnowledgeBaseRecord {
@@ -94,6 +123,10 @@ export interface ExtractedEntity {
   name: string;
   type: string;
   description: string;
+  /** Short facts about the entity as key/value pairs ("born": "1815"). */
+  attributes?: Record<string, string>;
+  /** Set when the model named the entity only as a relationship end: its type is a guess. */
+  needsReview?: boolean;
 }
 
 export interface ExtractedRelationship {

@@ -9,6 +9,7 @@ import type {
   ExtractionResult,
   KbSettings,
   KnowledgeBaseRecord,
+  LlmUsage,
   NewChunk,
   NewDocumentVersion,
   RelationshipMentionWrite,
@@ -35,6 +36,8 @@ export interface TrellisStore {
   listKnowledgeBases(scope: TenantScope): Promise<KnowledgeBaseRecord[]>;
   /** By id or by name. */
   findKnowledgeBase(scope: TenantScope, idOrName: string): Promise<KnowledgeBaseRecord | null>;
+  /** Replaces description and settings; null when the knowledge base does not exist. */
+  updateKnowledgeBase(scope: KbScope, changes: { description: string; settings: KbSettings }): Promise<KnowledgeBaseRecord | null>;
   /** Deletes the knowledge base and every row that belongs to it. */
   deleteKnowledgeBase(scope: KbScope): Promise<boolean>;
   countDocuments(scope: KbScope): Promise<number>;
@@ -80,6 +83,34 @@ export interface TrellisStore {
   // --- extraction cache ------------------------------------------------------------------
   getCachedExtraction(key: string): Promise<ExtractionResult | null>;
   putCachedExtraction(key: string, result: ExtractionResult): Promise<void>;
+
+  // --- LLM usage -------------------------------------------------------------------------
+  /**
+   * Adds to what indexing a document version cost. Usage rows are accounting, not content:
+   * they stay when the document is deleted (the money was spent) and go with the knowledge base.
+   */
+  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage): Promise<void>;
+  /** Usage of one document version; zeros when none was recorded. */
+  getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage>;
+  /** Usage summed over every document and version of the knowledge base. */
+  getKnowledgeBaseLlmUsage(scope: KbScope): Promise<LlmUsage>;
+
+  // --- shared LLM call budget ------------------------------------------------------------
+  /**
+   * A token bucket shared by every process on this store: it holds up to `perMinute` and
+   * refills at `perMinute` per minute. Takes `amount` (capped at `perMinute`) and returns 0
+   * when the bucket holds it; otherwise takes nothing and returns the milliseconds until it
+   * will. With `force` it always takes, leaving a debt later callers wait for (used to charge
+   * what a call cost beyond its estimate). `nowMs` is the caller's clock.
+   */
+  takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force?: boolean): Promise<number>;
+  /**
+   * A counting semaphore of `slots` slots under `key`, shared by every process: gives
+   * `holder` a free slot until `expiresAtMs` and returns true, or false when every slot is
+   * held by a lease that has not expired. A crashed holder's slot frees itself on expiry.
+   */
+  acquireLease(key: string, holder: string, slots: number, expiresAtMs: number, nowMs: number): Promise<boolean>;
+  releaseLease(key: string, holder: string): Promise<void>;
 
   // --- graph -----------------------------------------------------------------------------
   /**

@@ -8,6 +8,7 @@ import { MYSQL_MIGRATIONS } from '../src/mysql/mysql-schema';
 import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
 import { describeStoreContract, vectorFor } from './store-contract';
+import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -80,6 +81,12 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   });
 
   describeStoreContract('MysqlStore', freshStore);
+  describeLlmBudgetContract('MysqlStore', freshStore);
+  describeSharedLlmBudget('MysqlStore', async () => {
+    const first = await freshStore();
+    const second = await MysqlStore.connect(urlFor(databases[databases.length - 1]!), { poolSize: 4, logger });
+    return [first, second];
+  });
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -101,6 +108,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           new Set([
             'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'document_stages', 'chunks', 'chunk_terms', 'kb_text_stats',
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
+            'llm_usage', 'llm_buckets', 'llm_leases',
           ]),
         );
 

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 
 /** What the fake answers to one chat-completions request. */
 export type ScriptedReply =
-  | { kind: 'content'; content: string }
+  | { kind: 'content'; content: string; delayMs?: number }
   | { kind: 'status'; status: number; retryAfterSeconds?: number; body?: string }
   | { kind: 'hang'; ms: number };
 
@@ -23,6 +23,9 @@ type ChatResponder = (request: Record<string, unknown>) => ScriptedReply;
  */
 export class FakeOpenAiServer {
   readonly requests: RecordedRequest[] = [];
+  /** Most chat requests ever being answered at the same time (to check concurrency limits). */
+  maxChatInFlight = 0;
+  private chatInFlight = 0;
   private server: Server | undefined;
   private script: ScriptedReply[] = [];
   private responder: ChatResponder = () => ({ kind: 'content', content: 'ok' });
@@ -65,7 +68,14 @@ export class FakeOpenAiServer {
     const path = req.url ?? '';
     this.requests.push({ path, body });
     if (path.endsWith('/embeddings')) return this.embeddings(res, body);
-    if (path.endsWith('/chat/completions')) return this.chat(res, body);
+    if (path.endsWith('/chat/completions')) {
+      this.maxChatInFlight = Math.max(this.maxChatInFlight, ++this.chatInFlight);
+      try {
+        return await this.chat(res, body);
+      } finally {
+        this.chatInFlight--;
+      }
+    }
     if (path.endsWith('/rerank')) return this.rerank(res, body);
     this.json(res, 404, { error: { message: `no route ${path}` } });
   }
@@ -99,6 +109,7 @@ export class FakeOpenAiServer {
       res.end(reply.body ?? JSON.stringify({ error: { message: `scripted ${reply.status}`, type: 'scripted' } }));
       return;
     }
+    if (reply.delayMs !== undefined) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (body.stream === true) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const piece of reply.content.match(/\S+\s*/g) ?? []) {

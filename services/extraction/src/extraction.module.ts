@@ -3,21 +3,24 @@ import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
+import { LLM_PRICES, METRICS } from '@trellis/observability';
+import type { LlmPriceTable, TrellisMetrics } from '@trellis/observability';
 import { STORE } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
 import { ExtractionService } from './extraction.service';
+import { ExtractionMetrics } from './extraction-metrics';
+import { ExtractorRegistry } from './extractor-registry';
 import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
-import { LlmExtractor } from './llm-extractor';
-import { LocalExtractor } from './local-extractor';
 
 @Module({
   providers: [
     {
       provide: ExtractionService,
-      // With a language model configured it extracts; otherwise the local NLP extractor does.
-      useFactory: (store: TrellisStore, bus: EventBus, models: Models) =>
-        new ExtractionService(store, bus, models.llm ? new LlmExtractor(models.llm) : new LocalExtractor()),
-      inject: [STORE, EVENT_BUS, MODELS],
+      // With a language model configured each knowledge base extracts with its own model and
+      // prompt; otherwise the local NLP extractor does.
+      useFactory: (store: TrellisStore, bus: EventBus, models: Models, prices: LlmPriceTable, metrics: TrellisMetrics) =>
+        new ExtractionService(store, bus, new ExtractorRegistry(models), prices, new ExtractionMetrics(metrics)),
+      inject: [STORE, EVENT_BUS, MODELS, LLM_PRICES, METRICS],
     },
     chunkEventsConsumer,
   ],

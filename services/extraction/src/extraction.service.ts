@@ -1,18 +1,35 @@
 import { TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
-import type { TrellisStore } from '@trellis/storage';
+import { estimateCost } from '@trellis/observability';
+import type { LlmPriceTable } from '@trellis/observability';
+import type { KbSettings, LlmUsage, TrellisStore } from '@trellis/storage';
 import type { Extractor } from './extractor';
+import { ExtractionReport } from './extraction-report';
+
+/** Where extraction reports what it did, for metrics; knowledge bases by name. */
+export interface ExtractionTelemetry {
+  extracted(knowledgeBase: string, report: ExtractionReport, usage: LlmUsage): void;
+  cacheHit(knowledgeBase: string): void;
+}
+
+/** Picks the extractor for a knowledge base's settings. */
+export interface ExtractorSource {
+  forKnowledgeBase(settings: KbSettings): Extractor;
+}
 
 /**
- * Handles `chunk.ready`: extracts the chunk's entities and relationships, or takes them from
- * the cache keyed by (content hash, model, prompt version), and publishes `chunk.extracted`.
+ * Handles `chunk.ready`: extracts the chunk's entities and relationships with its knowledge
+ * base's extractor, or takes them from the cache keyed by (content hash, model, prompt
+ * version), records what the LLM work cost for the document, and publishes `chunk.extracted`.
  */
 export class ExtractionService {
   constructor(
     private readonly store: TrellisStore,
     private readonly bus: EventBus,
-    private readonly extractor: Extractor,
+    private readonly extractors: ExtractorSource,
+    private readonly prices: LlmPriceTable = new Map(),
+    private readonly telemetry?: ExtractionTelemetry,
   ) {}
 
   async onChunkReady(event: events.ChunkReady): Promise<void> {
@@ -22,10 +39,26 @@ export class ExtractionService {
     const chunk = await this.store.getChunk(scope, event.chunkId);
     // The chunk belongs to a version that was replaced or deleted meanwhile.
     if (chunk === null) return;
-    const key = stableId('ext', chunk.contentHash, this.extractor.model, this.extractor.promptVersion);
+    const kb = await this.store.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
+    if (kb === null) return;
+    const extractor = this.extractors.forKnowledgeBase(kb.settings);
+    const key = stableId('ext', chunk.contentHash, extractor.model, extractor.promptVersion);
     if ((await this.store.getCachedExtraction(key)) === null) {
-      const result = await this.extractor.extract(chunk.text, { heading: chunk.heading });
+      const report = new ExtractionReport();
+      const result = await extractor.extract(chunk.text, { heading: chunk.heading }, report);
       await this.store.putCachedExtraction(key, result);
+      const usage: LlmUsage = {
+        calls: report.calls,
+        inputTokens: report.inputTokens,
+        outputTokens: report.outputTokens,
+        estimatedCostUsd: estimateCost(this.prices, extractor.model, report.inputTokens, report.outputTokens),
+        cacheHits: 0,
+      };
+      if (usage.calls > 0) await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage);
+      this.telemetry?.extracted(kb.name, report, usage);
+    } else {
+      await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 1 });
+      this.telemetry?.cacheHit(kb.name);
     }
     await this.store.setChunkStatus(scope, chunk.id, 'extracted');
     await this.bus.publish('chunk.extracted', ctx.documentId, { context: ctx, chunkId: chunk.id, extractionKey: key }, {

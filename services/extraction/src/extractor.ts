@@ -1,10 +1,12 @@
 import type { ExtractionResult } from '@trellis/storage';
+import type { ExtractionReport } from './extraction-report';
 
 /** Turns one chunk of text into entities and relationships. */
 export interface Extractor {
   /** Identity of the model behind it; part of the extraction cache key. */
   readonly model: string;
-  /** Version of the prompt or rules; part of the cache key, bump it when output changes. */
+  /** Version of the prompt or rules; part of the cache key, changes whenever output may. */
   readonly promptVersion: string;
-  extract(text: string, context: { heading: string }): Promise<ExtractionResult>;
+  /** `report`, when given, receives the calls, tokens and item decisions of this extraction. */
+  extract(text: string, context: { heading: string }, report?: ExtractionReport): Promise<ExtractionResult>;
 }

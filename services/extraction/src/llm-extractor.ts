@@ -1,121 +1,91 @@
-import type { ChatModel } from '@trellis/models';
-import type { ExtractedEntity, ExtractedRelationship, ExtractionResult } from '@trellis/storage';
+import { isRejectedRequest } from '@trellis/models';
+import type { ChatMessage, ChatModel, CompletionOptions } from '@trellis/models';
+import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from './extractor';
+import { EXTRACTION_SCHEMA, GLEANING_PROMPT } from './extraction-prompt';
+import type { ExtractionPrompt } from './extraction-prompt';
+import { ExtractionReport } from './extraction-report';
+import { parseJsonLoosely, validateExtraction } from './extraction-validation';
 
-export const EXTRACTION_PROMPT_VERSION = 'graph-v1';
+/**
+ * Models whose provider refused `json_schema` output, learnt at run time: they get JSON mode
+ * from then on, in this process, without trying the schema again.
+ */
+export class JsonModeMemory {
+  private readonly models = new Set<string>();
 
-const SYSTEM_PROMPT = `You build a knowledge graph from text. From the text the user gives, extract:
-- entities: every named person, organisation, place, product, work, event, concept or technology the text says something about. For each: its name as written in the text, a short lower-case type, and a one or two sentence description of what the text says about it.
-- relationships: pairs of those entities the text directly relates. For each: source and target (entity names exactly as in your entity list), a short label (a verb phrase such as "founded" or "is part of"), a description of the relation as the text states it, and a strength from 1 (weak, incidental) to 10 (central, explicit).
-Use only facts the text states. Do not invent entities. Answer with JSON only.`;
+  needsJsonMode(model: string): boolean {
+    return this.models.has(model);
+  }
 
-const SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['entities', 'relationships'],
-  properties: {
-    entities: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['name', 'type', 'description'],
-        properties: { name: { type: 'string' }, type: { type: 'string' }, description: { type: 'string' } },
-      },
-    },
-    relationships: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['source', 'target', 'label', 'description', 'strength'],
-        properties: {
-          source: { type: 'string' },
-          target: { type: 'string' },
-          label: { type: 'string' },
-          description: { type: 'string' },
-          strength: { type: 'number' },
-        },
-      },
-    },
-  },
-} as const;
+  remember(model: string): void {
+    this.models.add(model);
+  }
+}
 
-/** One structured-output call per chunk through any OpenAI-compatible model. */
+/**
+ * One structured-output call per chunk through any OpenAI-compatible model (plus one
+ * gleaning turn when the knowledge base asks for it), validated item by item.
+ */
 export class LlmExtractor implements Extractor {
-  readonly promptVersion = EXTRACTION_PROMPT_VERSION;
-
-  constructor(private readonly llm: ChatModel) {}
+  constructor(
+    private readonly llm: ChatModel,
+    private readonly prompt: ExtractionPrompt,
+    private readonly jsonMode = new JsonModeMemory(),
+  ) {}
 
   get model(): string {
     return this.llm.model;
   }
 
-  async extract(text: string, context: { heading: string }): Promise<ExtractionResult> {
-    const reply = await this.llm.complete(
-      [
-        { role: 'system', content: SYSTEM_PROMPT },
-        { role: 'user', content: context.heading ? `Section: ${context.heading}\n\n${text}` : text },
-      ],
-      { jsonSchema: { name: 'knowledge_graph', schema: SCHEMA as unknown as Record<string, unknown> }, temperature: 0 },
-    );
-    return validateExtraction(parseJsonLoosely(reply));
+  get promptVersion(): string {
+    return this.prompt.version;
   }
-}
 
-/**
- * Parses a model's JSON reply, tolerating code fences and text around the object. Returns
- * an empty result for replies with no JSON object at all.
- */
-export function parseJsonLoosely(reply: string): unknown {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(reply)?.[1] ?? reply;
-  const start = fenced.indexOf('{');
-  const end = fenced.lastIndexOf('}');
-  if (start < 0 || end <= start) return {};
-  try {
-    return JSON.parse(fenced.slice(start, end + 1));
-  } catch {
-    return {};
+  async extract(text: string, context: { heading: string }, report = new ExtractionReport()): Promise<ExtractionResult> {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: this.prompt.system },
+      { role: 'user', content: context.heading ? `Section: ${context.heading}\n\n${text}` : text },
+    ];
+    const first = await this.ask(messages, report);
+    const replies = [parseJsonLoosely(first, report)];
+    if (this.prompt.gleaningPasses > 0) {
+      const more = await this.ask([...messages, { role: 'assistant', content: first }, { role: 'user', content: GLEANING_PROMPT }], report);
+      replies.push(parseJsonLoosely(more, report));
+    }
+    return validateExtraction(merge(replies), { entityTypes: this.prompt.entityTypes }, report);
   }
-}
 
-/**
- * Keeps the valid items of a model's output, repairing what can be repaired (trimming,
- * clamping strength, adding missing relationship endpoints as entities) and dropping the
- * rest, so one bad item never fails the whole chunk.
- */
-export function validateExtraction(raw: unknown): ExtractionResult {
-  const object = (raw ?? {}) as { entities?: unknown; relationships?: unknown };
-  const entities = new Map<string, ExtractedEntity>();
-  for (const item of Array.isArray(object.entities) ? object.entities : []) {
-    const e = item as Partial<Record<keyof ExtractedEntity, unknown>>;
-    const name = text(e.name, 120);
-    if (name === '') continue;
-    if (!entities.has(name.toLowerCase())) {
-      entities.set(name.toLowerCase(), { name, type: text(e.type, 40).toLowerCase() || 'concept', description: text(e.description, 1000) });
+  /** One call, with the output mode the settings and the model allow. */
+  private async ask(messages: readonly ChatMessage[], report: ExtractionReport): Promise<string> {
+    const mode = this.prompt.outputMode;
+    const useSchema = mode === 'json_schema' || (mode === 'auto' && !this.jsonMode.needsJsonMode(this.model));
+    try {
+      return await this.call(messages, useSchema, report);
+    } catch (error) {
+      if (!(mode === 'auto' && useSchema && isRejectedRequest(error))) throw error;
+      this.jsonMode.remember(this.model);
+      return this.call(messages, false, report);
     }
   }
-  const relationships: ExtractedRelationship[] = [];
-  for (const item of Array.isArray(object.relationships) ? object.relationships : []) {
-    const r = item as Partial<Record<keyof ExtractedRelationship, unknown>>;
-    const source = text(r.source, 120);
-    const target = text(r.target, 120);
-    if (source === '' || target === '' || source.toLowerCase() === target.toLowerCase()) continue;
-    for (const endpoint of [source, target]) {
-      if (!entities.has(endpoint.toLowerCase())) entities.set(endpoint.toLowerCase(), { name: endpoint, type: 'unreviewed', description: '' });
-    }
-    const strength = Number(r.strength);
-    relationships.push({
-      source,
-      target,
-      label: text(r.label, 60).toLowerCase() || 'related to',
-      description: text(r.description, 1000),
-      strength: Number.isFinite(strength) ? Math.min(10, Math.max(1, Math.round(strength))) : 5,
-    });
+
+  private async call(messages: readonly ChatMessage[], useSchema: boolean, report: ExtractionReport): Promise<string> {
+    let usage: { inputTokens: number; outputTokens: number } | undefined;
+    const options: CompletionOptions = {
+      temperature: 0,
+      ...(useSchema ? { jsonSchema: { name: 'knowledge_graph', schema: EXTRACTION_SCHEMA } } : { jsonObject: true }),
+      onUsage: (u) => (usage = u),
+    };
+    const reply = await this.llm.complete(messages, options);
+    report.addCall(usage);
+    return reply;
   }
-  return { entities: [...entities.values()], relationships };
 }
 
-function text(value: unknown, max: number): string {
-  return typeof value === 'string' ? value.replace(/\s+/g, ' ').trim().slice(0, max) : '';
+/** Concatenates the lists of several replies; validation then drops what repeats. */
+function merge(replies: readonly unknown[]): { entities: unknown[]; relationships: unknown[] } | undefined {
+  const objects = replies.filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null && !Array.isArray(r));
+  if (objects.length === 0) return undefined;
+  const list = (key: string) => objects.flatMap((o) => (Array.isArray(o[key]) ? (o[key] as unknown[]) : []));
+  return { entities: list('entities'), relationships: list('relationships') };
 }

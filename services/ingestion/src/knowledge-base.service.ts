@@ -1,7 +1,7 @@
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, KbSettings, KnowledgeBaseRecord, StageRecord, TrellisStore } from '@trellis/storage';
+import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, StageRecord, TrellisStore } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
@@ -9,14 +9,25 @@ export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
 export interface KnowledgeBaseInput {
   name: string;
   description: string;
-  settings: Partial<KbSettings>;
+  settings: Partial<Omit<KbSettings, 'extraction'>> & { extraction?: Partial<ExtractionSettings> };
 }
 
 export interface DocumentWithCounts {
   document: DocumentRecord;
   chunkCounts: Partial<Record<IndexStatus, number>>;
   stages: StageRecord[];
+  llmUsage: LlmUsage;
 }
+
+/** What UpdateKnowledgeBase may change; absent fields keep their value. */
+export interface KnowledgeBaseChanges {
+  description?: string;
+  llmModel?: string;
+  extraction?: Partial<ExtractionSettings>;
+}
+
+const MAX_ENTITY_TYPES = 50;
+const MAX_PROMPT_TEXT = 20_000;
 
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
@@ -28,6 +39,23 @@ export class KnowledgeBaseService {
       description: input.description.slice(0, 2000),
       settings: validateSettings(input.settings),
     });
+  }
+
+  async update(scope: TenantScope, idOrName: string, changes: KnowledgeBaseChanges): Promise<KnowledgeBaseRecord> {
+    const kb = await requireKnowledgeBase(this.store, scope, idOrName);
+    const settings: KbSettings = {
+      ...kb.settings,
+      llmModel: changes.llmModel !== undefined ? changes.llmModel.trim() : kb.settings.llmModel,
+      extraction: changes.extraction !== undefined ? validateExtraction(changes.extraction) : kb.settings.extraction,
+    };
+    const description = changes.description !== undefined ? changes.description.slice(0, 2000) : kb.description;
+    const updated = await this.store.updateKnowledgeBase(kbScope(kb), { description, settings });
+    if (updated === null) throw TrellisError.notFound(`knowledge base "${idOrName}" not found`);
+    return updated;
+  }
+
+  llmUsage(kb: KnowledgeBaseRecord): Promise<LlmUsage> {
+    return this.store.getKnowledgeBaseLlmUsage(kbScope(kb));
   }
 
   list(scope: TenantScope): Promise<KnowledgeBaseRecord[]> {
@@ -61,11 +89,12 @@ export class KnowledgeBaseService {
   }
 
   private async withProgress(scope: KbScope, document: DocumentRecord): Promise<DocumentWithCounts> {
-    const [chunkCounts, stages] = await Promise.all([
+    const [chunkCounts, stages, llmUsage] = await Promise.all([
       this.store.countChunksByStatus(scope, document.id),
       this.store.listStages(scope, document.id, document.version),
+      this.store.getDocumentLlmUsage(scope, document.id, document.version),
     ]);
-    return { document, chunkCounts, stages };
+    return { document, chunkCounts, stages, llmUsage };
   }
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {
@@ -84,7 +113,7 @@ function validateName(name: string): string {
   return trimmed;
 }
 
-function validateSettings(input: Partial<KbSettings>): KbSettings {
+function validateSettings(input: KnowledgeBaseInput['settings']): KbSettings {
   const chunkSizeTokens = input.chunkSizeTokens || DEFAULT_CHUNK_SIZE_TOKENS;
   const chunkOverlapTokens = input.chunkOverlapTokens || DEFAULT_CHUNK_OVERLAP_TOKENS;
   const problems: string[] = [];
@@ -101,5 +130,24 @@ function validateSettings(input: Partial<KbSettings>): KbSettings {
     embeddingDimensions: input.embeddingDimensions ?? 0,
     llmModel: input.llmModel ?? '',
     extractionPromptVersion: input.extractionPromptVersion ?? '',
+    ...(input.extraction !== undefined ? { extraction: validateExtraction(input.extraction) } : {}),
   };
+}
+
+/** Checks per-KB extraction settings; empty values keep the defaults. */
+export function validateExtraction(input: Partial<ExtractionSettings>): ExtractionSettings {
+  const problems: string[] = [];
+  const entityTypes = [...new Set((input.entityTypes ?? []).map((t) => t.trim().toLowerCase()).filter((t) => t !== ''))];
+  if (entityTypes.length > MAX_ENTITY_TYPES) problems.push(`at most ${MAX_ENTITY_TYPES} entity types`);
+  if (entityTypes.some((t) => t.length > 60)) problems.push('entity types must be at most 60 characters');
+  const instructions = (input.instructions ?? '').trim();
+  const examples = (input.examples ?? '').trim();
+  if (instructions.length > MAX_PROMPT_TEXT) problems.push(`extraction instructions must be at most ${MAX_PROMPT_TEXT} characters`);
+  if (examples.length > MAX_PROMPT_TEXT) problems.push(`extraction examples must be at most ${MAX_PROMPT_TEXT} characters`);
+  const gleaningPasses = input.gleaningPasses ?? 0;
+  if (gleaningPasses !== 0 && gleaningPasses !== 1) problems.push('gleaning_passes must be 0 or 1');
+  const outputMode = input.outputMode || 'auto';
+  if (!['auto', 'json_schema', 'json_object'].includes(outputMode)) problems.push('output_mode must be auto, json_schema or json_object');
+  if (problems.length > 0) throw TrellisError.invalid(problems.join('; '));
+  return { entityTypes, instructions, examples, gleaningPasses, outputMode };
 }

@@ -62,7 +62,7 @@ describe('standalone with an OpenAI-compatible provider (fake HTTP server)', () 
     expect(call.model).toBe('fake-model');
     expect((call.response_format as { type: string }).type).toBe('json_schema');
     const graph = await client.exportGraph('llm');
-    expect(graph.entities.map((e) => `${e.name}:${e.type}`).sort()).toEqual(['Ada Lovelace:person', 'Analytical Engine:machine', 'Charles Babbage:unreviewed']);
+    expect(graph.entities.map((e) => `${e.name}:${e.type}`).sort()).toEqual(['Ada Lovelace:person', 'Analytical Engine:machine', 'Charles Babbage:concept']);
     expect(graph.relationships.map((r) => r.label).sort()).toEqual(['designed', 'wrote an algorithm for']);
     expect(fake.requests.some((r) => r.path.endsWith('/embeddings') && r.body.model === 'fake-embed')).toBe(true);
   });

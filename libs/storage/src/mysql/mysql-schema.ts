@@ -177,6 +177,35 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
         PRIMARY KEY (tenant_id, kb_id, document_id, version, stage)`),
     ],
   },
+  {
+    version: 4,
+    name: 'LLM usage per document version and the shared LLM call budget',
+    statements: (c) => [
+      table(c, 'llm_usage', `
+        tenant_id ${ID}, kb_id ${ID},
+        document_id ${ID},
+        version INT NOT NULL,
+        calls BIGINT NOT NULL DEFAULT 0,
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        estimated_cost_usd DOUBLE NOT NULL DEFAULT 0,
+        cache_hits BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, kb_id, document_id, version)`),
+      // Shared by every process of a deployment: one token bucket per (model, budget).
+      table(c, 'llm_buckets', `
+        bucket_key VARCHAR(191) NOT NULL,
+        tokens DOUBLE NOT NULL,
+        updated_ms BIGINT NOT NULL,
+        PRIMARY KEY (bucket_key)`),
+      // One row per concurrency slot; a slot whose lease expired is free again.
+      table(c, 'llm_leases', `
+        lease_key VARCHAR(191) NOT NULL,
+        slot INT NOT NULL,
+        holder VARCHAR(128) NOT NULL DEFAULT '',
+        expires_ms BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (lease_key, slot)`),
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = (context: SchemaContext): string =>

@@ -11,6 +11,7 @@ import type {
   ExtractionResult,
   KbSettings,
   KnowledgeBaseRecord,
+  LlmUsage,
   NewChunk,
   NewDocumentVersion,
   RelationshipMentionWrite,
@@ -39,6 +40,7 @@ import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-wri
 import { removeDocumentChunks, writeChunkExtraction } from './graph-writes';
 import * as graph from './graph-reads';
 import { stderrStoreLogger } from './store-logger';
+import { MysqlLlmBudget } from './llm-budget-sql';
 import type { StoreLogger } from './store-logger';
 
 export interface MysqlStoreOptions {
@@ -54,7 +56,7 @@ const ER_DUP_ENTRY = 1062;
 /** Every table with rows of a knowledge base, dependents first. */
 const KB_TABLES = [
   'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunk_terms', 'kb_text_stats',
-  'chunks', 'document_texts', 'document_stages', 'documents', 'chat_messages',
+  'chunks', 'document_texts', 'document_stages', 'documents', 'chat_messages', 'llm_usage',
 ] as const;
 
 /**
@@ -67,6 +69,7 @@ export class MysqlStore implements TrellisStore {
   private readonly vectorPath: VectorPath;
   /** Blob path only: per-process vector matrices, checked against the database before use. */
   private readonly blobVectors = new BlobVectorCache();
+  private readonly llm: MysqlLlmBudget;
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -75,6 +78,7 @@ export class MysqlStore implements TrellisStore {
     logger: StoreLogger,
   ) {
     this.sql = new PooledSql(dataSource);
+    this.llm = new MysqlLlmBudget(this.sql);
     this.vectorPath = new VectorPath(server, database, logger);
   }
 
@@ -150,6 +154,16 @@ export class MysqlStore implements TrellisStore {
       [scope.tenantId, idOrName, idOrName, idOrName],
     );
     return row ? toKnowledgeBase(row) : null;
+  }
+
+  async updateKnowledgeBase(scope: KbScope, changes: { description: string; settings: KbSettings }): Promise<KnowledgeBaseRecord | null> {
+    await this.sql.exec('UPDATE knowledge_bases SET description = ?, settings = ? WHERE tenant_id = ? AND id = ?', [
+      changes.description,
+      JSON.stringify(changes.settings),
+      scope.tenantId,
+      scope.kbId,
+    ]);
+    return this.findKnowledgeBase(scope, scope.kbId);
   }
 
   async deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
@@ -331,6 +345,32 @@ export class MysqlStore implements TrellisStore {
       'INSERT INTO extraction_cache (cache_key, result, created_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE result = VALUES(result)',
       [key, JSON.stringify(result), toSqlTime(new Date().toISOString())],
     );
+  }
+
+  // --- LLM usage and budget --------------------------------------------------------------
+
+  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage): Promise<void> {
+    return this.llm.addUsage(scope, documentId, version, usage);
+  }
+
+  getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
+    return this.llm.documentUsage(scope, documentId, version);
+  }
+
+  getKnowledgeBaseLlmUsage(scope: KbScope): Promise<LlmUsage> {
+    return this.llm.knowledgeBaseUsage(scope);
+  }
+
+  takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force = false): Promise<number> {
+    return this.llm.takeFromBucket(key, amount, perMinute, nowMs, force);
+  }
+
+  acquireLease(key: string, holder: string, slots: number, expiresAtMs: number, nowMs: number): Promise<boolean> {
+    return this.llm.acquireLease(key, holder, slots, expiresAtMs, nowMs);
+  }
+
+  releaseLease(key: string, holder: string): Promise<void> {
+    return this.llm.releaseLease(key, holder);
   }
 
   // --- graph -----------------------------------------------------------------------------

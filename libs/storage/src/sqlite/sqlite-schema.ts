@@ -146,4 +146,34 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       );
     `,
   },
+  {
+    version: 4,
+    name: 'LLM usage per document version and the shared LLM call budget',
+    sql: `
+      CREATE TABLE llm_usage (
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        calls INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        estimated_cost_usd REAL NOT NULL DEFAULT 0,
+        cache_hits INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant_id, kb_id, document_id, version)
+      );
+      CREATE TABLE llm_buckets (
+        bucket_key TEXT PRIMARY KEY,
+        tokens REAL NOT NULL,
+        updated_ms INTEGER NOT NULL
+      );
+      CREATE TABLE llm_leases (
+        lease_key TEXT NOT NULL,
+        slot INTEGER NOT NULL,
+        holder TEXT NOT NULL DEFAULT '',
+        expires_ms INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (lease_key, slot)
+      );
+    `,
+  },
 ];

@@ -13,6 +13,7 @@ import type {
   ExtractionResult,
   KbSettings,
   KnowledgeBaseRecord,
+  LlmUsage,
   NewChunk,
   NewDocumentVersion,
   RelationshipMentionWrite,
@@ -28,6 +29,7 @@ import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms, preferredName, summarizeDescriptions } from '../derivation';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
+import { SqliteLlmBudget } from './sqlite-llm-budget';
 import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
 
@@ -41,6 +43,7 @@ export class SqliteStore implements TrellisStore {
   private readonly db: Database.Database;
   /** Exact search over in-memory matrices, rebuilt after writes (see invalidate calls). */
   private readonly vectors = new VectorIndexCache();
+  private readonly llm: SqliteLlmBudget;
 
   /** `path` is a file path, or ':memory:' for tests. */
   constructor(path: string) {
@@ -51,6 +54,7 @@ export class SqliteStore implements TrellisStore {
     this.db.pragma('foreign_keys = OFF');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
+    this.llm = new SqliteLlmBudget(this.db);
   }
 
   private migrate(): void {
@@ -101,8 +105,16 @@ export class SqliteStore implements TrellisStore {
     return row ? toKb(row) : null;
   }
 
+  async updateKnowledgeBase(scope: KbScope, changes: { description: string; settings: KbSettings }): Promise<KnowledgeBaseRecord | null> {
+    this.db
+      .prepare('UPDATE knowledge_bases SET description = ?, settings = ? WHERE tenant_id = ? AND id = ?')
+      .run(changes.description, JSON.stringify(changes.settings), scope.tenantId, scope.kbId);
+    return this.findKnowledgeBase(scope, scope.kbId);
+  }
+
   async deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
     return this.db.transaction(() => {
+      this.llm.deleteKnowledgeBase(scope);
       const chunkIds = this.db.prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?').pluck().all(scope.tenantId, scope.kbId) as string[];
       this.deleteFts(chunkIds);
       for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages']) {
@@ -333,6 +345,32 @@ export class SqliteStore implements TrellisStore {
     this.db
       .prepare('INSERT INTO extraction_cache (cache_key, result, created_at) VALUES (?, ?, ?) ON CONFLICT (cache_key) DO UPDATE SET result = excluded.result')
       .run(key, JSON.stringify(result), now());
+  }
+
+  // --- LLM usage and budget --------------------------------------------------------------
+
+  async addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage): Promise<void> {
+    this.llm.addUsage(scope, documentId, version, usage);
+  }
+
+  async getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
+    return this.llm.documentUsage(scope, documentId, version);
+  }
+
+  async getKnowledgeBaseLlmUsage(scope: KbScope): Promise<LlmUsage> {
+    return this.llm.knowledgeBaseUsage(scope);
+  }
+
+  async takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force = false): Promise<number> {
+    return this.llm.takeFromBucket(key, amount, perMinute, nowMs, force);
+  }
+
+  async acquireLease(key: string, holder: string, slots: number, expiresAtMs: number, nowMs: number): Promise<boolean> {
+    return this.llm.acquireLease(key, holder, slots, expiresAtMs, nowMs);
+  }
+
+  async releaseLease(key: string, holder: string): Promise<void> {
+    this.llm.releaseLease(key, holder);
   }
 
   // --- graph -----------------------------------------------------------------------------

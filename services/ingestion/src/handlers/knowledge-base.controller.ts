@@ -5,7 +5,7 @@ import { TrellisError, v1 } from '@trellis/contracts';
 import { TENANT_RESOLVER, TenantResolver } from '@trellis/platform';
 import { DocumentIngestionService } from '../document-ingestion.service';
 import { KnowledgeBaseService } from '../knowledge-base.service';
-import { toDocumentMessage, toKnowledgeBaseMessage } from './messages';
+import { fromExtractionMessage, toDocumentMessage, toKnowledgeBaseMessage } from './messages';
 
 interface UploadState {
   metadata?: v1.UploadMetadata;
@@ -35,9 +35,19 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
         embeddingDimensions: request.models?.embeddingDimensions ?? 0,
         llmModel: request.models?.llmModel ?? '',
         extractionPromptVersion: request.models?.extractionPromptVersion ?? '',
+        extraction: fromExtractionMessage(request.extraction),
       },
     });
     return toKnowledgeBaseMessage(kb, 0);
+  }
+
+  async updateKnowledgeBase(request: v1.UpdateKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
+    const kb = await this.knowledgeBases.update(this.tenants.resolve(metadata), request.knowledgeBase, {
+      description: request.description,
+      llmModel: request.llmModel,
+      extraction: fromExtractionMessage(request.extraction),
+    });
+    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), await this.knowledgeBases.llmUsage(kb));
   }
 
   async listKnowledgeBases(_request: v1.ListKnowledgeBasesRequest, metadata?: Metadata): Promise<v1.ListKnowledgeBasesResponse> {
@@ -47,7 +57,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
 
   async getKnowledgeBase(request: v1.GetKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
     const kb = await this.knowledgeBases.get(this.tenants.resolve(metadata), request.knowledgeBase);
-    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb));
+    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), await this.knowledgeBases.llmUsage(kb));
   }
 
   async deleteKnowledgeBase(request: v1.DeleteKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.DeleteKnowledgeBaseResponse> {
@@ -101,12 +111,12 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
 
   async listDocuments(request: v1.ListDocumentsRequest, metadata?: Metadata): Promise<v1.ListDocumentsResponse> {
     const documents = await this.knowledgeBases.listDocuments(this.tenants.resolve(metadata), request.knowledgeBase);
-    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts, false, d.stages)) };
+    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage)) };
   }
 
   async getDocument(request: v1.GetDocumentRequest, metadata?: Metadata): Promise<v1.Document> {
     const d = await this.knowledgeBases.getDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
-    return toDocumentMessage(d.document, d.chunkCounts, false, d.stages);
+    return toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage);
   }
 
   async deleteDocument(request: v1.DeleteDocumentRequest, metadata?: Metadata): Promise<v1.DeleteDocumentResponse> {

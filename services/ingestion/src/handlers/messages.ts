@@ -1,6 +1,6 @@
 import { v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
-import type { DocumentRecord, KnowledgeBaseRecord, StageRecord } from '@trellis/storage';
+import type { DocumentRecord, ExtractionOutputMode, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   pending: v1.IndexStatus.INDEX_STATUS_PENDING,
@@ -11,7 +11,32 @@ const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   failed: v1.IndexStatus.INDEX_STATUS_FAILED,
 };
 
-export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: number): v1.KnowledgeBase {
+const NO_USAGE: LlmUsage = { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 };
+
+/** The extraction settings of a request; undefined when the request carries none. */
+export function fromExtractionMessage(message: v1.ExtractionSettings | undefined | null): Partial<ExtractionSettings> | undefined {
+  // The gRPC loader gives null for an absent message field.
+  if (message === undefined || message === null) return undefined;
+  return {
+    entityTypes: message.entityTypes,
+    instructions: message.instructions,
+    examples: message.examples,
+    gleaningPasses: message.gleaningPasses,
+    outputMode: (message.outputMode || 'auto') as ExtractionOutputMode,
+  };
+}
+
+export function toExtractionMessage(settings: ExtractionSettings | undefined): v1.ExtractionSettings {
+  return {
+    entityTypes: settings?.entityTypes ?? [],
+    instructions: settings?.instructions ?? '',
+    examples: settings?.examples ?? '',
+    gleaningPasses: settings?.gleaningPasses ?? 0,
+    outputMode: settings?.outputMode ?? 'auto',
+  };
+}
+
+export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: number, llmUsage: LlmUsage = NO_USAGE): v1.KnowledgeBase {
   const s = kb.settings;
   return {
     id: kb.id,
@@ -26,6 +51,8 @@ export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: n
     },
     createdAt: kb.createdAt,
     documentCount,
+    extraction: toExtractionMessage(s.extraction),
+    llmUsage: { ...llmUsage },
   };
 }
 
@@ -45,7 +72,13 @@ export function currentStage(status: IndexStatus, chunkCounts: Partial<Record<In
   }
 }
 
-export function toDocumentMessage(d: DocumentRecord, chunkCounts: Partial<Record<IndexStatus, number>>, unchanged = false, stages: readonly StageRecord[] = []): v1.Document {
+export function toDocumentMessage(
+  d: DocumentRecord,
+  chunkCounts: Partial<Record<IndexStatus, number>>,
+  unchanged = false,
+  stages: readonly StageRecord[] = [],
+  llmUsage: LlmUsage = NO_USAGE,
+): v1.Document {
   return {
     id: d.id,
     knowledgeBaseId: d.kbId,
@@ -72,5 +105,6 @@ export function toDocumentMessage(d: DocumentRecord, chunkCounts: Partial<Record
       failures: s.failures,
       lastError: s.lastError ?? '',
     })),
+    llmUsage: { ...llmUsage },
   };
 }

@@ -7,6 +7,8 @@ import { addAdminCommands } from './admin-commands';
 import { ingestCommand } from './ingest-command';
 import { evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
+import { addExtractionOptions, extractionSettings, hasExtractionFlags, usageSummary } from './extraction-options';
+import type { ExtractionFlags } from './extraction-options';
 
 const out = process.stdout;
 
@@ -45,21 +47,40 @@ const program = new Command('trellis')
   .showHelpAfterError();
 
 const kb = program.command('kb').description('manage knowledge bases');
-kb.command('create <name>')
-  .option('--description <text>', 'what the knowledge base holds', '')
-  .option('--chunk-size <tokens>', 'chunk size in tokens (default 512)', integer(32, 8192))
-  .option('--chunk-overlap <tokens>', 'overlap between chunks in tokens (default 64)', integer(1, 4096))
-  .addOption(new Option('--splitter <kind>', 'splitting strategy (default: markdown for .md, sentence otherwise)').choices(['sentence', 'markdown']))
-  .action(
-    run(async (client, name: string, opts: { description: string; chunkSize?: number; chunkOverlap?: number; splitter?: string }) => {
-      const created = await client.createKnowledgeBase({
-        name,
-        description: opts.description,
-        chunking: { chunkSizeTokens: opts.chunkSize ?? 0, chunkOverlapTokens: opts.chunkOverlap ?? 0, splitter: opts.splitter ?? '' },
-      });
-      out.write(`created knowledge base ${created.name} (${created.id})\n`);
-    }),
-  );
+addExtractionOptions(
+  kb
+    .command('create <name>')
+    .option('--description <text>', 'what the knowledge base holds', '')
+    .option('--chunk-size <tokens>', 'chunk size in tokens (default 512)', integer(32, 8192))
+    .option('--chunk-overlap <tokens>', 'overlap between chunks in tokens (default 64)', integer(1, 4096))
+    .addOption(new Option('--splitter <kind>', 'splitting strategy (default: markdown for .md, sentence otherwise)').choices(['sentence', 'markdown'])),
+).action(
+  run(async (client, name: string, opts: ExtractionFlags & { description: string; chunkSize?: number; chunkOverlap?: number; splitter?: string }) => {
+    const created = await client.createKnowledgeBase({
+      name,
+      description: opts.description,
+      chunking: { chunkSizeTokens: opts.chunkSize ?? 0, chunkOverlapTokens: opts.chunkOverlap ?? 0, splitter: opts.splitter ?? '' },
+      models: { embeddingModel: '', embeddingDimensions: 0, llmModel: opts.llmModel ?? '', extractionPromptVersion: '' },
+      extraction: hasExtractionFlags(opts) ? extractionSettings(opts) : undefined,
+    });
+    out.write(`created knowledge base ${created.name} (${created.id})\n`);
+  }),
+);
+addExtractionOptions(kb.command('update <name>').description("change a knowledge base's description, LLM model or extraction prompt").option('--description <text>', 'what the knowledge base holds')).action(
+  run(async (client, name: string, opts: ExtractionFlags & { description?: string }) => {
+    const current = await client.getKnowledgeBase(name);
+    const updated = await client.updateKnowledgeBase({
+      knowledgeBase: name,
+      description: opts.description,
+      llmModel: opts.llmModel,
+      extraction: hasExtractionFlags(opts) ? extractionSettings(opts, current.extraction) : undefined,
+    });
+    const e = updated.extraction;
+    out.write(
+      `updated knowledge base ${updated.name}: llm model ${updated.models?.llmModel || '(server default)'}, entity types ${e?.entityTypes.join(',') || '(any)'}, gleaning ${e?.gleaningPasses ?? 0}, output ${e?.outputMode || 'auto'}\n`,
+    );
+  }),
+);
 kb.command('list').action(
   run(async (client) => {
     const { knowledgeBases } = await client.listKnowledgeBases();
@@ -94,10 +115,12 @@ program
       if (documents.length === 0) return void out.write('no documents yet\n');
       out.write(
         `${table([
-          ['DOCUMENT', 'STATUS', 'STAGE', 'VERSION', 'CHUNKS', 'STAGE TIMES', 'ERROR'],
-          ...documents.map((d) => [d.sourceUri, statusName(d.status), d.currentStage, String(d.version), chunkSummary(d), stageSummary(d), d.error]),
+          ['DOCUMENT', 'STATUS', 'STAGE', 'VERSION', 'CHUNKS', 'STAGE TIMES', 'LLM USAGE', 'ERROR'],
+          ...documents.map((d) => [d.sourceUri, statusName(d.status), d.currentStage, String(d.version), chunkSummary(d), stageSummary(d), usageSummary(d.llmUsage), d.error]),
         ])}\n`,
       );
+      const knowledgeBase = await client.getKnowledgeBase(kbName);
+      out.write(`knowledge base LLM usage: ${usageSummary(knowledgeBase.llmUsage)}\n`);
       return documents.some((d) => statusName(d.status) === 'failed') ? 1 : 0;
     }),
   );

@@ -1,0 +1,79 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BudgetedChatModel } from '@trellis/models';
+import type { ChatMessage, ChatModel, CompletionOptions } from '@trellis/models';
+import { SqliteStore } from '@trellis/storage';
+import { SharedLlmBudget } from './shared-llm-budget';
+
+/** Resolves to whether `promise` settled within a few event-loop turns and polls. */
+async function settlesSoon(promise: Promise<unknown>, ms = 150): Promise<boolean> {
+  return Promise.race([promise.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+}
+
+describe('SharedLlmBudget over the store', () => {
+  let store: SqliteStore;
+  let now: number;
+  const clock = () => now;
+
+  beforeEach(() => {
+    store = new SqliteStore(':memory:');
+    now = 1_000_000;
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const budget = (settings: Partial<ConstructorParameters<typeof SharedLlmBudget>[1]>) =>
+    new SharedLlmBudget(store, { maxConcurrency: 0, requestsPerMinute: 0, tokensPerMinute: 0, leaseMs: 60_000, ...settings }, clock);
+
+  it('lets one call at a time through a concurrency limit of one; the next starts when it ends', async () => {
+    const limit = budget({ maxConcurrency: 1 });
+    const releaseFirst = await limit.acquire('m', 10);
+    const second = limit.acquire('m', 10);
+    expect(await settlesSoon(second)).toBe(false);
+    // Another model has its own slots.
+    expect(await settlesSoon(limit.acquire('other', 10))).toBe(true);
+    await releaseFirst(undefined);
+    const releaseSecond = await second;
+    await releaseSecond(undefined);
+  });
+
+  it("frees a killed worker's slot when its lease expires", async () => {
+    const limit = budget({ maxConcurrency: 1, leaseMs: 5_000 });
+    await limit.acquire('m', 10); // never released: the worker died
+    const next = limit.acquire('m', 10);
+    expect(await settlesSoon(next)).toBe(false);
+    now += 5_000;
+    await next;
+  });
+
+  it('spaces calls by requests per minute, on the shared clock', async () => {
+    const limit = budget({ requestsPerMinute: 2 });
+    await limit.acquire('m', 1);
+    await limit.acquire('m', 1);
+    const third = limit.acquire('m', 1);
+    expect(await settlesSoon(third)).toBe(false);
+    now += 30_000;
+    await third;
+  });
+
+  it('charges tokens beyond the estimate after the call, delaying the next one', async () => {
+    const limit = budget({ tokensPerMinute: 1_000 });
+    const release = await limit.acquire('m', 100);
+    await release(1_000);
+    const next = limit.acquire('m', 100);
+    expect(await settlesSoon(next)).toBe(false);
+    now += 6_000;
+    await next;
+  });
+
+  it('wraps a chat model: the slot is freed also when the call fails', async () => {
+    const failing: ChatModel = {
+      model: 'm',
+      complete: async (_m: readonly ChatMessage[], _o?: CompletionOptions) => Promise.reject(new Error('provider down')),
+      stream: async function* () {},
+    };
+    const model = new BudgetedChatModel(failing, budget({ maxConcurrency: 1 }));
+    await expect(model.complete([{ role: 'user', content: 'hi' }])).rejects.toThrow('provider down');
+    await expect(model.complete([{ role: 'user', content: 'hi' }])).rejects.toThrow('provider down');
+  });
+});

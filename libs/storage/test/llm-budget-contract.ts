@@ -1,0 +1,122 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { KbScope } from '@trellis/contracts';
+import type { ExtractionSettings, KbSettings } from '../src/records';
+import type { TrellisStore } from '../src/trellis-store';
+
+const SETTINGS: KbSettings = {
+  chunkSizeTokens: 512,
+  chunkOverlapTokens: 64,
+  splitter: '',
+  embeddingModel: '',
+  embeddingDimensions: 0,
+  llmModel: '',
+  extractionPromptVersion: '',
+};
+
+const EXTRACTION: ExtractionSettings = {
+  entityTypes: ['drug', 'disease'],
+  instructions: 'Only clinical facts.',
+  examples: '',
+  gleaningPasses: 1,
+  outputMode: 'json_object',
+};
+
+const usage = (calls: number, cacheHits = 0) => ({ calls, inputTokens: calls * 100, outputTokens: calls * 10, estimatedCostUsd: calls * 0.5, cacheHits });
+
+/**
+ * Knowledge-base updates, LLM usage accounting and the shared LLM call budget: the part of
+ * the TrellisStore contract the extraction cost controls rely on. `makeStore` returns a store
+ * over an empty database; `makeSecondStore`, when given, another store over the same one.
+ */
+export function describeLlmBudgetContract(name: string, makeStore: () => Promise<TrellisStore>): void {
+  describe(`${name}: knowledge-base settings, LLM usage and call budget`, () => {
+    let store: TrellisStore;
+    let scope: KbScope;
+
+    beforeEach(async () => {
+      store = await makeStore();
+      const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: 'before', settings: SETTINGS });
+      scope = { tenantId: 't1', kbId: kb.id };
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('updates description and settings, extraction settings included, within the tenant only', async () => {
+      const updated = await store.updateKnowledgeBase(scope, { description: 'after', settings: { ...SETTINGS, llmModel: 'm2', extraction: EXTRACTION } });
+      expect(updated).toMatchObject({ id: scope.kbId, name: 'kb', description: 'after', settings: { llmModel: 'm2', extraction: EXTRACTION } });
+      expect((await store.findKnowledgeBase({ tenantId: 't1' }, 'kb'))?.settings.extraction).toEqual(EXTRACTION);
+      expect(await store.updateKnowledgeBase({ tenantId: 't2', kbId: scope.kbId }, { description: 'x', settings: SETTINGS })).toBeNull();
+      expect((await store.findKnowledgeBase({ tenantId: 't1' }, 'kb'))?.description).toBe('after');
+    });
+
+    it('adds LLM usage per document version and sums it per knowledge base', async () => {
+      expect(await store.getDocumentLlmUsage(scope, 'd1', 1)).toEqual({ calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 });
+      await store.addLlmUsage(scope, 'd1', 1, usage(2));
+      await store.addLlmUsage(scope, 'd1', 1, usage(1, 3));
+      await store.addLlmUsage(scope, 'd1', 2, usage(4));
+      await store.addLlmUsage(scope, 'd2', 1, usage(1));
+      await store.addLlmUsage({ tenantId: 't2', kbId: scope.kbId }, 'd1', 1, usage(50));
+      expect(await store.getDocumentLlmUsage(scope, 'd1', 1)).toEqual({ calls: 3, inputTokens: 300, outputTokens: 30, estimatedCostUsd: 1.5, cacheHits: 3 });
+      expect(await store.getKnowledgeBaseLlmUsage(scope)).toEqual({ calls: 8, inputTokens: 800, outputTokens: 80, estimatedCostUsd: 4, cacheHits: 3 });
+      await store.deleteKnowledgeBase(scope);
+      expect((await store.getKnowledgeBaseLlmUsage(scope)).calls).toBe(0);
+      expect((await store.getKnowledgeBaseLlmUsage({ tenantId: 't2', kbId: scope.kbId })).calls).toBe(50);
+    });
+
+    it('takes from a token bucket until it is empty, then says how long to wait, and refills with time', async () => {
+      const t0 = 1_000_000;
+      expect(await store.takeFromBucket('m:rpm', 1, 60, t0)).toBe(0);
+      for (let i = 0; i < 59; i++) expect(await store.takeFromBucket('m:rpm', 1, 60, t0)).toBe(0);
+      // Empty: one token comes back per second at 60 per minute.
+      expect(await store.takeFromBucket('m:rpm', 1, 60, t0)).toBe(1000);
+      expect(await store.takeFromBucket('m:rpm', 1, 60, t0 + 500)).toBe(500);
+      expect(await store.takeFromBucket('m:rpm', 1, 60, t0 + 1000)).toBe(0);
+      // Other keys have their own bucket.
+      expect(await store.takeFromBucket('other:rpm', 1, 60, t0 + 1000)).toBe(0);
+      // A forced charge leaves a debt that later takers wait out.
+      expect(await store.takeFromBucket('m:tpm', 900, 1000, t0)).toBe(0);
+      expect(await store.takeFromBucket('m:tpm', 500, 1000, t0, true)).toBe(0);
+      expect(await store.takeFromBucket('m:tpm', 100, 1000, t0)).toBe(30_000);
+      // An amount above the budget is capped at the budget, so it can ever be granted.
+      expect(await store.takeFromBucket('big:tpm', 5000, 1000, t0)).toBe(0);
+    });
+
+    it('grants at most `slots` unexpired leases, frees released and expired ones', async () => {
+      const t0 = 5_000_000;
+      expect(await store.acquireLease('m', 'a', 2, t0 + 10_000, t0)).toBe(true);
+      expect(await store.acquireLease('m', 'b', 2, t0 + 10_000, t0)).toBe(true);
+      expect(await store.acquireLease('m', 'c', 2, t0 + 10_000, t0)).toBe(false);
+      expect(await store.acquireLease('other', 'c', 2, t0 + 10_000, t0)).toBe(true);
+      await store.releaseLease('m', 'a');
+      expect(await store.acquireLease('m', 'c', 2, t0 + 10_000, t0)).toBe(true);
+      expect(await store.acquireLease('m', 'd', 2, t0 + 20_000, t0 + 1)).toBe(false);
+      // Holders that died without releasing: their leases expire and the slots are free again.
+      expect(await store.acquireLease('m', 'd', 2, t0 + 20_000, t0 + 10_000)).toBe(true);
+      expect(await store.acquireLease('m', 'e', 2, t0 + 20_000, t0 + 10_000)).toBe(true);
+      expect(await store.acquireLease('m', 'f', 2, t0 + 20_000, t0 + 10_001)).toBe(false);
+    });
+  });
+}
+
+/** Two stores over one database (two processes of a deployment) share one budget. */
+export function describeSharedLlmBudget(name: string, makeStores: () => Promise<[TrellisStore, TrellisStore]>): void {
+  describe(`${name}: call budget shared by two store instances`, () => {
+    it('lets concurrent takers from two instances take no more than the budget', async () => {
+      const [a, b] = await makeStores();
+      try {
+        const t0 = 9_000_000;
+        const takes = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).takeFromBucket('shared:rpm', 1, 12, t0)));
+        expect(takes.filter((w) => w === 0)).toHaveLength(12);
+        const leases = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).acquireLease('shared', `h${i}`, 3, t0 + 60_000, t0)));
+        expect(leases.filter(Boolean)).toHaveLength(3);
+        await b.releaseLease('shared', `h${leases.findIndex(Boolean)}`);
+        expect(await a.acquireLease('shared', 'late', 3, t0 + 60_000, t0)).toBe(true);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+}

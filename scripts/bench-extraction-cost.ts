@@ -1,0 +1,109 @@
+// npm run bench:extraction-cost [-- CORPUS_DIR] — what LLM extraction costs per chunk.
+// Starts FakeOpenAiServer (a real OpenAI-compatible HTTP server) answering every extraction
+// call with plausible graph JSON built from the chunk text, runs the built standalone server
+// against it, indexes the corpus with gleaning off, then into a second knowledge base with
+// the same prompt (every chunk already in the extraction cache), then re-uploads the unchanged
+// corpus, then indexes it once more with gleaning on. Prints chat calls and tokens (as the fake
+// server counts them) per chunk for each run.
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { TrellisClient } from '@trellis/client';
+import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
+import type { ScriptedReply } from '@trellis/testing';
+
+const root = resolve(__dirname, '..');
+const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));
+const passages = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l) as { id: string; title: string; text: string });
+
+type Message = { role: string; content: string };
+
+/**
+ * A deterministic stand-in for a model: capitalised phrases become entities (with the
+ * sentence that names them as description), phrases in one sentence become relationships.
+ */
+function graphJson(text: string): string {
+  const entities = new Map<string, { name: string; type: string; description: string; attributes: Array<{ key: string; value: string }> }>();
+  const relationships: Array<{ source: string; target: string; label: string; description: string; strength: number }> = [];
+  for (const sentence of text.split(/(?<=[.!?])\s+/)) {
+    const names = [...new Set(sentence.match(/\b[A-Z][\p{L}'-]+(?:\s+(?:of\s+|the\s+)?[A-Z][\p{L}'-]+)*/gu) ?? [])].filter((n) => n.length > 3).slice(0, 6);
+    for (const name of names) {
+      if (!entities.has(name.toLowerCase()) && entities.size < 25) {
+        entities.set(name.toLowerCase(), { name, type: /\d/.test(name) ? 'date' : 'concept', description: sentence.slice(0, 200), attributes: [] });
+      }
+    }
+    for (let i = 1; i < names.length && relationships.length < 25; i++) {
+      relationships.push({ source: names[0]!, target: names[i]!, label: 'related to', description: sentence.slice(0, 200), strength: 6 });
+    }
+  }
+  return JSON.stringify({ entities: [...entities.values()], relationships });
+}
+
+const usage = { prompt: 0, completion: 0 };
+const fake = new FakeOpenAiServer(64);
+fake.respondWith((request): ScriptedReply => {
+  const messages = request.messages as Message[];
+  // The gleaning turn: a model typically finds a little more; here it finds nothing new.
+  const content = messages.length > 2 ? '{"entities": [], "relationships": []}' : graphJson(messages[1]!.content);
+  // The same counts the fake server reports as usage.
+  usage.prompt += Math.ceil(JSON.stringify(messages).length / 4);
+  usage.completion += Math.ceil(content.length / 4);
+  return { kind: 'content', content };
+});
+
+async function main(): Promise<void> {
+  const baseUrl = await fake.start();
+  const server = await startStandaloneProcess({
+    env: { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'bench', TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDING_MODEL: 'fake-embed', TRELLIS_EMBEDDING_DIMENSIONS: '64' },
+  });
+  const client = new TrellisClient({ address: server.grpcAddress, timeoutMs: 120_000 });
+  const rows: string[][] = [];
+  try {
+    const run = async (label: string, kb: string, gleaningPasses: number, create = true) => {
+      if (create) {
+        await client.createKnowledgeBase({ name: kb, extraction: { entityTypes: [], instructions: '', examples: '', gleaningPasses, outputMode: 'auto' } });
+      }
+      const calls = fake.chatRequests().length;
+      const before = { ...usage };
+      const started = performance.now();
+      for (const p of passages) await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
+      let chunks = 0;
+      for (;;) {
+        const { documents } = await client.listDocuments(kb);
+        if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
+          chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const chat = fake.chatRequests().length - calls;
+      const prompt = usage.prompt - before.prompt;
+      const completion = usage.completion - before.completion;
+      const kbUsage = (await client.getKnowledgeBase(kb)).llmUsage!;
+      const per = (n: number) => (chunks === 0 ? '-' : (n / chunks).toFixed(2));
+      rows.push([label, String(chunks), String(chat), per(chat), per(prompt), per(completion), String(kbUsage.cacheHits), `$${kbUsage.estimatedCostUsd.toFixed(4)}`, `${seconds.toFixed(1)} s`]);
+      console.log(rows.at(-1)!.join(' | '));
+    };
+    await run('gleaning off', 'cost', 0);
+    await run('same corpus, second KB, same prompt (cache)', 'cost-copy', 0);
+    await run('re-upload of the unchanged corpus', 'cost', 0, false);
+    await run('gleaning on', 'cost-glean', 1);
+  } finally {
+    client.close();
+    await server.dispose();
+    await fake.stop();
+  }
+  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, load ${loadavg()[0]!.toFixed(1)}`);
+  console.log(`corpus: ${corpusDir} (${passages.length} passages); tokens as the fake server counts them (JSON of the messages / 4, reply / 4); cost at gpt-4o-mini list prices`);
+  console.log(['run', 'chunks', 'chat calls', 'calls/chunk', 'prompt tok/chunk', 'completion tok/chunk', 'KB cache hits', 'KB est. cost', 'time'].join(' | '));
+  for (const row of rows) console.log(row.join(' | '));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

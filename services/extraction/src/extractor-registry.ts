@@ -1,0 +1,36 @@
+import type { Models } from '@trellis/models';
+import type { KbSettings } from '@trellis/storage';
+import type { Extractor } from './extractor';
+import { extractionPrompt } from './extraction-prompt';
+import { JsonModeMemory, LlmExtractor } from './llm-extractor';
+import { LocalExtractor } from './local-extractor';
+
+/** Distinct (model, prompt) pairs kept built; knowledge bases beyond share by rebuilding. */
+const MAX_EXTRACTORS = 64;
+
+/**
+ * The extractor of each knowledge base: its own LLM model and prompt when an endpoint is
+ * configured, the local extractor otherwise. Built once per distinct settings and reused.
+ */
+export class ExtractorRegistry {
+  private readonly extractors = new Map<string, Extractor>();
+  private readonly jsonMode = new JsonModeMemory();
+  private readonly local = new LocalExtractor();
+
+  constructor(private readonly models: Pick<Models, 'llm' | 'chatModel'>) {}
+
+  forKnowledgeBase(settings: KbSettings): Extractor {
+    if (this.models.llm === null) return this.local;
+    const prompt = extractionPrompt(settings);
+    const modelName = settings.llmModel || this.models.llm.model;
+    const key = JSON.stringify([modelName, prompt.version, prompt.outputMode]);
+    let extractor = this.extractors.get(key);
+    if (extractor === undefined) {
+      const llm = this.models.chatModel(modelName) ?? this.models.llm;
+      extractor = new LlmExtractor(llm, prompt, this.jsonMode);
+      if (this.extractors.size >= MAX_EXTRACTORS) this.extractors.delete(this.extractors.keys().next().value!);
+      this.extractors.set(key, extractor);
+    }
+    return extractor;
+  }
+}

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stableId } from '@trellis/contracts';
+import type { KbScope, TopicName, TopicPayload } from '@trellis/contracts';
+import type { EventBus } from '@trellis/messaging';
+import { createModels } from '@trellis/models';
+import { loadConfig } from '@trellis/config';
+import { parseLlmPrices } from '@trellis/observability';
+import { MysqlStore, SqliteStore } from '@trellis/storage';
+import type { KbSettings, TrellisStore } from '@trellis/storage';
+import { FakeOpenAiServer } from '@trellis/testing';
+import { ExtractionService } from '../src/extraction.service';
+import { ExtractorRegistry } from '../src/extractor-registry';
+
+/**
+ * ExtractionService with real stores (SQLite, and MariaDB/TiDB when TRELLIS_TEST_MYSQL_URL is
+ * set), the real OpenAI client and models, and the fake provider over HTTP: the cache, the
+ * usage accounting and per-KB prompts behave the same on both adapters.
+ */
+const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
+
+class RecordingBus implements Partial<EventBus> {
+  readonly published: Array<{ topic: TopicName; payload: unknown }> = [];
+  async publish<T extends TopicName>(topic: T, _key: string, payload: TopicPayload<T>): Promise<void> {
+    this.published.push({ topic, payload });
+  }
+}
+
+const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
+const REPLY = { entities: [{ name: 'Marie Curie', type: 'person', description: 'Physicist.', attributes: [{ key: 'born', value: '1867' }] }], relationships: [{ source: 'Marie Curie', target: 'Radium', label: 'discovered', description: 'She discovered radium.', strength: 9 }] };
+
+function describeExtraction(name: string, openStore: () => Promise<{ store: TrellisStore; drop(): Promise<void> }>) {
+  describe(`ExtractionService on ${name}`, () => {
+    const fake = new FakeOpenAiServer(16);
+    let store: TrellisStore;
+    let drop: () => Promise<void>;
+    let service: ExtractionService;
+    let scope: KbScope;
+    const bus = new RecordingBus();
+
+    beforeAll(async () => {
+      fake.respondWith(() => ({ kind: 'content', content: JSON.stringify(REPLY) }));
+      const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
+      ({ store, drop } = await openStore());
+      service = new ExtractionService(store, bus as unknown as EventBus, new ExtractorRegistry(createModels(config)), parseLlmPrices(undefined));
+      const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+      scope = { tenantId: 't', kbId: kb.id };
+    });
+
+    afterAll(async () => {
+      await store?.close();
+      await drop?.();
+      await fake.stop();
+    });
+
+    async function chunkOf(documentId: string, text: string) {
+      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: text.length, metadata: {}, text });
+      const chunk = { id: stableId('chk', documentId, 1, 0), documentId, version: 1, ordinal: 0, text, heading: '', tokenCount: 5, contentHash: stableId('h', text), embedding: new Float32Array(16).fill(0.25) };
+      await store.upsertChunks(scope, [chunk]);
+      const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: 1, traceparent: '' };
+      return service.onChunkReady({ context, chunkId: chunk.id, contentHash: chunk.contentHash });
+    }
+
+    it('extracts once, caches with attributes, and charges the document', async () => {
+      await chunkOf('d1', 'Marie Curie discovered radium.');
+      expect(fake.chatRequests()).toHaveLength(1);
+      const published = bus.published.at(-1)!.payload as { extractionKey: string };
+      const cached = await store.getCachedExtraction(published.extractionKey);
+      expect(cached?.entities).toEqual([
+        { name: 'Marie Curie', type: 'person', description: 'Physicist.', attributes: { born: '1867' } },
+        { name: 'Radium', type: 'concept', description: '', needsReview: true },
+      ]);
+      const usage = await store.getDocumentLlmUsage(scope, 'd1', 1);
+      expect(usage.calls).toBe(1);
+      expect(usage.inputTokens).toBeGreaterThan(0);
+      expect(usage.estimatedCostUsd).toBeGreaterThan(0);
+    });
+
+    it('makes no call for the same content in another document, and counts the hit', async () => {
+      await chunkOf('d2', 'Marie Curie discovered radium.');
+      expect(fake.chatRequests()).toHaveLength(1);
+      expect(await store.getDocumentLlmUsage(scope, 'd2', 1)).toMatchObject({ calls: 0, cacheHits: 1 });
+      expect(await store.getKnowledgeBaseLlmUsage(scope)).toMatchObject({ calls: 1, cacheHits: 1 });
+    });
+
+    it('extracts again, with the new prompt, once the knowledge base changes it', async () => {
+      await store.updateKnowledgeBase(scope, { description: '', settings: { ...SETTINGS, extraction: { entityTypes: ['person'], instructions: 'Scientists only.', examples: '', gleaningPasses: 0, outputMode: 'auto' } } });
+      await chunkOf('d3', 'Marie Curie discovered radium.');
+      expect(fake.chatRequests()).toHaveLength(2);
+      expect(JSON.stringify(fake.chatRequests()[1]!.body.messages)).toContain('Scientists only.');
+    });
+  });
+}
+
+describeExtraction('SqliteStore', async () => ({ store: new SqliteStore(':memory:'), drop: async () => undefined }));
+
+describe.skipIf(!mysqlUrl)('with TRELLIS_TEST_MYSQL_URL', () => {
+  describeExtraction('MysqlStore', async () => {
+    const database = `trellis_test_${randomBytes(6).toString('hex')}`;
+    const url = new URL(mysqlUrl!);
+    url.pathname = `/${database}`;
+    const store = await MysqlStore.connect(url.toString(), { poolSize: 2, logger: { info: () => undefined, warn: () => undefined } });
+    await store.migrate();
+    return {
+      store,
+      drop: async () => {
+        const base = new URL(mysqlUrl!);
+        const admin = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username) || 'root', password: decodeURIComponent(base.password) });
+        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+        await admin.end();
+      },
+    };
+  });
+});
