@@ -7,3 +7,4 @@ export * from './token-counter';
 export * from './question-refinement';
 export * from './reranker';
 export * from './http-reranker';
+export * from './description-summarizer';

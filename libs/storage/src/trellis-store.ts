@@ -4,6 +4,7 @@ import type {
   ChunkFilter,
   ChunkRecord,
   DocumentRecord,
+  EntityCandidate,
   EntityMentionWrite,
   EntityRecord,
   ExtractionResult,
@@ -11,6 +12,7 @@ import type {
   KnowledgeBaseRecord,
   NewChunk,
   NewDocumentVersion,
+  PendingSummary,
   RelationshipMentionWrite,
   RelationshipRecord,
   ScoredChunk,
@@ -18,6 +20,7 @@ import type {
   ScoredRelationship,
   StageEvent,
   StageRecord,
+  SummaryUpdate,
 } from './records';
 
 /**
@@ -96,6 +99,16 @@ export interface TrellisStore {
   ): Promise<void>;
   getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]>;
   findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]>;
+  /** Entities with any of these normalised names, with their embeddings, by id: what a mention may resolve to. */
+  listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]>;
+  /**
+   * Up to `limit` entities and up to `limit` relationships whose mentions changed since their
+   * summary and embedding were computed. Until then their description is the plain
+   * concatenation of what remains, so no removed text survives meanwhile.
+   */
+  listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]>;
+  /** Saves summaries and embeddings; skips those whose mentions changed since (hash moved on). Resolves to the number saved. */
+  saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number>;
   /** Entities whose name contains the query's words, best match first. */
   searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]>;
   searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]>;

@@ -1,7 +1,7 @@
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, KbSettings, KnowledgeBaseRecord, StageRecord, TrellisStore } from '@trellis/storage';
+import type { DocumentRecord, KbSettings, KnowledgeBaseRecord, ResolutionSettings, StageRecord, SummaryRefresher, TrellisStore } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
@@ -20,7 +20,13 @@ export interface DocumentWithCounts {
 
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
-  constructor(private readonly store: TrellisStore) {}
+  constructor(
+    private readonly store: TrellisStore,
+    /** Re-summarises and re-embeds what a document delete changed. */
+    private readonly summaries: SummaryRefresher,
+    /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
+    private readonly defaultSummaryMaxChars: number,
+  ) {}
 
   async create(scope: TenantScope, input: KnowledgeBaseInput): Promise<KnowledgeBaseRecord> {
     return this.store.createKnowledgeBase(scope, {
@@ -73,6 +79,10 @@ export class KnowledgeBaseService {
     if (!(await this.store.deleteDocument(kbScope(kb), documentId))) {
       throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
     }
+    // The delete already left only the remaining text in every description; this brings the
+    // summaries and embeddings of what it touched up to date. Were it interrupted, the rows
+    // stay pending and the next graph write of the knowledge base finishes the job.
+    await this.summaries.refresh(kbScope(kb), kb.settings.resolution?.summaryMaxChars || this.defaultSummaryMaxChars);
   }
 }
 
@@ -101,5 +111,30 @@ function validateSettings(input: Partial<KbSettings>): KbSettings {
     embeddingDimensions: input.embeddingDimensions ?? 0,
     llmModel: input.llmModel ?? '',
     extractionPromptVersion: input.extractionPromptVersion ?? '',
+    resolution: validateResolution(input.resolution),
   };
+}
+
+function validateResolution(input: ResolutionSettings | undefined): ResolutionSettings {
+  const settings: ResolutionSettings = {
+    mode: input?.mode ?? '',
+    similarityThreshold: input?.similarityThreshold ?? 0,
+    llmMergeDecisions: input?.llmMergeDecisions ?? '',
+    llmMergeFloor: input?.llmMergeFloor ?? 0,
+    summaryMaxChars: input?.summaryMaxChars ?? 0,
+  };
+  const problems: string[] = [];
+  if (!['', 'name', 'embedding'].includes(settings.mode)) problems.push('resolution.mode must be "name" or "embedding"');
+  if (!['', 'on', 'off'].includes(settings.llmMergeDecisions)) problems.push('resolution.llm_merge_decisions must be "on" or "off"');
+  for (const [name, value] of [['similarity_threshold', settings.similarityThreshold], ['llm_merge_floor', settings.llmMergeFloor]] as const) {
+    if (!(value >= 0 && value <= 1)) problems.push(`resolution.${name} must be between 0 and 1`);
+  }
+  if (settings.llmMergeFloor > 0 && settings.similarityThreshold > 0 && settings.llmMergeFloor > settings.similarityThreshold) {
+    problems.push('resolution.llm_merge_floor must not exceed resolution.similarity_threshold');
+  }
+  if (settings.summaryMaxChars !== 0 && (settings.summaryMaxChars < 200 || settings.summaryMaxChars > 100_000)) {
+    problems.push('resolution.summary_max_chars must be between 200 and 100000');
+  }
+  if (problems.length > 0) throw TrellisError.invalid(problems.join('; '));
+  return settings;
 }

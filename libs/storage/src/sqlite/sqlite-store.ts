@@ -8,6 +8,7 @@ import type {
   ChunkFilter,
   ChunkRecord,
   DocumentRecord,
+  EntityCandidate,
   EntityMentionWrite,
   EntityRecord,
   ExtractionResult,
@@ -15,6 +16,7 @@ import type {
   KnowledgeBaseRecord,
   NewChunk,
   NewDocumentVersion,
+  PendingSummary,
   RelationshipMentionWrite,
   RelationshipRecord,
   ScoredChunk,
@@ -22,11 +24,12 @@ import type {
   ScoredRelationship,
   StageEvent,
   StageRecord,
+  SummaryUpdate,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
-import { fullTextTerms, preferredName, summarizeDescriptions } from '../derivation';
+import { distinctDescriptions, fullTextTerms, preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
@@ -348,8 +351,8 @@ export class SqliteStore implements TrellisStore {
        ON CONFLICT (id) DO NOTHING`,
     );
     const insertEntityMention = this.db.prepare(
-      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description, name) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description, name = excluded.name`,
+      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description, name, needs_review) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description, name = excluded.name, needs_review = excluded.needs_review`,
     );
     const insertRelationship = this.db.prepare(
       `INSERT INTO relationships (id, tenant_id, kb_id, source_id, target_id, label, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -366,7 +369,7 @@ export class SqliteStore implements TrellisStore {
       const touched = this.detachChunks([chunkId]);
       for (const e of entities) {
         insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name, e.normalizedName, e.type, vectorToBuffer(e.embedding));
-        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name);
+        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name, e.needsReview === true ? 1 : 0);
         touched.entityIds.add(e.entityId);
       }
       for (const r of relationships) {
@@ -406,12 +409,16 @@ export class SqliteStore implements TrellisStore {
   }
 
   /**
-   * Recomputes summaries, counts and weights from the mentions that remain; deletes what has
-   * none left, and relationships whose end entity is gone.
+   * Recomputes counts, weights, names and review flags from the mentions that remain; deletes
+   * what has none left, and relationships whose end entity is gone. A summary is rewritten (as
+   * the plain concatenation) only when its inputs changed, and then marked pending so the graph
+   * writer summarises and embeds it again (see listPendingSummaries).
    */
   private refreshDerived(touched: { entityIds: Set<string>; relationshipIds: Set<string> }): void {
     const relationshipMentions = this.db.prepare('SELECT description, strength FROM relationship_mentions WHERE relationship_id = ? ORDER BY chunk_id');
-    const updateRelationship = this.db.prepare('UPDATE relationships SET description = ?, weight = ?, mention_count = ? WHERE id = ?');
+    const updateRelationship = this.db.prepare(
+      `UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? WHERE id = ?`,
+    );
     const deleteRelationship = this.db.prepare('DELETE FROM relationships WHERE id = ?');
     for (const id of touched.relationshipIds) {
       const mentions = relationshipMentions.all(id) as Array<{ description: string; strength: number }>;
@@ -420,15 +427,19 @@ export class SqliteStore implements TrellisStore {
         continue;
       }
       const weight = mentions.reduce((sum, m) => sum + m.strength, 0);
-      updateRelationship.run(summarizeDescriptions(mentions.map((m) => m.description)), weight, mentions.length, id);
+      const descriptions = mentions.map((m) => m.description);
+      const hash = summaryInputsHash('', descriptions);
+      updateRelationship.run(hash, summarizeDescriptions(descriptions), hash, weight, mentions.length, hash, id);
     }
-    const entityMentions = this.db.prepare('SELECT description, name FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
-    const updateEntity = this.db.prepare("UPDATE entities SET description = ?, mention_count = ?, name = COALESCE(NULLIF(?, ''), name) WHERE id = ?");
+    const entityMentions = this.db.prepare('SELECT description, name, needs_review FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
+    const updateEntity = this.db.prepare(
+      `UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? WHERE id = ?`,
+    );
     const deleteEntity = this.db.prepare('DELETE FROM entities WHERE id = ?');
     const danglingIds = this.db.prepare('SELECT id FROM relationships WHERE source_id = ? OR target_id = ?').pluck();
     const deleteRelationshipMentions = this.db.prepare('DELETE FROM relationship_mentions WHERE relationship_id = ?');
     for (const id of touched.entityIds) {
-      const mentions = entityMentions.all(id) as Array<{ description: string; name: string }>;
+      const mentions = entityMentions.all(id) as Array<{ description: string; name: string; needs_review: number }>;
       if (mentions.length === 0) {
         deleteEntity.run(id);
         for (const relationshipId of danglingIds.all(id, id) as string[]) {
@@ -437,8 +448,69 @@ export class SqliteStore implements TrellisStore {
         }
         continue;
       }
-      updateEntity.run(summarizeDescriptions(mentions.map((m) => m.description)), mentions.length, preferredName(mentions.map((m) => m.name)), id);
+      const name = preferredName(mentions.map((m) => m.name));
+      const descriptions = mentions.map((m) => m.description);
+      const hash = summaryInputsHash(name, descriptions);
+      const needsReview = mentions.every((m) => m.needs_review === 1) ? 1 : 0;
+      updateEntity.run(hash, summarizeDescriptions(descriptions), hash, mentions.length, name, needsReview, hash, id);
     }
+  }
+
+  async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+    const rows = this.inBatches([...new Set(normalizedNames)], (batch) =>
+      this.db
+        .prepare(`SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${marks(batch)}) ORDER BY id`)
+        .all(scope.tenantId, scope.kbId, ...batch) as Row[],
+    );
+    return rows.map((r) => ({ entity: toEntity(r), embedding: r.embedding ? bufferToVector(r.embedding as Buffer) : new Float32Array(0) }));
+  }
+
+  async listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
+    const entities = this.db
+      .prepare('SELECT id, name, type, summary_hash FROM entities WHERE tenant_id = ? AND kb_id = ? AND summary_pending = 1 ORDER BY id LIMIT ?')
+      .all(scope.tenantId, scope.kbId, limit) as Row[];
+    const relationships = this.db
+      .prepare(
+        `SELECT r.id, r.label, r.summary_hash, s.name AS source_name, t.name AS target_name FROM relationships r
+         JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id
+         WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ?`,
+      )
+      .all(scope.tenantId, scope.kbId, limit) as Row[];
+    const descriptionsOf = (table: string, column: string, id: string) =>
+      distinctDescriptions(this.db.prepare(`SELECT description FROM ${table} WHERE ${column} = ? ORDER BY chunk_id`).pluck().all(id) as string[]);
+    return [
+      ...entities.map((r) => ({
+        kind: 'entity' as const,
+        id: String(r.id),
+        summaryHash: String(r.summary_hash),
+        heading: `${String(r.name)} (${String(r.type)})`,
+        descriptions: descriptionsOf('entity_mentions', 'entity_id', String(r.id)),
+      })),
+      ...relationships.map((r) => ({
+        kind: 'relationship' as const,
+        id: String(r.id),
+        summaryHash: String(r.summary_hash),
+        heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
+        descriptions: descriptionsOf('relationship_mentions', 'relationship_id', String(r.id)),
+      })),
+    ];
+  }
+
+  async saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+    this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
+    const statements = {
+      entity: this.db.prepare('UPDATE entities SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?'),
+      relationship: this.db.prepare(
+        'UPDATE relationships SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?',
+      ),
+    };
+    return this.db.transaction(() => {
+      let saved = 0;
+      for (const u of updates) {
+        saved += statements[u.kind].run(u.description, vectorToBuffer(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash).changes;
+      }
+      return saved;
+    })();
   }
 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
@@ -608,7 +680,14 @@ export class SqliteStore implements TrellisStore {
 }
 
 const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
-const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count';
+const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count, needs_review';
+/**
+ * Keeps a summary whose inputs hash (the first parameter) is unchanged; otherwise writes the
+ * concatenation (second) and marks it pending (third: the hash again). summary_hash itself must
+ * be assigned after this, as MySQL applies assignments left to right.
+ */
+const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN description ELSE ? END,
+  summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
 const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
   r.label, r.description, r.weight, r.mention_count FROM relationships r
   JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id`;

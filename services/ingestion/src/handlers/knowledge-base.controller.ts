@@ -4,7 +4,9 @@ import { Observable, from, mergeMap, reduce } from 'rxjs';
 import { TrellisError, v1 } from '@trellis/contracts';
 import { TENANT_RESOLVER, TenantResolver } from '@trellis/platform';
 import { DocumentIngestionService } from '../document-ingestion.service';
+import { DocumentReindexService } from '../document-reindex.service';
 import { KnowledgeBaseService } from '../knowledge-base.service';
+import type { ResolutionSettings } from '@trellis/storage';
 import { toDocumentMessage, toKnowledgeBaseMessage } from './messages';
 
 interface UploadState {
@@ -21,6 +23,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
     @Inject(KnowledgeBaseService) private readonly knowledgeBases: KnowledgeBaseService,
     @Inject(DocumentIngestionService) private readonly ingestion: DocumentIngestionService,
     @Inject(TENANT_RESOLVER) private readonly tenants: TenantResolver,
+    @Inject(DocumentReindexService) private readonly reindexer: DocumentReindexService,
   ) {}
 
   async createKnowledgeBase(request: v1.CreateKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
@@ -35,6 +38,13 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
         embeddingDimensions: request.models?.embeddingDimensions ?? 0,
         llmModel: request.models?.llmModel ?? '',
         extractionPromptVersion: request.models?.extractionPromptVersion ?? '',
+        resolution: request.resolution && {
+          mode: request.resolution.mode as ResolutionSettings['mode'],
+          similarityThreshold: request.resolution.similarityThreshold,
+          llmMergeDecisions: request.resolution.llmMergeDecisions as ResolutionSettings['llmMergeDecisions'],
+          llmMergeFloor: request.resolution.llmMergeFloor,
+          summaryMaxChars: request.resolution.summaryMaxChars,
+        },
       },
     });
     return toKnowledgeBaseMessage(kb, 0);
@@ -112,5 +122,15 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   async deleteDocument(request: v1.DeleteDocumentRequest, metadata?: Metadata): Promise<v1.DeleteDocumentResponse> {
     await this.knowledgeBases.deleteDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
     return { deleted: true };
+  }
+
+  async reindexDocument(request: v1.ReindexDocumentRequest, metadata?: Metadata): Promise<v1.Document> {
+    const document = await this.reindexer.reindexDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
+    return toDocumentMessage(document, {});
+  }
+
+  async reindexKnowledgeBase(request: v1.ReindexKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.ReindexKnowledgeBaseResponse> {
+    const documents = await this.reindexer.reindexKnowledgeBase(this.tenants.resolve(metadata), request.knowledgeBase);
+    return { documents: documents.map((d) => toDocumentMessage(d, {})) };
   }
 }

@@ -26,6 +26,13 @@ export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: n
     },
     createdAt: kb.createdAt,
     documentCount,
+    resolution: {
+      mode: s.resolution?.mode ?? '',
+      similarityThreshold: s.resolution?.similarityThreshold ?? 0,
+      llmMergeDecisions: s.resolution?.llmMergeDecisions ?? '',
+      llmMergeFloor: s.resolution?.llmMergeFloor ?? 0,
+      summaryMaxChars: s.resolution?.summaryMaxChars ?? 0,
+    },
   };
 }
 

@@ -4,7 +4,7 @@ import type { TrellisClient } from '@trellis/client';
 import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
-import { ingestCommand } from './ingest-command';
+import { ingestCommand, waitForIndexing } from './ingest-command';
 import { evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
 
@@ -83,6 +83,20 @@ program
     run((client, kbName: string, paths: string[], opts: { wait: boolean; timeout: number }) =>
       ingestCommand(client, kbName, paths, { wait: opts.wait, timeoutSeconds: opts.timeout }, out),
     ),
+  );
+
+program
+  .command('reindex <kb> [document]')
+  .description("index one document (id) or every document again with the knowledge base's current settings; unchanged chunks reuse their cached extraction")
+  .option('--no-wait', 'return once started, without waiting for indexing')
+  .option('--timeout <seconds>', 'how long to wait for indexing', integer(1, 86_400), 1800)
+  .action(
+    run(async (client, kbName: string, documentId: string | undefined, opts: { wait: boolean; timeout: number }) => {
+      const documents = documentId ? [await client.reindexDocument(kbName, documentId)] : (await client.reindexKnowledgeBase(kbName)).documents;
+      for (const d of documents) out.write(`  ↻ ${d.sourceUri}  version ${d.version}\n`);
+      if (!opts.wait || documents.length === 0) return 0;
+      return (await waitForIndexing(client, kbName, documents, opts.timeout, out)) > 0 ? 1 : 0;
+    }),
   );
 
 program
