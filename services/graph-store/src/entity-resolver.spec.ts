@@ -35,7 +35,6 @@ class ScriptedLlm implements ChatModel {
     if (reply === undefined) throw new Error('no scripted reply left');
     return reply;
   }
-  // eslint-disable-next-line require-yield
   async *stream(): AsyncIterable<string> {
     throw new Error('not used');
   }
