@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
@@ -65,6 +68,23 @@ const DOCS = {
   element: ['element.txt', 'Mercury is a toxic heavy metal, liquid at room temperature.'],
 } as const;
 const TIDB_B_EDITED = 'TiDB is a distributed SQL database that keeps analytical replicas in TiFlash.';
+
+const ROOT = resolve(__dirname, '../../..');
+
+/** Runs the built `trellis` command against a server. */
+async function trellis(args: string[]): Promise<{ stdout: string; code: number }> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', TRELLIS_LOG_LEVEL: 'error' },
+      timeout: 120_000,
+    });
+    return { stdout, code: 0 };
+  } catch (error) {
+    const e = error as { stdout: string; code: number };
+    return { stdout: e.stdout, code: e.code };
+  }
+}
 
 function lastUserMessage(request: Record<string, unknown>): string {
   const messages = request.messages as Array<{ role: string; content: string }>;
@@ -167,6 +187,16 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
     // The old versions' chunks are gone: every relationship is stated by exactly one current chunk.
     const listed = await client.listDocuments('quality');
     expect(listed.documents.every((d) => d.version >= 2)).toBe(true);
+  });
+
+  it('trellis reindex starts a new version of one document and follows it until indexed', async () => {
+    const calls = extractionCalls();
+    const { stdout, code } = await trellis(['--server', server.grpcAddress, 'reindex', 'quality', ids.element!]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/element\.txt\s+version 3/);
+    expect(stdout).toMatch(/indexed 1 document/);
+    expect(extractionCalls()).toBe(calls);
+    expect(named(await client.exportGraph('quality'), 'Mercury')).toHaveLength(2);
   });
 
   it('deleting a document leaves no entity, relationship or description text of it behind', async () => {
