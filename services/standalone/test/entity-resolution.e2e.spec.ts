@@ -46,6 +46,13 @@ const EXTRACTIONS: Array<[string, Extraction]> = [
     },
   ],
   [
+    'scales out',
+    {
+      entities: [{ name: 'TiDB', type: 'database', description: 'TiDB is a distributed SQL database that scales out by adding nodes, with strong consistency and high availability.' }],
+      relationships: [],
+    },
+  ],
+  [
     'smallest planet',
     {
       entities: [{ name: 'Mercury', type: 'planet', description: 'Mercury is the smallest planet of the solar system and the closest to the Sun.' }],
@@ -112,7 +119,10 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
         const match = EXTRACTIONS.find(([phrase]) => text.includes(phrase));
         return { kind: 'content', content: JSON.stringify(match?.[1] ?? { entities: [], relationships: [] }) };
       }
-      return { kind: 'content', content: '{"same": false}' };
+      const system = (request.messages as Array<{ role: string; content: string }>)[0]?.content ?? '';
+      if (system.includes('same real-world thing')) return { kind: 'content', content: 'Sure: {"same": true}' };
+      if (system.includes('single factual summary')) return { kind: 'content', content: 'TiDB: an LLM-written summary of a distributed SQL database.' };
+      return { kind: 'content', content: 'ok' };
     });
     const baseUrl = await fake.start();
     server = await startStandaloneProcess({
@@ -149,7 +159,7 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
     expect(mercury.map((m) => m.type).sort()).toEqual(['chemical element', 'planet']);
     expect(mercury.find((m) => m.type === 'planet')!.description).not.toContain('metal');
     expect(mercury.find((m) => m.type === 'chemical element')!.description).not.toContain('planet');
-    // Merge decisions are off by default: no LLM question was asked.
+    // Merge decisions are off by default and summaries are short: the LLM only extracted.
     expect(fake.chatRequests().length).toBe(extractionCalls());
   });
 
@@ -197,6 +207,35 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
     expect(stdout).toMatch(/indexed 1 document/);
     expect(extractionCalls()).toBe(calls);
     expect(named(await client.exportGraph('quality'), 'Mercury')).toHaveLength(2);
+  });
+
+  it("follows a knowledge base's own settings: LLM merge decisions in the close band, LLM summaries past its limit", async () => {
+    await client.createKnowledgeBase({
+      name: 'strict',
+      resolution: { mode: 'embedding', similarityThreshold: 0.95, llmMergeDecisions: 'on', llmMergeFloor: 0.4, summaryMaxChars: 200 },
+    });
+    const chats = () => fake.chatRequests().map((r) => (r.body.messages as Array<{ content: string }>)[0]?.content ?? '');
+    const before = chats().length;
+    const docs = [];
+    const scales = 'TiDB is a distributed SQL database that scales out by adding nodes.';
+    for (const text of [DOCS.tidbA[1], DOCS.tidbB[1], scales, DOCS.planet[1], DOCS.element[1]]) {
+      docs.push(await client.uploadDocument({ knowledgeBase: 'strict', filename: `${docs.length}.txt` }, Buffer.from(text)));
+    }
+    await waitUntilIndexed(client, 'strict', docs.map((d) => d.id));
+    const asked = chats().slice(before);
+    // TiDB descriptions are about 0.7 alike: below 0.95, so the LLM was asked, and said "same".
+    expect(asked.filter((c) => c.includes('same real-world thing')).length).toBeGreaterThanOrEqual(2);
+    const graph = await client.exportGraph('strict');
+    const tidb = named(graph, 'TiDB');
+    expect(tidb).toHaveLength(1);
+    expect(tidb[0]!.mentionCount).toBe(3);
+    // Together the three descriptions pass 200 characters: the LLM condensed them.
+    expect(tidb[0]!.description).toBe('TiDB: an LLM-written summary of a distributed SQL database.');
+    expect(asked.some((c) => c.includes('single factual summary'))).toBe(true);
+    // The Mercurys are too far apart (below the floor) to ask about.
+    expect(named(graph, 'Mercury')).toHaveLength(2);
+    expect(asked.filter((c) => c.includes('same real-world thing')).length).toBeLessThanOrEqual(2);
+    expect((await client.getKnowledgeBase('strict')).resolution).toMatchObject({ mode: 'embedding', llmMergeDecisions: 'on', summaryMaxChars: 200 });
   });
 
   it('deleting a document leaves no entity, relationship or description text of it behind', async () => {
