@@ -210,10 +210,8 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
   });
 
   it("follows a knowledge base's own settings: LLM merge decisions in the close band, LLM summaries past its limit", async () => {
-    await client.createKnowledgeBase({
-      name: 'strict',
-      resolution: { mode: 'embedding', similarityThreshold: 0.95, llmMergeDecisions: 'on', llmMergeFloor: 0.4, summaryMaxChars: 200 },
-    });
+    const created = await trellis(['--server', server.grpcAddress, 'kb', 'create', 'strict', '--resolution', 'embedding', '--similarity-threshold', '0.95', '--llm-merge', 'on', '--summary-max-chars', '200']);
+    expect(created.code).toBe(0);
     const chats = () => fake.chatRequests().map((r) => (r.body.messages as Array<{ content: string }>)[0]?.content ?? '');
     const before = chats().length;
     const docs = [];
@@ -235,7 +233,9 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
     // The Mercurys are too far apart (below the floor) to ask about.
     expect(named(graph, 'Mercury')).toHaveLength(2);
     expect(asked.filter((c) => c.includes('same real-world thing')).length).toBeLessThanOrEqual(2);
-    expect((await client.getKnowledgeBase('strict')).resolution).toMatchObject({ mode: 'embedding', llmMergeDecisions: 'on', summaryMaxChars: 200 });
+    const settings = (await client.getKnowledgeBase('strict')).resolution;
+    expect(settings).toMatchObject({ mode: 'embedding', llmMergeDecisions: 'on', llmMergeFloor: 0, summaryMaxChars: 200 });
+    expect(settings!.similarityThreshold).toBeCloseTo(0.95, 5);
   });
 
   it('deleting a document leaves no entity, relationship or description text of it behind', async () => {

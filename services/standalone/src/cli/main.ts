@@ -18,6 +18,23 @@ function integer(min: number, max: number) {
   };
 }
 
+function fraction(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new InvalidArgumentError('must be a number in (0, 1]');
+  return n;
+}
+
+interface KbCreateOptions {
+  description: string;
+  chunkSize?: number;
+  chunkOverlap?: number;
+  splitter?: string;
+  resolution?: string;
+  similarityThreshold?: number;
+  llmMerge?: string;
+  summaryMaxChars?: number;
+}
+
 /** Runs one command with a connection, turning errors into a message and exit code 1. */
 function run(action: (client: TrellisClient, ...args: never[]) => Promise<number | void>) {
   return async (...args: unknown[]): Promise<void> => {
@@ -50,12 +67,23 @@ kb.command('create <name>')
   .option('--chunk-size <tokens>', 'chunk size in tokens (default 512)', integer(32, 8192))
   .option('--chunk-overlap <tokens>', 'overlap between chunks in tokens (default 64)', integer(1, 4096))
   .addOption(new Option('--splitter <kind>', 'splitting strategy (default: markdown for .md, sentence otherwise)').choices(['sentence', 'markdown']))
+  .addOption(new Option('--resolution <mode>', 'entity resolution (default: embedding with an LLM, name without)').choices(['name', 'embedding']))
+  .option('--similarity-threshold <cosine>', 'similarity at which a mention joins a same-name entity (default 0.6)', fraction)
+  .addOption(new Option('--llm-merge <on|off>', 'ask the LLM about close same-name entities (default off)').choices(['on', 'off']))
+  .option('--summary-max-chars <n>', 'longest summary before the LLM condenses it (default 2000)', integer(200, 100_000))
   .action(
-    run(async (client, name: string, opts: { description: string; chunkSize?: number; chunkOverlap?: number; splitter?: string }) => {
+    run(async (client, name: string, opts: KbCreateOptions) => {
       const created = await client.createKnowledgeBase({
         name,
         description: opts.description,
         chunking: { chunkSizeTokens: opts.chunkSize ?? 0, chunkOverlapTokens: opts.chunkOverlap ?? 0, splitter: opts.splitter ?? '' },
+        resolution: {
+          mode: opts.resolution ?? '',
+          similarityThreshold: opts.similarityThreshold ?? 0,
+          llmMergeDecisions: opts.llmMerge ?? '',
+          llmMergeFloor: 0,
+          summaryMaxChars: opts.summaryMaxChars ?? 0,
+        },
       });
       out.write(`created knowledge base ${created.name} (${created.id})\n`);
     }),
