@@ -107,6 +107,8 @@ export interface TrellisStore {
    * concatenation of what remains, so no removed text survives meanwhile.
    */
   listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]>;
+  /** Knowledge bases, in every tenant, with pending summaries: what a restart finishes. */
+  listScopesWithPendingSummaries(): Promise<KbScope[]>;
   /** Saves summaries and embeddings; skips those whose mentions changed since (hash moved on). Resolves to the number saved. */
   saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number>;
   /** Entities whose name contains the query's words, best match first. */

@@ -212,6 +212,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       const tidbPending = pending.find((p) => p.id === first.entityId)!;
       expect(tidbPending).toMatchObject({ kind: 'entity', heading: 'TiDB (concept)', descriptions: ['A distributed SQL database.'] });
       expect(pending.find((p) => p.id === rel.relationshipId)).toMatchObject({ kind: 'relationship', heading: 'TiDB stores data in TiKV' });
+      expect(await store.listScopesWithPendingSummaries()).toEqual([scope]);
       expect(await store.saveSummaries(scope, [{ ...tidbPending, description: 'Summary one.', embedding: vectorFor(77) }])).toBe(1);
       expect((await store.listPendingSummaries(scope, 100)).map((p) => p.id)).not.toContain(first.entityId);
       expect((await store.getEntities(scope, [first.entityId]))[0]?.description).toBe('Summary one.');
@@ -231,10 +232,14 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       // from the older state is refused.
       await store.applyChunkExtraction(scope, c2.id, [entity(scope, 'TiDB', 'It speaks MySQL.')], []);
       expect((await store.getEntities(scope, [first.entityId]))[0]?.description).toBe('A distributed SQL database. It speaks MySQL.');
+      const rest = (await store.listPendingSummaries(scope, 100)).filter((p) => p.id !== first.entityId);
+      await store.saveSummaries(scope, rest.map((p) => ({ ...p, description: p.descriptions.join(' '), embedding: vectorFor(9) })));
       const again = (await store.listPendingSummaries(scope, 100)).find((p) => p.id === first.entityId)!;
       expect(again.descriptions).toEqual(['A distributed SQL database.', 'It speaks MySQL.']);
       expect(await store.saveSummaries(scope, [{ ...tidbPending, description: 'Stale.', embedding: vectorFor(5) }])).toBe(0);
       expect((await store.getEntities(scope, [first.entityId]))[0]?.description).toBe('A distributed SQL database. It speaks MySQL.');
+      await store.saveSummaries(scope, [{ ...again, description: 'Summary two.', embedding: vectorFor(78) }]);
+      expect(await store.listScopesWithPendingSummaries()).toEqual([]);
     });
 
     it('flags an entity for review while every mention only names it', async () => {

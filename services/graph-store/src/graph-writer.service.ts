@@ -59,6 +59,18 @@ export class GraphWriterService {
     );
   }
 
+  /**
+   * Finishes the summaries a crash left pending (between a graph change and its refresh), in
+   * every knowledge base; run at start-up. Resolves to the number saved.
+   */
+  async refreshPendingSummaries(): Promise<number> {
+    let saved = 0;
+    for (const scope of await this.store.listScopesWithPendingSummaries()) {
+      saved += await this.summaries.refresh(scope, (await this.policyOf(scope)).summaryMaxChars);
+    }
+    return saved;
+  }
+
   async onFailure(event: events.ChunkExtracted, error: Error): Promise<void> {
     const ctx = event.context;
     if (!ctx) return;

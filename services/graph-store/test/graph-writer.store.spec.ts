@@ -101,7 +101,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
       const [expected] = await embedder.embed([`${candidate!.entity.name} (${candidate!.entity.type}): ${candidate!.entity.description}`]);
       return cosineSimilarity(candidate!.embedding, expected!);
     };
-    return { store, scope, index, entities, embeddingMatchesSummary, refresher };
+    return { store, scope, index, entities, embeddingMatchesSummary, refresher, writer };
   }
 
   it('merges TiDB across documents, keeps the two Mercurys apart, in either order', async () => {
@@ -143,5 +143,19 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
     expect(await kb.store.listPendingSummaries(kb.scope, 10)).toEqual([]);
     expect((await kb.store.chunkIdsForEntities(kb.scope, [tidb!.id])).get(tidb!.id)).toHaveLength(1);
+  });
+
+  it('finishes at start-up the summaries a crash left pending', async () => {
+    const kb = await setup('crash');
+    await kb.index('a', 'pingcap');
+    const [tidb] = await kb.entities('TiDB');
+    // A graph change committed, then the process died before re-summarising and re-embedding.
+    const chunkId = stableId('chk', kb.scope.kbId, 'crash-a', 1, 0);
+    await kb.store.applyChunkExtraction(kb.scope, chunkId, [{ ...TEXTS.tiflash!.entities[0]!, entityId: tidb!.id, normalizedName: 'tidb', embedding: new Float32Array(256) }], []);
+    expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeLessThan(0.99);
+    expect(await kb.store.listScopesWithPendingSummaries()).toContainEqual(kb.scope);
+    expect(await kb.writer.refreshPendingSummaries()).toBeGreaterThan(0);
+    expect(await kb.store.listScopesWithPendingSummaries()).toEqual([]);
+    expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
   });
 });

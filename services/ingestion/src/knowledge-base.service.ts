@@ -76,13 +76,13 @@ export class KnowledgeBaseService {
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {
     const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
-    if (!(await this.store.deleteDocument(kbScope(kb), documentId))) {
-      throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
-    }
+    const deleted = await this.store.deleteDocument(kbScope(kb), documentId);
     // The delete already left only the remaining text in every description; this brings the
     // summaries and embeddings of what it touched up to date. Were it interrupted, the rows
-    // stay pending and the next graph write of the knowledge base finishes the job.
+    // stay pending until the next graph write of the knowledge base, a retried delete, or a
+    // graph-store start finishes the job.
     await this.summaries.refresh(kbScope(kb), kb.settings.resolution?.summaryMaxChars || this.defaultSummaryMaxChars);
+    if (!deleted) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
   }
 }
 

@@ -92,3 +92,10 @@ export async function saveSummaries(session: SqlSession, vectors: VectorSql, sco
   }
   return saved;
 }
+
+export async function listScopesWithPendingSummaries(session: SqlSession): Promise<KbScope[]> {
+  const rows = await session.rows(
+    'SELECT tenant_id, kb_id FROM entities WHERE summary_pending = 1 UNION SELECT tenant_id, kb_id FROM relationships WHERE summary_pending = 1 ORDER BY 1, 2',
+  );
+  return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id) }));
+}

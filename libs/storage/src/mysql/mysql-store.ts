@@ -354,6 +354,10 @@ export class MysqlStore implements TrellisStore {
     return summaries.listPendingSummaries(this.sql, scope, limit);
   }
 
+  listScopesWithPendingSummaries(): Promise<KbScope[]> {
+    return summaries.listScopesWithPendingSummaries(this.sql);
+  }
+
   saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
     return summaries.saveSummaries(this.sql, this.vectors, scope, updates);
   }

@@ -496,6 +496,15 @@ export class SqliteStore implements TrellisStore {
     ];
   }
 
+  async listScopesWithPendingSummaries(): Promise<KbScope[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT tenant_id, kb_id FROM entities WHERE summary_pending = 1 UNION SELECT tenant_id, kb_id FROM relationships WHERE summary_pending = 1 ORDER BY 1, 2`,
+      )
+      .all() as Row[];
+    return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id) }));
+  }
+
   async saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
     this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
     const statements = {
