@@ -29,7 +29,9 @@ import type {
 import type { TrellisStore } from '../trellis-store';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
-import { distinctDescriptions, fullTextTerms, preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
+import { fullTextTerms, preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
+import * as summaries from './sqlite-summaries';
+import { CHANGED_SUMMARY, ENTITY_COLUMNS } from './sqlite-summaries';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
@@ -457,69 +459,20 @@ export class SqliteStore implements TrellisStore {
   }
 
   async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
-    const rows = this.inBatches([...new Set(normalizedNames)], (batch) =>
-      this.db
-        .prepare(`SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${marks(batch)}) ORDER BY id`)
-        .all(scope.tenantId, scope.kbId, ...batch) as Row[],
-    );
-    return rows.map((r) => ({ entity: toEntity(r), embedding: r.embedding ? bufferToVector(r.embedding as Buffer) : new Float32Array(0) }));
+    return summaries.listEntityCandidates(this.db, scope, normalizedNames);
   }
 
   async listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
-    const entities = this.db
-      .prepare('SELECT id, name, type, summary_hash FROM entities WHERE tenant_id = ? AND kb_id = ? AND summary_pending = 1 ORDER BY id LIMIT ?')
-      .all(scope.tenantId, scope.kbId, limit) as Row[];
-    const relationships = this.db
-      .prepare(
-        `SELECT r.id, r.label, r.summary_hash, s.name AS source_name, t.name AS target_name FROM relationships r
-         JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id
-         WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ?`,
-      )
-      .all(scope.tenantId, scope.kbId, limit) as Row[];
-    const descriptionsOf = (table: string, column: string, id: string) =>
-      distinctDescriptions(this.db.prepare(`SELECT description FROM ${table} WHERE ${column} = ? ORDER BY chunk_id`).pluck().all(id) as string[]);
-    return [
-      ...entities.map((r) => ({
-        kind: 'entity' as const,
-        id: String(r.id),
-        summaryHash: String(r.summary_hash),
-        heading: `${String(r.name)} (${String(r.type)})`,
-        descriptions: descriptionsOf('entity_mentions', 'entity_id', String(r.id)),
-      })),
-      ...relationships.map((r) => ({
-        kind: 'relationship' as const,
-        id: String(r.id),
-        summaryHash: String(r.summary_hash),
-        heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
-        descriptions: descriptionsOf('relationship_mentions', 'relationship_id', String(r.id)),
-      })),
-    ];
+    return summaries.listPendingSummaries(this.db, scope, limit);
   }
 
   async listScopesWithPendingSummaries(): Promise<KbScope[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT tenant_id, kb_id FROM entities WHERE summary_pending = 1 UNION SELECT tenant_id, kb_id FROM relationships WHERE summary_pending = 1 ORDER BY 1, 2`,
-      )
-      .all() as Row[];
-    return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id) }));
+    return summaries.listScopesWithPendingSummaries(this.db);
   }
 
   async saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
     this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
-    const statements = {
-      entity: this.db.prepare('UPDATE entities SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?'),
-      relationship: this.db.prepare(
-        'UPDATE relationships SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?',
-      ),
-    };
-    return this.db.transaction(() => {
-      let saved = 0;
-      for (const u of updates) {
-        saved += statements[u.kind].run(u.description, vectorToBuffer(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash).changes;
-      }
-      return saved;
-    })();
+    return summaries.saveSummaries(this.db, scope, updates);
   }
 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
@@ -689,14 +642,6 @@ export class SqliteStore implements TrellisStore {
 }
 
 const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
-const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count, needs_review';
-/**
- * Keeps a summary whose inputs hash (the first parameter) is unchanged; otherwise writes the
- * concatenation (second) and marks it pending (third: the hash again). summary_hash itself must
- * be assigned after this, as MySQL applies assignments left to right.
- */
-const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN description ELSE ? END,
-  summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
 const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
   r.label, r.description, r.weight, r.mention_count FROM relationships r
   JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id`;
