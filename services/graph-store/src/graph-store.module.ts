@@ -15,8 +15,9 @@ import { GraphController } from './handlers/graph.controller';
 
 /** Embeds, and summarises with the LLM when there is one: what keeps graph summaries current. */
 export function createSummaryRefresher(store: TrellisStore, models: Models, logger: Logger): SummaryRefresher {
-  return new SummaryRefresher(store, summaryModelsOf(models), (error, item) => logger.warn(`LLM summary of ${item.kind} ${item.id} failed, truncated instead: ${error.message}`),
-);
+  return new SummaryRefresher(store, summaryModelsOf(models), (error, item) =>
+    logger.warn(`LLM summary of ${item.kind} ${item.id} failed, truncated instead: ${error.message}`),
+  );
 }
 
 @Module({
