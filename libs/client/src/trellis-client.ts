@@ -89,6 +89,12 @@ export class TrellisClient {
   deleteDocument(knowledgeBase: string, documentId: string): Promise<v1.DeleteDocumentResponse> {
     return this.unary(this.raw.knowledgeBases, 'deleteDocument', { knowledgeBase, documentId });
   }
+  reindexDocument(knowledgeBase: string, documentId: string): Promise<v1.Document> {
+    return this.unary(this.raw.knowledgeBases, 'reindexDocument', { knowledgeBase, documentId });
+  }
+  reindexKnowledgeBase(knowledgeBase: string): Promise<v1.ReindexKnowledgeBaseResponse> {
+    return this.unary(this.raw.knowledgeBases, 'reindexKnowledgeBase', { knowledgeBase });
+  }
 
   /** Streams the bytes in 1 MB pieces after a first metadata message. */
   uploadDocument(metadata: Partial<v1.UploadMetadata>, bytes: Uint8Array): Promise<v1.Document> {

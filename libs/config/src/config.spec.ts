@@ -41,6 +41,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TRELLIS_LLM_MAX_CONCURRENCY: '-1' }, 't')).toThrow(/TRELLIS_LLM_MAX_CONCURRENCY/);
   });
 
+  it('reads the entity resolution defaults and rejects values out of range', () => {
+    expect(loadConfig({}, 't').resolution).toEqual({ mode: 'auto', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 });
+    expect(loadConfig({ TRELLIS_RESOLUTION_MODE: 'embedding', TRELLIS_RESOLUTION_THRESHOLD: '0.85', TRELLIS_RESOLUTION_LLM_MERGE: 'true' }, 't').resolution).toMatchObject({
+      mode: 'embedding',
+      similarityThreshold: 0.85,
+      llmMergeDecisions: true,
+    });
+    expect(() => loadConfig({ TRELLIS_RESOLUTION_MODE: 'fuzzy', TRELLIS_RESOLUTION_THRESHOLD: '1.5', TRELLIS_SUMMARY_MAX_CHARS: '10' }, 't')).toThrow(
+      /TRELLIS_RESOLUTION_MODE[\s\S]*TRELLIS_RESOLUTION_THRESHOLD[\s\S]*TRELLIS_SUMMARY_MAX_CHARS|TRELLIS_RESOLUTION_THRESHOLD[\s\S]*TRELLIS_SUMMARY_MAX_CHARS/,
+    );
+    expect(() => loadConfig({ TRELLIS_RESOLUTION_THRESHOLD: '0.5', TRELLIS_RESOLUTION_LLM_MERGE_FLOOR: '0.7' }, 't')).toThrow(/must not exceed/);
+  });
+
   it('maps API keys to tenants', () => {
     expect([...loadConfig({ TRELLIS_API_KEYS: 'k1=acme, k2=globex' }, 't').apiKeys]).toEqual([
       ['k1', 'acme'],

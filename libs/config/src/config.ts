@@ -26,6 +26,25 @@ export interface OpenAiSettings {
   readonly tokensPerMinute: number;
 }
 
+/** Server defaults of the per-knowledge-base entity resolution settings. */
+export interface ResolutionDefaults {
+  /**
+   * TRELLIS_RESOLUTION_MODE: `name` (same normalised name, same entity), `embedding` (same
+   * name and description embeddings within the threshold) or `auto` (default): `embedding`
+   * when an LLM extracts, `name` with the local extractor, whose template descriptions and
+   * hash embeddings are too crude to tell same-name entities apart.
+   */
+  readonly mode: 'auto' | 'name' | 'embedding';
+  /** TRELLIS_RESOLUTION_THRESHOLD: cosine similarity at or above which a mention joins a same-name entity. Default 0.6. */
+  readonly similarityThreshold: number;
+  /** TRELLIS_RESOLUTION_LLM_MERGE: `true` asks the LLM about same-name entities in the close band. Default false. */
+  readonly llmMergeDecisions: boolean;
+  /** TRELLIS_RESOLUTION_LLM_MERGE_FLOOR: lower end of that band. Default 0.4. */
+  readonly llmMergeFloor: number;
+  /** TRELLIS_SUMMARY_MAX_CHARS: summaries longer than this are summarised by the LLM (truncated without one). Default 2000. */
+  readonly summaryMaxChars: number;
+}
+
 export interface TrellisConfig {
   readonly mode: RuntimeMode;
   /** Service name used in logs and metrics. */
@@ -76,6 +95,7 @@ export interface TrellisConfig {
    * TRELLIS_RERANKER_MODEL and TRELLIS_RERANKER_API_KEY). Applied to oversampled candidates.
    */
   readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
+  readonly resolution: ResolutionDefaults;
 }
 
 export class ConfigError extends Error {
@@ -101,6 +121,16 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     const value = Number(raw);
     if (!Number.isInteger(value) || value < min || value > max) {
       problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const fraction = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0 || value > 1) {
+      problems.push(`${name} must be a number in (0, 1] (got "${raw}")`);
       return fallback;
     }
     return value;
@@ -150,6 +180,21 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     problems.push('TRELLIS_RERANKER_URL must be an http(s) URL when TRELLIS_RERANKER=http');
   }
 
+  const resolutionMode = text('TRELLIS_RESOLUTION_MODE') ?? 'auto';
+  if (!['auto', 'name', 'embedding'].includes(resolutionMode)) problems.push('TRELLIS_RESOLUTION_MODE must be auto, name or embedding');
+  const llmMerge = text('TRELLIS_RESOLUTION_LLM_MERGE') ?? 'false';
+  if (!['true', 'false'].includes(llmMerge)) problems.push('TRELLIS_RESOLUTION_LLM_MERGE must be true or false');
+  const resolution: ResolutionDefaults = {
+    mode: resolutionMode as ResolutionDefaults['mode'],
+    similarityThreshold: fraction('TRELLIS_RESOLUTION_THRESHOLD', 0.6),
+    llmMergeDecisions: llmMerge === 'true',
+    llmMergeFloor: fraction('TRELLIS_RESOLUTION_LLM_MERGE_FLOOR', 0.4),
+    summaryMaxChars: int('TRELLIS_SUMMARY_MAX_CHARS', 2000, 200, 100_000),
+  };
+  if (resolution.llmMergeFloor > resolution.similarityThreshold) {
+    problems.push('TRELLIS_RESOLUTION_LLM_MERGE_FLOOR must not exceed TRELLIS_RESOLUTION_THRESHOLD');
+  }
+
   const config: TrellisConfig = {
     mode,
     serviceName,
@@ -180,6 +225,7 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
       model: text('TRELLIS_RERANKER_MODEL') ?? 'rerank-v3.5',
       apiKey: text('TRELLIS_RERANKER_API_KEY'),
     },
+    resolution,
     openai: {
       enabled: baseUrl !== undefined || apiKey !== undefined,
       baseUrl,

@@ -8,3 +8,4 @@ export * from './question-refinement';
 export * from './reranker';
 export * from './http-reranker';
 export * from './budgeted-chat-model';
+export * from './description-summarizer';

@@ -1,3 +1,5 @@
+import { stableId } from '@trellis/contracts';
+
 /** Longest derived summary kept on an entity or relationship, in characters. */
 export const MAX_SUMMARY_CHARS = 2000;
 
@@ -6,20 +8,37 @@ export const MAX_SUMMARY_CHARS = 2000;
  * distinct descriptions in mention order, joined, capped. Recomputable at any time, which is
  * what lets deletion and re-indexing leave no stale text behind.
  */
-export function summarizeDescriptions(descriptions: readonly string[]): string {
-  const seen = new Set<string>();
+export function summarizeDescriptions(descriptions: readonly string[], maxChars = MAX_SUMMARY_CHARS): string {
   const parts: string[] = [];
   let length = 0;
+  for (const d of distinctDescriptions(descriptions)) {
+    if (length + d.length > maxChars) break;
+    parts.push(d);
+    length += d.length + 1;
+  }
+  return parts.join(' ');
+}
+
+/** Non-empty descriptions, trimmed, without case-insensitive repeats, in the given order. */
+export function distinctDescriptions(descriptions: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
   for (const raw of descriptions) {
     const d = raw.trim();
     const key = d.toLowerCase();
     if (d === '' || seen.has(key)) continue;
     seen.add(key);
-    if (length + d.length > MAX_SUMMARY_CHARS) break;
-    parts.push(d);
-    length += d.length + 1;
+    out.push(d);
   }
-  return parts.join(' ');
+  return out;
+}
+
+/**
+ * Identifies what a summary is computed from (the shown name and the mentions' descriptions),
+ * so summaries and embeddings are recomputed when, and only when, that changes.
+ */
+export function summaryInputsHash(name: string, descriptions: readonly string[]): string {
+  return stableId('sum', name, ...distinctDescriptions(descriptions));
 }
 
 /**

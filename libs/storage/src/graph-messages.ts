@@ -3,7 +3,7 @@ import type { EntityRecord, RelationshipRecord } from './records';
 
 /** An entity as the gRPC API shows it (graph reads and graph retrieval alike). */
 export function toEntityMessage(e: EntityRecord): v1.Entity {
-  return { id: e.id, name: e.name, type: e.type, description: e.description, mentionCount: e.mentionCount };
+  return { id: e.id, name: e.name, type: e.type, description: e.description, mentionCount: e.mentionCount, needsReview: e.needsReview };
 }
 
 /** A relationship as the gRPC API shows it, with the chunks that state it. */

@@ -12,6 +12,8 @@ export interface KbSettings {
   extractionPromptVersion: string;
   /** How the LLM extractor is prompted for this knowledge base; absent means the defaults. */
   extraction?: ExtractionSettings;
+  /** How chunk entities are matched to graph entities; absent or zero fields: server defaults. */
+  resolution?: ResolutionSettings;
 }
 
 /** How a knowledge base's LLM extraction is prompted and called. Empty values mean "default". */
@@ -39,6 +41,20 @@ export interface LlmUsage {
   estimatedCostUsd: number;
   /** Chunks whose extraction came from the cache, costing no call. */
   cacheHits: number;
+}
+
+/** Per-knowledge-base entity resolution. Zero or empty values mean "server default". */
+export interface ResolutionSettings {
+  /** '' (server default), 'name' (same normalised name → same entity) or 'embedding'. */
+  mode: '' | 'name' | 'embedding';
+  /** Cosine similarity of a mention to a same-name entity at or above which they are one. */
+  similarityThreshold: number;
+  /** '' (server default), 'on' or 'off': ask the LLM about same-name entities that are close but below the threshold. */
+  llmMergeDecisions: '' | 'on' | 'off';
+  /** Lower end of the "close" band in which the LLM is asked. */
+  llmMergeFloor: number;
+  /** Longest summary description before it is summarised by the LLM (or truncated without one). */
+  summaryMaxChars: number;
 }
 
 export interface KnowledgeBaseRecord {
@@ -151,8 +167,10 @@ export interface EntityMentionWrite {
   normalizedName: string;
   type: string;
   description: string;
-  /** Used when the entity row is first created. */
+  /** Used when the entity row is first created, until its summary is embedded. */
   embedding: Float32Array;
+  /** The chunk only names the entity (see ExtractedEntity.needsReview). */
+  needsReview?: boolean;
 }
 
 export interface RelationshipMentionWrite {
@@ -174,6 +192,36 @@ export interface EntityRecord {
   /** Derived from the mentions that remain. */
   description: string;
   mentionCount: number;
+  /** True while every mention of the entity only names it (none describes it). */
+  needsReview: boolean;
+}
+
+/** A same-name entity a new mention may resolve to, with the embedding of its summary. */
+export interface EntityCandidate {
+  entity: EntityRecord;
+  embedding: Float32Array;
+}
+
+/**
+ * An entity or relationship whose mentions changed since its summary and embedding were last
+ * computed. `summaryHash` identifies the mentions' state; saving is refused once it moved on.
+ */
+export interface PendingSummary {
+  kind: 'entity' | 'relationship';
+  id: string;
+  summaryHash: string;
+  /** What the embedded text starts with: "name (type)" or "source label target". */
+  heading: string;
+  /** Distinct mention descriptions, in chunk order. */
+  descriptions: string[];
+}
+
+export interface SummaryUpdate {
+  kind: 'entity' | 'relationship';
+  id: string;
+  summaryHash: string;
+  description: string;
+  embedding: Float32Array;
 }
 
 export interface RelationshipRecord {

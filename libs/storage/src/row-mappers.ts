@@ -75,6 +75,7 @@ export function toEntity(r: Row): EntityRecord {
     type: String(r.type),
     description: String(r.description),
     mentionCount: Number(r.mention_count),
+    needsReview: Number(r.needs_review ?? 0) === 1,
   };
 }
 

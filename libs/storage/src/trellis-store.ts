@@ -4,6 +4,7 @@ import type {
   ChunkFilter,
   ChunkRecord,
   DocumentRecord,
+  EntityCandidate,
   EntityMentionWrite,
   EntityRecord,
   ExtractionResult,
@@ -12,6 +13,7 @@ import type {
   LlmUsage,
   NewChunk,
   NewDocumentVersion,
+  PendingSummary,
   RelationshipMentionWrite,
   RelationshipRecord,
   ScoredChunk,
@@ -19,6 +21,7 @@ import type {
   ScoredRelationship,
   StageEvent,
   StageRecord,
+  SummaryUpdate,
 } from './records';
 
 /**
@@ -127,6 +130,18 @@ export interface TrellisStore {
   ): Promise<void>;
   getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]>;
   findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]>;
+  /** Entities with any of these normalised names, with their embeddings, by id: what a mention may resolve to. */
+  listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]>;
+  /**
+   * Up to `limit` entities and up to `limit` relationships whose mentions changed since their
+   * summary and embedding were computed. Until then their description is the plain
+   * concatenation of what remains, so no removed text survives meanwhile.
+   */
+  listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]>;
+  /** Knowledge bases, in every tenant, with pending summaries: what a restart finishes. */
+  listScopesWithPendingSummaries(): Promise<KbScope[]>;
+  /** Saves summaries and embeddings; skips those whose mentions changed since (hash moved on). Resolves to the number saved. */
+  saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number>;
   /** Entities whose name contains the query's words, best match first. */
   searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]>;
   searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]>;

@@ -184,9 +184,76 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect(graph.relationships).toEqual([]);
       [tidb] = await store.getEntities(scope, [tidb1.entityId]);
       expect(tidb?.description).toBe('It speaks the MySQL protocol.');
+      expect(tidb?.mentionCount).toBe(1);
+      // Provenance: only the remaining chunk, and nothing pending still carries the deleted text.
+      expect((await store.chunkIdsForEntities(scope, [tidb1.entityId, only1.entityId])).get(tidb1.entityId)).toEqual([c2.id]);
+      expect((await store.chunkIdsForEntities(scope, [only1.entityId])).size).toBe(0);
+      const pending = await store.listPendingSummaries(scope, 100);
+      expect(pending.flatMap((p) => p.descriptions).join(' ')).not.toMatch(/Secret|distributed/);
+      expect(JSON.stringify(graph)).not.toMatch(/Secret|distributed/);
       expect(await store.getChunks(scope, [c1.id])).toEqual([]);
       expect(await store.searchChunksFullText(scope, 'one', 5)).toEqual([]);
       expect(await store.getDocument(scope, 'd1')).toBeNull();
+    });
+
+    it('marks summaries pending when their mentions change and saves them only for that state', async () => {
+      await addDocument('d1');
+      const c1 = chunk('d1', 1, 0, 'one', 1);
+      const c2 = chunk('d1', 1, 1, 'two', 2);
+      await store.upsertChunks(scope, [c1, c2]);
+      const first = entity(scope, 'TiDB', 'A distributed SQL database.');
+      const other = entity(scope, 'TiKV', 'A key-value store.');
+      const rel = relationship(first, other, 'stores data in', 'TiDB keeps its rows in TiKV.');
+      await store.applyChunkExtraction(scope, c1.id, [first, other], [rel]);
+      // Fills any vector cache, so the re-embedding below must invalidate it.
+      await store.searchEntitiesByVector(scope, vectorFor(77), 5);
+
+      const pending = await store.listPendingSummaries(scope, 100);
+      const tidbPending = pending.find((p) => p.id === first.entityId)!;
+      expect(tidbPending).toMatchObject({ kind: 'entity', heading: 'TiDB (concept)', descriptions: ['A distributed SQL database.'] });
+      expect(pending.find((p) => p.id === rel.relationshipId)).toMatchObject({ kind: 'relationship', heading: 'TiDB stores data in TiKV' });
+      expect(await store.listScopesWithPendingSummaries()).toEqual([scope]);
+      expect(await store.saveSummaries(scope, [{ ...tidbPending, description: 'Summary one.', embedding: vectorFor(77) }])).toBe(1);
+      expect((await store.listPendingSummaries(scope, 100)).map((p) => p.id)).not.toContain(first.entityId);
+      expect((await store.getEntities(scope, [first.entityId]))[0]?.description).toBe('Summary one.');
+      const [top] = await store.searchEntitiesByVector(scope, vectorFor(77), 1);
+      expect(top?.entity.id).toBe(first.entityId);
+      expect(top?.score).toBeCloseTo(1, 4);
+      const [candidate] = await store.listEntityCandidates(scope, ['tidb']);
+      expect(candidate?.entity.id).toBe(first.entityId);
+      expect(cosineSimilarity(candidate!.embedding, vectorFor(77))).toBeCloseTo(1, 4);
+
+      // The same mentions again change nothing: the saved summary stays, nothing is pending.
+      await store.applyChunkExtraction(scope, c1.id, [first, other], [rel]);
+      expect((await store.getEntities(scope, [first.entityId]))[0]?.description).toBe('Summary one.');
+      expect((await store.listPendingSummaries(scope, 100)).map((p) => p.id)).not.toContain(first.entityId);
+
+      // A new mention: pending again, the plain concatenation meanwhile, and a save computed
+      // from the older state is refused.
+      await store.applyChunkExtraction(scope, c2.id, [entity(scope, 'TiDB', 'It speaks MySQL.')], []);
+      expect((await store.getEntities(scope, [first.entityId]))[0]?.description).toBe('A distributed SQL database. It speaks MySQL.');
+      const rest = (await store.listPendingSummaries(scope, 100)).filter((p) => p.id !== first.entityId);
+      await store.saveSummaries(scope, rest.map((p) => ({ ...p, description: p.descriptions.join(' '), embedding: vectorFor(9) })));
+      const again = (await store.listPendingSummaries(scope, 100)).find((p) => p.id === first.entityId)!;
+      expect(again.descriptions).toEqual(['A distributed SQL database.', 'It speaks MySQL.']);
+      expect(await store.saveSummaries(scope, [{ ...tidbPending, description: 'Stale.', embedding: vectorFor(5) }])).toBe(0);
+      expect((await store.getEntities(scope, [first.entityId]))[0]?.description).toBe('A distributed SQL database. It speaks MySQL.');
+      await store.saveSummaries(scope, [{ ...again, description: 'Summary two.', embedding: vectorFor(78) }]);
+      expect(await store.listScopesWithPendingSummaries()).toEqual([]);
+    });
+
+    it('flags an entity for review while every mention only names it', async () => {
+      await addDocument('d1');
+      const c1 = chunk('d1', 1, 0, 'one', 1);
+      const c2 = chunk('d1', 1, 1, 'two', 2);
+      await store.upsertChunks(scope, [c1, c2]);
+      const named = { ...entity(scope, 'PD', ''), needsReview: true };
+      await store.applyChunkExtraction(scope, c1.id, [named], []);
+      expect((await store.getEntities(scope, [named.entityId]))[0]?.needsReview).toBe(true);
+      await store.applyChunkExtraction(scope, c2.id, [entity(scope, 'PD', 'The placement driver.')], []);
+      expect((await store.getEntities(scope, [named.entityId]))[0]?.needsReview).toBe(false);
+      await store.applyChunkExtraction(scope, c2.id, [], []);
+      expect((await store.exportGraph(scope)).entities.map((e) => [e.name, e.needsReview])).toEqual([['PD', true]]);
     });
 
     it('removes what only stale versions of a document supported', async () => {

@@ -1,22 +1,36 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
+import type { TrellisConfig } from '@trellis/config';
 import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
-import { MODELS } from '@trellis/models';
+import { MODELS, summaryModelsOf } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { STORE } from '@trellis/storage';
+import { CONFIG } from '@trellis/platform';
+import { STORE, SummaryRefresher } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
+import { EntityResolver } from './entity-resolver';
 import { GraphQueryService } from './graph-query.service';
 import { GraphWriterService } from './graph-writer.service';
 import { extractionEventsConsumer } from './handlers/extraction-events.consumer';
 import { GraphController } from './handlers/graph.controller';
+
+/** Embeds, and summarises with the LLM when there is one: what keeps graph summaries current. */
+export function createSummaryRefresher(store: TrellisStore, models: Models, logger: Logger): SummaryRefresher {
+  return new SummaryRefresher(store, summaryModelsOf(models), (error, item) =>
+    logger.warn(`LLM summary of ${item.kind} ${item.id} failed, truncated instead: ${error.message}`),
+  );
+}
 
 @Module({
   controllers: [GraphController],
   providers: [
     {
       provide: GraphWriterService,
-      useFactory: (store: TrellisStore, bus: EventBus, models: Models) => new GraphWriterService(store, bus, models.embedder),
-      inject: [STORE, EVENT_BUS, MODELS],
+      useFactory: (store: TrellisStore, bus: EventBus, models: Models, config: TrellisConfig) => {
+        const logger = new Logger('GraphWriter');
+        const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
+        return new GraphWriterService(store, bus, models.embedder, resolver, createSummaryRefresher(store, models, logger), config.resolution, models.llm !== null);
+      },
+      inject: [STORE, EVENT_BUS, MODELS, CONFIG],
     },
     { provide: GraphQueryService, useFactory: (store: TrellisStore) => new GraphQueryService(store), inject: [STORE] },
     extractionEventsConsumer,

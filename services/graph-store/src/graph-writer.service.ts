@@ -1,21 +1,39 @@
 import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
+import type { ResolutionDefaults } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider } from '@trellis/models';
-import type { EntityMentionWrite, ExtractionResult, RelationshipMentionWrite, TrellisStore } from '@trellis/storage';
+import type { EntityMentionWrite, ExtractionResult, RelationshipMentionWrite, SummaryRefresher, TrellisStore } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
+import { EntityResolver } from './entity-resolver';
+import { graphPolicy } from './resolution-policy';
+import type { GraphPolicy } from './resolution-policy';
+
+/** What resolve() works on: an entity of the chunk before it has an id. */
+interface ChunkEntity {
+  name: string;
+  normalizedName: string;
+  type: string;
+  description: string;
+  needsReview: boolean;
+}
 
 /**
- * Handles `chunk.extracted`: resolves the chunk's entities against the graph (same
- * normalised name → same entity), writes entities, relationships and their provenance in one
- * transaction, and when the last chunk of a document version is in the graph, removes what
- * older versions of the document left behind.
+ * Handles `chunk.extracted`: resolves the chunk's entities against the graph (see
+ * EntityResolver), writes entities, relationships and their provenance in one transaction,
+ * brings the summaries and embeddings its change left pending up to date, and when the last
+ * chunk of a document version is in the graph, removes what older versions of the document
+ * left behind.
  */
 export class GraphWriterService {
   constructor(
     private readonly store: TrellisStore,
     private readonly bus: EventBus,
     private readonly embedder: EmbeddingProvider,
+    private readonly resolver: EntityResolver,
+    private readonly summaries: SummaryRefresher,
+    private readonly defaults: ResolutionDefaults,
+    private readonly llmConfigured: boolean,
   ) {}
 
   async onChunkExtracted(event: events.ChunkExtracted): Promise<void> {
@@ -27,16 +45,30 @@ export class GraphWriterService {
     const extraction = await this.store.getCachedExtraction(event.extractionKey);
     if (extraction === null) throw new TrellisError(ErrorCode.FailedPrecondition, `extraction ${event.extractionKey} is missing from the cache`);
 
-    const { entities, relationships } = await this.resolve(scope, extraction);
+    const policy = await this.policyOf(scope);
+    const { entities, relationships, vectors } = await this.resolve(scope, chunk.id, extraction, policy);
     await this.store.applyChunkExtraction(scope, chunk.id, entities, relationships);
+    await this.summaries.refresh(scope, policy.summaryMaxChars, vectors);
     await this.store.setChunkStatus(scope, chunk.id, 'graphed');
-    await this.completeDocumentIfDone(scope, ctx.documentId, ctx.documentVersion);
+    await this.completeDocumentIfDone(scope, ctx.documentId, ctx.documentVersion, policy);
     await this.bus.publish(
       'graph.updated',
       ctx.documentId,
       { context: ctx, chunkId: chunk.id, entityCount: entities.length, relationshipCount: relationships.length },
       { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
     );
+  }
+
+  /**
+   * Finishes the summaries a crash left pending (between a graph change and its refresh), in
+   * every knowledge base; run at start-up. Resolves to the number saved.
+   */
+  async refreshPendingSummaries(): Promise<number> {
+    let saved = 0;
+    for (const scope of await this.store.listScopesWithPendingSummaries()) {
+      saved += await this.summaries.refresh(scope, (await this.policyOf(scope)).summaryMaxChars);
+    }
+    return saved;
   }
 
   async onFailure(event: events.ChunkExtracted, error: Error): Promise<void> {
@@ -47,65 +79,89 @@ export class GraphWriterService {
     await this.store.setDocumentStatus(scope, ctx.documentId, ctx.documentVersion, 'failed', `graph write of chunk ${event.chunkId} failed: ${error.message}`);
   }
 
-  private async resolve(scope: KbScope, extraction: ExtractionResult): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] }> {
-    const byName = new Map<string, EntityMentionWrite>();
-    const addEntity = (name: string, type: string, description: string) => {
+  private async policyOf(scope: KbScope): Promise<GraphPolicy> {
+    const kb = await this.store.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
+    return graphPolicy(kb?.settings.resolution, this.defaults, this.llmConfigured);
+  }
+
+  private async resolve(
+    scope: KbScope,
+    chunkId: string,
+    extraction: ExtractionResult,
+    policy: GraphPolicy,
+  ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[]; vectors: Map<string, Float32Array> }> {
+    // One mention per normalised name and chunk; an endpoint-only mention is flagged for review.
+    const byName = new Map<string, ChunkEntity>();
+    const addEntity = (name: string, type: string, description: string, needsReview: boolean) => {
       const normalizedName = normalizeEntityName(name);
       if (normalizedName === '') return undefined;
       const existing = byName.get(normalizedName);
       if (existing) {
         if (existing.description === '' && description !== '') existing.description = description;
+        existing.needsReview &&= needsReview;
         return existing;
       }
-      const entity: EntityMentionWrite = {
-        entityId: stableId('ent', scope.tenantId, scope.kbId, normalizedName),
-        name,
-        normalizedName,
-        type,
-        description,
-        embedding: new Float32Array(0),
-      };
+      const entity: ChunkEntity = { name, normalizedName, type, description, needsReview };
       byName.set(normalizedName, entity);
       return entity;
     };
-    for (const e of extraction.entities) addEntity(e.name, e.type, e.description);
+    for (const e of extraction.entities) addEntity(e.name, e.type, e.description, e.needsReview === true);
+    const ends = extraction.relationships.map((r) => ({ r, source: addEntity(r.source, 'concept', '', true), target: addEntity(r.target, 'concept', '', true) }));
+    const chunkEntities = [...byName.values()];
+
+    const entityTexts = chunkEntities.map((e) => `${e.name} (${e.type}): ${e.description}`);
+    const relationshipTexts = ends.map(({ r }) => `${r.source} ${r.label} ${r.target}: ${r.description}`);
+    const embedded = await this.embedder.embed([...entityTexts, ...relationshipTexts]);
+    const vectors = new Map([...entityTexts, ...relationshipTexts].map((text, i) => [text, embedded[i]!]));
+
+    const candidates = policy.mode === 'name' ? [] : await this.store.listEntityCandidates(scope, [...byName.keys()]);
+    const mentions = chunkEntities.map((e, i) => ({ ...e, embedding: embedded[i]! }));
+    const ids = await this.resolver.resolve(scope, chunkId, mentions, candidates, policy);
+    const idOf = new Map(chunkEntities.map((e, i) => [e, ids[i]!]));
+    const entities: EntityMentionWrite[] = mentions.map((m, i) => ({ ...m, entityId: ids[i]! }));
+
     const relationships: RelationshipMentionWrite[] = [];
     const seen = new Set<string>();
-    for (const r of extraction.relationships) {
-      const source = addEntity(r.source, 'concept', '');
-      const target = addEntity(r.target, 'concept', '');
-      if (!source || !target || source === target) continue;
-      const relationshipId = stableId('rel', scope.tenantId, scope.kbId, source.normalizedName, r.label, target.normalizedName);
-      if (seen.has(relationshipId)) continue;
+    ends.forEach(({ r, source, target }, i) => {
+      if (!source || !target) return;
+      const sourceId = idOf.get(source)!;
+      const targetId = idOf.get(target)!;
+      if (sourceId === targetId) return;
+      const relationshipId = relationshipIdOf(scope, source, sourceId, r.label, target, targetId);
+      if (seen.has(relationshipId)) return;
       seen.add(relationshipId);
       relationships.push({
         relationshipId,
-        sourceId: source.entityId,
-        targetId: target.entityId,
+        sourceId,
+        targetId,
         label: r.label,
         description: r.description,
         strength: r.strength,
-        embedding: new Float32Array(0),
+        embedding: embedded[chunkEntities.length + i]!,
       });
-    }
-    const entities = [...byName.values()];
-    const names = new Map(entities.map((e) => [e.entityId, e.name]));
-    const vectors = await this.embedder.embed([
-      ...entities.map((e) => `${e.name} (${e.type}): ${e.description}`),
-      ...relationships.map((r) => `${names.get(r.sourceId)} ${r.label} ${names.get(r.targetId)}: ${r.description}`),
-    ]);
-    entities.forEach((e, i) => (e.embedding = vectors[i]!));
-    relationships.forEach((r, i) => (r.embedding = vectors[entities.length + i]!));
-    return { entities, relationships };
+    });
+    return { entities, relationships, vectors };
   }
 
-  private async completeDocumentIfDone(scope: KbScope, documentId: string, version: number): Promise<void> {
+  private async completeDocumentIfDone(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {
     const counts = await this.store.countChunksByStatus(scope, documentId);
     const total = Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0);
     if (total === 0 || (counts.graphed ?? 0) !== total) return;
     const document = await this.store.getDocument(scope, documentId);
     if (document === null || document.version !== version || document.status === 'failed') return;
-    await this.store.deleteStaleVersions(scope, documentId, version);
+    if ((await this.store.deleteStaleVersions(scope, documentId, version)) > 0) await this.summaries.refresh(scope, policy.summaryMaxChars);
     await this.store.setDocumentStatus(scope, documentId, version, 'graphed');
   }
+}
+
+/**
+ * Between two first-of-their-name entities the id is the one name-only resolution always gave
+ * (names and label), so graphs indexed before embedding resolution keep their relationship ids;
+ * an end that is a distinct same-name entity makes the entity ids part of it.
+ */
+function relationshipIdOf(scope: KbScope, source: ChunkEntity, sourceId: string, label: string, target: ChunkEntity, targetId: string): string {
+  const firstOfName = sourceId === EntityResolver.baseId(scope, source.normalizedName) && targetId === EntityResolver.baseId(scope, target.normalizedName);
+  return firstOfName
+    ? stableId('rel', scope.tenantId, scope.kbId, source.normalizedName, label, target.normalizedName)
+    : stableId('rel', scope.tenantId, scope.kbId, sourceId, label, targetId);
 }

@@ -1,24 +1,42 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
+import { MODELS, summaryModelsOf } from '@trellis/models';
+import type { Models } from '@trellis/models';
 import type { TrellisConfig } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import { EVENT_BUS } from '@trellis/messaging';
 import { CONFIG } from '@trellis/platform';
-import { STORE } from '@trellis/storage';
+import { STORE, SummaryRefresher } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
 import { DocumentIngestionService } from './document-ingestion.service';
+import { DocumentReindexService } from './document-reindex.service';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
 import { KnowledgeBaseService } from './knowledge-base.service';
 
 @Module({
   controllers: [KnowledgeBaseController],
   providers: [
-    { provide: KnowledgeBaseService, useFactory: (store: TrellisStore) => new KnowledgeBaseService(store), inject: [STORE] },
+    {
+      provide: KnowledgeBaseService,
+      useFactory: (store: TrellisStore, models: Models, config: TrellisConfig) => {
+        const logger = new Logger('KnowledgeBases');
+        const summaries = new SummaryRefresher(store, summaryModelsOf(models), (error, item) =>
+          logger.warn(`LLM summary of ${item.kind} ${item.id} failed, truncated instead: ${error.message}`),
+        );
+        return new KnowledgeBaseService(store, summaries, config.resolution.summaryMaxChars);
+      },
+      inject: [STORE, MODELS, CONFIG],
+    },
     {
       provide: DocumentIngestionService,
       useFactory: (store: TrellisStore, bus: EventBus, config: TrellisConfig) => new DocumentIngestionService(store, bus, config),
       inject: [STORE, EVENT_BUS, CONFIG],
     },
+    {
+      provide: DocumentReindexService,
+      useFactory: (store: TrellisStore, ingestion: DocumentIngestionService) => new DocumentReindexService(store, ingestion),
+      inject: [STORE, DocumentIngestionService],
+    },
   ],
-  exports: [KnowledgeBaseService, DocumentIngestionService],
+  exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService],
 })
 export class IngestionModule {}

@@ -1,7 +1,7 @@
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, StageRecord, TrellisStore } from '@trellis/storage';
+import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, SummaryRefresher, TrellisStore } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
@@ -24,6 +24,7 @@ export interface KnowledgeBaseChanges {
   description?: string;
   llmModel?: string;
   extraction?: Partial<ExtractionSettings>;
+  resolution?: ResolutionSettings;
 }
 
 const MAX_ENTITY_TYPES = 50;
@@ -31,7 +32,13 @@ const MAX_PROMPT_TEXT = 20_000;
 
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
-  constructor(private readonly store: TrellisStore) {}
+  constructor(
+    private readonly store: TrellisStore,
+    /** Re-summarises and re-embeds what a document delete changed. */
+    private readonly summaries: SummaryRefresher,
+    /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
+    private readonly defaultSummaryMaxChars: number,
+  ) {}
 
   async create(scope: TenantScope, input: KnowledgeBaseInput): Promise<KnowledgeBaseRecord> {
     return this.store.createKnowledgeBase(scope, {
@@ -47,6 +54,7 @@ export class KnowledgeBaseService {
       ...kb.settings,
       llmModel: changes.llmModel !== undefined ? changes.llmModel.trim() : kb.settings.llmModel,
       extraction: changes.extraction !== undefined ? validateExtraction(changes.extraction) : kb.settings.extraction,
+      resolution: changes.resolution !== undefined ? validateResolution(changes.resolution) : kb.settings.resolution,
     };
     const description = changes.description !== undefined ? changes.description.slice(0, 2000) : kb.description;
     const updated = await this.store.updateKnowledgeBase(kbScope(kb), { description, settings });
@@ -99,9 +107,13 @@ export class KnowledgeBaseService {
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {
     const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
-    if (!(await this.store.deleteDocument(kbScope(kb), documentId))) {
-      throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
-    }
+    const deleted = await this.store.deleteDocument(kbScope(kb), documentId);
+    // The delete already left only the remaining text in every description; this brings the
+    // summaries and embeddings of what it touched up to date. Were it interrupted, the rows
+    // stay pending until the next graph write of the knowledge base, a retried delete, or a
+    // graph-store start finishes the job.
+    await this.summaries.refresh(kbScope(kb), kb.settings.resolution?.summaryMaxChars || this.defaultSummaryMaxChars);
+    if (!deleted) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
   }
 }
 
@@ -131,6 +143,7 @@ function validateSettings(input: KnowledgeBaseInput['settings']): KbSettings {
     llmModel: input.llmModel ?? '',
     extractionPromptVersion: input.extractionPromptVersion ?? '',
     ...(input.extraction !== undefined ? { extraction: validateExtraction(input.extraction) } : {}),
+    resolution: validateResolution(input.resolution),
   };
 }
 
@@ -150,4 +163,28 @@ export function validateExtraction(input: Partial<ExtractionSettings>): Extracti
   if (!['auto', 'json_schema', 'json_object'].includes(outputMode)) problems.push('output_mode must be auto, json_schema or json_object');
   if (problems.length > 0) throw TrellisError.invalid(problems.join('; '));
   return { entityTypes, instructions, examples, gleaningPasses, outputMode };
+}
+
+function validateResolution(input: ResolutionSettings | undefined): ResolutionSettings {
+  const settings: ResolutionSettings = {
+    mode: input?.mode ?? '',
+    similarityThreshold: input?.similarityThreshold ?? 0,
+    llmMergeDecisions: input?.llmMergeDecisions ?? '',
+    llmMergeFloor: input?.llmMergeFloor ?? 0,
+    summaryMaxChars: input?.summaryMaxChars ?? 0,
+  };
+  const problems: string[] = [];
+  if (!['', 'name', 'embedding'].includes(settings.mode)) problems.push('resolution.mode must be "name" or "embedding"');
+  if (!['', 'on', 'off'].includes(settings.llmMergeDecisions)) problems.push('resolution.llm_merge_decisions must be "on" or "off"');
+  for (const [name, value] of [['similarity_threshold', settings.similarityThreshold], ['llm_merge_floor', settings.llmMergeFloor]] as const) {
+    if (!(value >= 0 && value <= 1)) problems.push(`resolution.${name} must be between 0 and 1`);
+  }
+  if (settings.llmMergeFloor > 0 && settings.similarityThreshold > 0 && settings.llmMergeFloor > settings.similarityThreshold) {
+    problems.push('resolution.llm_merge_floor must not exceed resolution.similarity_threshold');
+  }
+  if (settings.summaryMaxChars !== 0 && (settings.summaryMaxChars < 200 || settings.summaryMaxChars > 100_000)) {
+    problems.push('resolution.summary_max_chars must be between 200 and 100000');
+  }
+  if (problems.length > 0) throw TrellisError.invalid(problems.join('; '));
+  return settings;
 }

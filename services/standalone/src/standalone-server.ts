@@ -2,7 +2,7 @@ import type { TrellisConfig } from '@trellis/config';
 import { ChatModule } from '@trellis/chat';
 import { ChunkingModule } from '@trellis/chunking';
 import { ExtractionModule } from '@trellis/extraction';
-import { GraphStoreModule } from '@trellis/graph-store';
+import { GraphStoreModule, GraphWriterService } from '@trellis/graph-store';
 import { DocumentIngestionService, IngestionModule } from '@trellis/ingestion';
 import { startTrellisProcess } from '@trellis/platform';
 import type { RunningProcess } from '@trellis/platform';
@@ -28,6 +28,8 @@ export function startStandaloneServer(config: TrellisConfig): Promise<RunningPro
     afterStart: async (app, runtime) => {
       const resumed = await app.get(DocumentIngestionService).redriveUnfinished();
       if (resumed > 0) runtime.logger.info({ documents: resumed }, 'resuming unfinished indexing');
+      const summaries = await app.get(GraphWriterService).refreshPendingSummaries();
+      if (summaries > 0) runtime.logger.info({ summaries }, 'finished summaries left pending by the previous run');
     },
   });
 }

@@ -14,8 +14,10 @@ interface Entry {
  * embedding of the knowledge base. This keeps each (table, knowledge base)'s vectors in one
  * in-memory matrix per process, and checks before each use that the rows are still the same
  * ones: a fingerprint of the candidate ids (count and XOR of CRC32s) that an index-only scan
- * computes in milliseconds. Embeddings are written with their row and never changed under the
- * same id, so the same ids mean the same vectors — also when another process did the writing.
+ * computes in milliseconds. Chunk embeddings never change under the same id; entity and
+ * relationship embeddings change only with their summary hash and pending flag, which their
+ * fingerprint includes — so the same fingerprint means the same vectors, also when another
+ * process did the writing.
  */
 export class BlobVectorCache {
   private readonly entries = new Map<string, Entry>();
@@ -23,7 +25,7 @@ export class BlobVectorCache {
   async index(session: SqlSession, name: string, scope: KbScope, candidates: VectorCandidates, groupColumn?: string): Promise<VectorIndex> {
     const key = `${name}\u0000${scope.tenantId}\u0000${scope.kbId}`;
     const [stamp] = await session.rows(
-      `SELECT COUNT(*) AS n, BIT_XOR(CRC32(${candidates.idColumn})) AS x FROM ${candidates.from} WHERE ${candidates.where} AND ${candidates.embeddingColumn} IS NOT NULL`,
+      `SELECT COUNT(*) AS n, BIT_XOR(CRC32(${candidates.fingerprintColumn ?? candidates.idColumn})) AS x FROM ${candidates.from} WHERE ${candidates.where} AND ${candidates.embeddingColumn} IS NOT NULL`,
       candidates.params,
     );
     const fingerprint = `${String(stamp?.n ?? 0)}:${String(stamp?.x ?? 0)}`;

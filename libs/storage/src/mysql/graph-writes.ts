@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import { preferredName, summarizeDescriptions } from '../derivation';
+import { preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import type { SqlSession, SqlValue } from './mysql-session';
 import { batches, marks } from './mysql-rows';
@@ -14,6 +14,14 @@ import type { VectorSql } from './vector-sql';
  * entities, then relationships, each by id) to keep deadlocks rare; the transaction runner
  * retries the ones that still happen.
  */
+
+/**
+ * Keeps a summary whose inputs hash (first parameter) is unchanged; otherwise writes the plain
+ * concatenation (second) and marks it pending (third: the hash again) for the graph writer to
+ * summarise and embed. summary_hash must be assigned after this: MySQL assigns left to right.
+ */
+const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN description ELSE ? END,
+  summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
 
 /** Code-unit order, which for our ASCII ids is the binary collation's order: the lock order. */
 function compareIds(a: string, b: string): number {
@@ -68,9 +76,9 @@ export async function writeChunkExtraction(
   // Input order is kept, so a repeated id ends with its last description, as in SQLite.
   for (const batch of batches(entities, 200)) {
     await tx.exec(
-      `INSERT INTO entity_mentions (tenant_id, kb_id, entity_id, chunk_id, description, name) VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
-       ON DUPLICATE KEY UPDATE description = VALUES(description), name = VALUES(name)`,
-      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, chunkId, e.description, e.name]),
+      `INSERT INTO entity_mentions (tenant_id, kb_id, entity_id, chunk_id, description, name, needs_review) VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
+       ON DUPLICATE KEY UPDATE description = VALUES(description), name = VALUES(name), needs_review = VALUES(needs_review)`,
+      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, chunkId, e.description, e.name, e.needsReview === true ? 1 : 0]),
     );
     for (const e of batch) touched.entityIds.add(e.entityId);
   }
@@ -157,10 +165,15 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
       continue;
     }
     const weight = mentions.reduce((sum, m) => sum + Number(m.strength), 0);
-    await tx.exec('UPDATE relationships SET description = ?, weight = ?, mention_count = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?', [
-      summarizeDescriptions(mentions.map((m) => String(m.description))),
+    const descriptions = mentions.map((m) => String(m.description));
+    const hash = summaryInputsHash('', descriptions);
+    await tx.exec(`UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?`, [
+      hash,
+      summarizeDescriptions(descriptions),
+      hash,
       weight,
       mentions.length,
+      hash,
       scope.tenantId,
       scope.kbId,
       id,
@@ -168,7 +181,7 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
   }
   await deleteByIds(tx, scope, 'relationships', 'id', goneRelationships);
 
-  const entityMentions = await mentionsOf(tx, scope, 'entity_mentions', 'entity_id', 'description, name', touched.entityIds);
+  const entityMentions = await mentionsOf(tx, scope, 'entity_mentions', 'entity_id', 'description, name, needs_review', touched.entityIds);
   const goneEntities: string[] = [];
   for (const id of [...touched.entityIds].sort(compareIds)) {
     const mentions = entityMentions.get(id) ?? [];
@@ -176,14 +189,15 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
       goneEntities.push(id);
       continue;
     }
-    await tx.exec("UPDATE entities SET description = ?, mention_count = ?, name = COALESCE(NULLIF(?, ''), name) WHERE tenant_id = ? AND kb_id = ? AND id = ?", [
-      summarizeDescriptions(mentions.map((m) => String(m.description))),
-      mentions.length,
-      preferredName(mentions.map((m) => String(m.name))),
-      scope.tenantId,
-      scope.kbId,
-      id,
-    ]);
+    const name = preferredName(mentions.map((m) => String(m.name)));
+    const descriptions = mentions.map((m) => String(m.description));
+    const hash = summaryInputsHash(name, descriptions);
+    const needsReview = mentions.every((m) => Number(m.needs_review) === 1) ? 1 : 0;
+    await tx.exec(
+      `UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ?
+       WHERE tenant_id = ? AND kb_id = ? AND id = ?`,
+      [hash, summarizeDescriptions(descriptions), hash, mentions.length, name, needsReview, hash, scope.tenantId, scope.kbId, id],
+    );
   }
   await deleteByIds(tx, scope, 'entities', 'id', goneEntities);
 

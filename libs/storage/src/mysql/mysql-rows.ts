@@ -2,7 +2,7 @@ export { fromSqlTime, readJson, toChunk, toDocument, toEntity, toKnowledgeBase, 
 
 /** Column lists shared by the store's queries, so every read maps the same shape. */
 export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
-export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count';
+export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count, needs_review';
 /** Relationships with their end names; both ends are joined inside the same knowledge base. */
 export const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
   r.label, r.description, r.weight, r.mention_count FROM relationships r

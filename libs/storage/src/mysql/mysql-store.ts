@@ -6,6 +6,7 @@ import type {
   ChunkFilter,
   ChunkRecord,
   DocumentRecord,
+  EntityCandidate,
   EntityMentionWrite,
   EntityRecord,
   ExtractionResult,
@@ -14,6 +15,7 @@ import type {
   LlmUsage,
   NewChunk,
   NewDocumentVersion,
+  PendingSummary,
   RelationshipMentionWrite,
   RelationshipRecord,
   ScoredChunk,
@@ -21,6 +23,7 @@ import type {
   ScoredRelationship,
   StageEvent,
   StageRecord,
+  SummaryUpdate,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
 import { PooledSql, errnoOf } from './mysql-session';
@@ -39,6 +42,7 @@ import { prepareChunks, writeChunks } from './chunk-writes';
 import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-writes';
 import { removeDocumentChunks, writeChunkExtraction } from './graph-writes';
 import * as graph from './graph-reads';
+import * as summaries from './graph-summaries';
 import { stderrStoreLogger } from './store-logger';
 import { MysqlLlmBudget } from './llm-budget-sql';
 import type { StoreLogger } from './store-logger';
@@ -386,6 +390,22 @@ export class MysqlStore implements TrellisStore {
 
   getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
     return graph.getEntities(this.sql, scope, ids);
+  }
+
+  listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+    return summaries.listEntityCandidates(this.sql, this.vectors, scope, normalizedNames);
+  }
+
+  listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
+    return summaries.listPendingSummaries(this.sql, scope, limit);
+  }
+
+  listScopesWithPendingSummaries(): Promise<KbScope[]> {
+    return summaries.listScopesWithPendingSummaries(this.sql);
+  }
+
+  saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+    return summaries.saveSummaries(this.sql, this.vectors, scope, updates);
   }
 
   findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {

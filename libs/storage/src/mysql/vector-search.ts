@@ -52,5 +52,7 @@ export function graphCandidates(table: 'entities' | 'relationships', scope: KbSc
     params: [scope.tenantId, scope.kbId, ...(ids ?? [])],
     idColumn: `${alias}.id`,
     embeddingColumn: `${alias}.embedding`,
+    // Summaries are re-embedded under the same id: their hash and pending flag say when.
+    fingerprintColumn: `CONCAT(${alias}.id, ${alias}.summary_hash, ${alias}.summary_pending)`,
   };
 }

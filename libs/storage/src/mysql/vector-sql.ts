@@ -31,6 +31,8 @@ export interface VectorCandidates {
   idColumn: string;
   /** Qualified embedding column, e.g. `c.embedding`. */
   embeddingColumn: string;
+  /** What the blob cache fingerprints to notice changed rows; the id column when rows never change. */
+  fingerprintColumn?: string;
 }
 
 export interface VectorSql {

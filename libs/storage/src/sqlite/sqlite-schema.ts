@@ -176,4 +176,18 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       );
     `,
   },
+  {
+    version: 5,
+    name: 'summaries recomputed from their inputs; entities to review',
+    sql: `
+      ALTER TABLE entities ADD COLUMN summary_hash TEXT NOT NULL DEFAULT '';
+      ALTER TABLE entities ADD COLUMN summary_pending INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE entities ADD COLUMN needs_review INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE relationships ADD COLUMN summary_hash TEXT NOT NULL DEFAULT '';
+      ALTER TABLE relationships ADD COLUMN summary_pending INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE entity_mentions ADD COLUMN needs_review INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX entities_pending_summaries ON entities (tenant_id, kb_id, summary_pending);
+      CREATE INDEX relationships_pending_summaries ON relationships (tenant_id, kb_id, summary_pending);
+    `,
+  },
 ];

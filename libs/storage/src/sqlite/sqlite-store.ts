@@ -8,6 +8,7 @@ import type {
   ChunkFilter,
   ChunkRecord,
   DocumentRecord,
+  EntityCandidate,
   EntityMentionWrite,
   EntityRecord,
   ExtractionResult,
@@ -16,6 +17,7 @@ import type {
   LlmUsage,
   NewChunk,
   NewDocumentVersion,
+  PendingSummary,
   RelationshipMentionWrite,
   RelationshipRecord,
   ScoredChunk,
@@ -23,11 +25,14 @@ import type {
   ScoredRelationship,
   StageEvent,
   StageRecord,
+  SummaryUpdate,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
-import { fullTextTerms, preferredName, summarizeDescriptions } from '../derivation';
+import { fullTextTerms, preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
+import * as summaries from './sqlite-summaries';
+import { CHANGED_SUMMARY, ENTITY_COLUMNS } from './sqlite-summaries';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { SqliteLlmBudget } from './sqlite-llm-budget';
 import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
@@ -386,8 +391,8 @@ export class SqliteStore implements TrellisStore {
        ON CONFLICT (id) DO NOTHING`,
     );
     const insertEntityMention = this.db.prepare(
-      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description, name) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description, name = excluded.name`,
+      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description, name, needs_review) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description, name = excluded.name, needs_review = excluded.needs_review`,
     );
     const insertRelationship = this.db.prepare(
       `INSERT INTO relationships (id, tenant_id, kb_id, source_id, target_id, label, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -404,7 +409,7 @@ export class SqliteStore implements TrellisStore {
       const touched = this.detachChunks([chunkId]);
       for (const e of entities) {
         insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name, e.normalizedName, e.type, vectorToBuffer(e.embedding));
-        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name);
+        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name, e.needsReview === true ? 1 : 0);
         touched.entityIds.add(e.entityId);
       }
       for (const r of relationships) {
@@ -444,12 +449,16 @@ export class SqliteStore implements TrellisStore {
   }
 
   /**
-   * Recomputes summaries, counts and weights from the mentions that remain; deletes what has
-   * none left, and relationships whose end entity is gone.
+   * Recomputes counts, weights, names and review flags from the mentions that remain; deletes
+   * what has none left, and relationships whose end entity is gone. A summary is rewritten (as
+   * the plain concatenation) only when its inputs changed, and then marked pending so the graph
+   * writer summarises and embeds it again (see listPendingSummaries).
    */
   private refreshDerived(touched: { entityIds: Set<string>; relationshipIds: Set<string> }): void {
     const relationshipMentions = this.db.prepare('SELECT description, strength FROM relationship_mentions WHERE relationship_id = ? ORDER BY chunk_id');
-    const updateRelationship = this.db.prepare('UPDATE relationships SET description = ?, weight = ?, mention_count = ? WHERE id = ?');
+    const updateRelationship = this.db.prepare(
+      `UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? WHERE id = ?`,
+    );
     const deleteRelationship = this.db.prepare('DELETE FROM relationships WHERE id = ?');
     for (const id of touched.relationshipIds) {
       const mentions = relationshipMentions.all(id) as Array<{ description: string; strength: number }>;
@@ -458,15 +467,19 @@ export class SqliteStore implements TrellisStore {
         continue;
       }
       const weight = mentions.reduce((sum, m) => sum + m.strength, 0);
-      updateRelationship.run(summarizeDescriptions(mentions.map((m) => m.description)), weight, mentions.length, id);
+      const descriptions = mentions.map((m) => m.description);
+      const hash = summaryInputsHash('', descriptions);
+      updateRelationship.run(hash, summarizeDescriptions(descriptions), hash, weight, mentions.length, hash, id);
     }
-    const entityMentions = this.db.prepare('SELECT description, name FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
-    const updateEntity = this.db.prepare("UPDATE entities SET description = ?, mention_count = ?, name = COALESCE(NULLIF(?, ''), name) WHERE id = ?");
+    const entityMentions = this.db.prepare('SELECT description, name, needs_review FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
+    const updateEntity = this.db.prepare(
+      `UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? WHERE id = ?`,
+    );
     const deleteEntity = this.db.prepare('DELETE FROM entities WHERE id = ?');
     const danglingIds = this.db.prepare('SELECT id FROM relationships WHERE source_id = ? OR target_id = ?').pluck();
     const deleteRelationshipMentions = this.db.prepare('DELETE FROM relationship_mentions WHERE relationship_id = ?');
     for (const id of touched.entityIds) {
-      const mentions = entityMentions.all(id) as Array<{ description: string; name: string }>;
+      const mentions = entityMentions.all(id) as Array<{ description: string; name: string; needs_review: number }>;
       if (mentions.length === 0) {
         deleteEntity.run(id);
         for (const relationshipId of danglingIds.all(id, id) as string[]) {
@@ -475,8 +488,29 @@ export class SqliteStore implements TrellisStore {
         }
         continue;
       }
-      updateEntity.run(summarizeDescriptions(mentions.map((m) => m.description)), mentions.length, preferredName(mentions.map((m) => m.name)), id);
+      const name = preferredName(mentions.map((m) => m.name));
+      const descriptions = mentions.map((m) => m.description);
+      const hash = summaryInputsHash(name, descriptions);
+      const needsReview = mentions.every((m) => m.needs_review === 1) ? 1 : 0;
+      updateEntity.run(hash, summarizeDescriptions(descriptions), hash, mentions.length, name, needsReview, hash, id);
     }
+  }
+
+  async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+    return summaries.listEntityCandidates(this.db, scope, normalizedNames);
+  }
+
+  async listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
+    return summaries.listPendingSummaries(this.db, scope, limit);
+  }
+
+  async listScopesWithPendingSummaries(): Promise<KbScope[]> {
+    return summaries.listScopesWithPendingSummaries(this.db);
+  }
+
+  async saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+    this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
+    return summaries.saveSummaries(this.db, scope, updates);
   }
 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
@@ -646,7 +680,6 @@ export class SqliteStore implements TrellisStore {
 }
 
 const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
-const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count';
 const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
   r.label, r.description, r.weight, r.mention_count FROM relationships r
   JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id`;

@@ -4,8 +4,9 @@ import { Observable, from, mergeMap, reduce } from 'rxjs';
 import { TrellisError, v1 } from '@trellis/contracts';
 import { TENANT_RESOLVER, TenantResolver } from '@trellis/platform';
 import { DocumentIngestionService } from '../document-ingestion.service';
+import { DocumentReindexService } from '../document-reindex.service';
 import { KnowledgeBaseService } from '../knowledge-base.service';
-import { fromExtractionMessage, toDocumentMessage, toKnowledgeBaseMessage } from './messages';
+import { fromExtractionMessage, fromResolutionMessage, toDocumentMessage, toKnowledgeBaseMessage } from './messages';
 
 interface UploadState {
   metadata?: v1.UploadMetadata;
@@ -21,6 +22,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
     @Inject(KnowledgeBaseService) private readonly knowledgeBases: KnowledgeBaseService,
     @Inject(DocumentIngestionService) private readonly ingestion: DocumentIngestionService,
     @Inject(TENANT_RESOLVER) private readonly tenants: TenantResolver,
+    @Inject(DocumentReindexService) private readonly reindexer: DocumentReindexService,
   ) {}
 
   async createKnowledgeBase(request: v1.CreateKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
@@ -36,6 +38,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
         llmModel: request.models?.llmModel ?? '',
         extractionPromptVersion: request.models?.extractionPromptVersion ?? '',
         extraction: fromExtractionMessage(request.extraction),
+        resolution: fromResolutionMessage(request.resolution),
       },
     });
     return toKnowledgeBaseMessage(kb, 0);
@@ -46,6 +49,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
       description: request.description,
       llmModel: request.llmModel,
       extraction: fromExtractionMessage(request.extraction),
+      resolution: fromResolutionMessage(request.resolution),
     });
     return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), await this.knowledgeBases.llmUsage(kb));
   }
@@ -122,5 +126,15 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   async deleteDocument(request: v1.DeleteDocumentRequest, metadata?: Metadata): Promise<v1.DeleteDocumentResponse> {
     await this.knowledgeBases.deleteDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
     return { deleted: true };
+  }
+
+  async reindexDocument(request: v1.ReindexDocumentRequest, metadata?: Metadata): Promise<v1.Document> {
+    const document = await this.reindexer.reindexDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
+    return toDocumentMessage(document, {});
+  }
+
+  async reindexKnowledgeBase(request: v1.ReindexKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.ReindexKnowledgeBaseResponse> {
+    const documents = await this.reindexer.reindexKnowledgeBase(this.tenants.resolve(metadata), request.knowledgeBase);
+    return { documents: documents.map((d) => toDocumentMessage(d, {})) };
   }
 }

@@ -1,6 +1,6 @@
 import { v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
-import type { DocumentRecord, ExtractionOutputMode, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, StageRecord } from '@trellis/storage';
+import type { DocumentRecord, ExtractionOutputMode, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   pending: v1.IndexStatus.INDEX_STATUS_PENDING,
@@ -53,6 +53,13 @@ export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: n
     documentCount,
     extraction: toExtractionMessage(s.extraction),
     llmUsage: { ...llmUsage },
+    resolution: {
+      mode: s.resolution?.mode ?? '',
+      similarityThreshold: s.resolution?.similarityThreshold ?? 0,
+      llmMergeDecisions: s.resolution?.llmMergeDecisions ?? '',
+      llmMergeFloor: s.resolution?.llmMergeFloor ?? 0,
+      summaryMaxChars: s.resolution?.summaryMaxChars ?? 0,
+    },
   };
 }
 
@@ -106,5 +113,17 @@ export function toDocumentMessage(
       lastError: s.lastError ?? '',
     })),
     llmUsage: { ...llmUsage },
+  };
+}
+
+/** The resolution settings of a request; absent when the request carries none. */
+export function fromResolutionMessage(message: v1.ResolutionSettings | undefined | null): ResolutionSettings | undefined {
+  if (message === undefined || message === null) return undefined;
+  return {
+    mode: message.mode as ResolutionSettings['mode'],
+    similarityThreshold: message.similarityThreshold,
+    llmMergeDecisions: message.llmMergeDecisions as ResolutionSettings['llmMergeDecisions'],
+    llmMergeFloor: message.llmMergeFloor,
+    summaryMaxChars: message.summaryMaxChars,
   };
 }

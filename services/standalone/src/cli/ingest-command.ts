@@ -41,7 +41,7 @@ export async function ingestCommand(client: TrellisClient, kb: string, inputs: s
 }
 
 /** Follows the documents until each is graphed or failed; returns how many failed. */
-async function waitForIndexing(client: TrellisClient, kb: string, documents: v1.Document[], timeoutSeconds: number, out: NodeJS.WriteStream): Promise<number> {
+export async function waitForIndexing(client: TrellisClient, kb: string, documents: v1.Document[], timeoutSeconds: number, out: NodeJS.WriteStream): Promise<number> {
   const bar = out.isTTY ? new SingleBar({ format: '  indexing [{bar}] {value}/{total} chunks · {docs} documents done', hideCursor: true }) : null;
   bar?.start(1, 0, { docs: `0/${documents.length}` });
   const pending = new Map(documents.map((d) => [d.id, d]));

@@ -4,11 +4,13 @@ import type { TrellisClient } from '@trellis/client';
 import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
-import { ingestCommand } from './ingest-command';
+import { ingestCommand, waitForIndexing } from './ingest-command';
 import { evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
 import { addExtractionOptions, extractionSettings, hasExtractionFlags, usageSummary } from './extraction-options';
 import type { ExtractionFlags } from './extraction-options';
+import { addResolutionOptions, hasResolutionFlags, resolutionSettings } from './resolution-options';
+import type { ResolutionFlags } from './resolution-options';
 
 const out = process.stdout;
 
@@ -18,6 +20,13 @@ function integer(min: number, max: number) {
     if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
     return n;
   };
+}
+
+interface KbCreateOptions extends ExtractionFlags, ResolutionFlags {
+  description: string;
+  chunkSize?: number;
+  chunkOverlap?: number;
+  splitter?: string;
 }
 
 /** Runs one command with a connection, turning errors into a message and exit code 1. */
@@ -47,37 +56,49 @@ const program = new Command('trellis')
   .showHelpAfterError();
 
 const kb = program.command('kb').description('manage knowledge bases');
-addExtractionOptions(
-  kb
-    .command('create <name>')
-    .option('--description <text>', 'what the knowledge base holds', '')
-    .option('--chunk-size <tokens>', 'chunk size in tokens (default 512)', integer(32, 8192))
-    .option('--chunk-overlap <tokens>', 'overlap between chunks in tokens (default 64)', integer(1, 4096))
-    .addOption(new Option('--splitter <kind>', 'splitting strategy (default: markdown for .md, sentence otherwise)').choices(['sentence', 'markdown'])),
+addResolutionOptions(
+  addExtractionOptions(
+    kb
+      .command('create <name>')
+      .option('--description <text>', 'what the knowledge base holds', '')
+      .option('--chunk-size <tokens>', 'chunk size in tokens (default 512)', integer(32, 8192))
+      .option('--chunk-overlap <tokens>', 'overlap between chunks in tokens (default 64)', integer(1, 4096))
+      .addOption(new Option('--splitter <kind>', 'splitting strategy (default: markdown for .md, sentence otherwise)').choices(['sentence', 'markdown'])),
+  ),
 ).action(
-  run(async (client, name: string, opts: ExtractionFlags & { description: string; chunkSize?: number; chunkOverlap?: number; splitter?: string }) => {
+  run(async (client, name: string, opts: KbCreateOptions) => {
     const created = await client.createKnowledgeBase({
       name,
       description: opts.description,
       chunking: { chunkSizeTokens: opts.chunkSize ?? 0, chunkOverlapTokens: opts.chunkOverlap ?? 0, splitter: opts.splitter ?? '' },
       models: { embeddingModel: '', embeddingDimensions: 0, llmModel: opts.llmModel ?? '', extractionPromptVersion: '' },
       extraction: hasExtractionFlags(opts) ? extractionSettings(opts) : undefined,
+      resolution: resolutionSettings(opts),
     });
     out.write(`created knowledge base ${created.name} (${created.id})\n`);
   }),
 );
-addExtractionOptions(kb.command('update <name>').description("change a knowledge base's description, LLM model or extraction prompt").option('--description <text>', 'what the knowledge base holds')).action(
-  run(async (client, name: string, opts: ExtractionFlags & { description?: string }) => {
+addResolutionOptions(
+  addExtractionOptions(
+    kb
+      .command('update <name>')
+      .description("change a knowledge base's description, LLM model, extraction prompt or entity resolution")
+      .option('--description <text>', 'what the knowledge base holds'),
+  ),
+).action(
+  run(async (client, name: string, opts: ExtractionFlags & ResolutionFlags & { description?: string }) => {
     const current = await client.getKnowledgeBase(name);
     const updated = await client.updateKnowledgeBase({
       knowledgeBase: name,
       description: opts.description,
       llmModel: opts.llmModel,
       extraction: hasExtractionFlags(opts) ? extractionSettings(opts, current.extraction) : undefined,
+      resolution: hasResolutionFlags(opts) ? resolutionSettings(opts, current.resolution) : undefined,
     });
     const e = updated.extraction;
+    const r = updated.resolution;
     out.write(
-      `updated knowledge base ${updated.name}: llm model ${updated.models?.llmModel || '(server default)'}, entity types ${e?.entityTypes.join(',') || '(any)'}, gleaning ${e?.gleaningPasses ?? 0}, output ${e?.outputMode || 'auto'}\n`,
+      `updated knowledge base ${updated.name}: llm model ${updated.models?.llmModel || '(server default)'}, entity types ${e?.entityTypes.join(',') || '(any)'}, gleaning ${e?.gleaningPasses ?? 0}, output ${e?.outputMode || 'auto'}, resolution ${r?.mode || '(server default)'}\n`,
     );
   }),
 );
@@ -104,6 +125,20 @@ program
     run((client, kbName: string, paths: string[], opts: { wait: boolean; timeout: number }) =>
       ingestCommand(client, kbName, paths, { wait: opts.wait, timeoutSeconds: opts.timeout }, out),
     ),
+  );
+
+program
+  .command('reindex <kb> [document]')
+  .description("index one document (id) or every document again with the knowledge base's current settings; unchanged chunks reuse their cached extraction")
+  .option('--no-wait', 'return once started, without waiting for indexing')
+  .option('--timeout <seconds>', 'how long to wait for indexing', integer(1, 86_400), 1800)
+  .action(
+    run(async (client, kbName: string, documentId: string | undefined, opts: { wait: boolean; timeout: number }) => {
+      const documents = documentId ? [await client.reindexDocument(kbName, documentId)] : (await client.reindexKnowledgeBase(kbName)).documents;
+      for (const d of documents) out.write(`  ↻ ${d.sourceUri}  version ${d.version}\n`);
+      if (!opts.wait || documents.length === 0) return 0;
+      return (await waitForIndexing(client, kbName, documents, opts.timeout, out)) > 0 ? 1 : 0;
+    }),
   );
 
 program

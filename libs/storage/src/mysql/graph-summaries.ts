@@ -1,0 +1,101 @@
+import type { KbScope } from '@trellis/contracts';
+import { distinctDescriptions } from '../derivation';
+import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
+import type { SqlSession } from './mysql-session';
+import { ENTITY_COLUMNS, batches, marks, toEntity } from './mysql-rows';
+import { blobToVector, textToVector } from './vector-codec';
+import type { VectorSql } from './vector-sql';
+
+/** Entity resolution candidates and the summaries the graph writer recomputes, on the MySQL family. */
+
+function readEmbedding(vectors: VectorSql, value: unknown): Float32Array {
+  if (value === null || value === undefined) return new Float32Array(0);
+  return vectors.storage === 'tidb-vector' ? textToVector(String(value)) : blobToVector(value);
+}
+
+export async function listEntityCandidates(session: SqlSession, vectors: VectorSql, scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+  const out: EntityCandidate[] = [];
+  for (const batch of batches([...new Set(normalizedNames)])) {
+    const rows = await session.rows(
+      `SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${marks(batch)}) ORDER BY id`,
+      [scope.tenantId, scope.kbId, ...batch],
+    );
+    for (const row of rows) out.push({ entity: toEntity(row), embedding: readEmbedding(vectors, row.embedding) });
+  }
+  return out.sort((a, b) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0));
+}
+
+export async function listPendingSummaries(session: SqlSession, scope: KbScope, limit: number): Promise<PendingSummary[]> {
+  const params = [scope.tenantId, scope.kbId];
+  // An integer literal: not every server accepts a bound LIMIT.
+  const top = Math.max(0, Math.floor(limit));
+  const entities = await session.rows(`SELECT id, name, type, summary_hash FROM entities WHERE tenant_id = ? AND kb_id = ? AND summary_pending = 1 ORDER BY id LIMIT ${top}`, params);
+  const relationships = await session.rows(
+    `SELECT r.id, r.label, r.summary_hash, s.name AS source_name, t.name AS target_name FROM relationships r
+     JOIN entities s ON s.tenant_id = r.tenant_id AND s.kb_id = r.kb_id AND s.id = r.source_id
+     JOIN entities t ON t.tenant_id = r.tenant_id AND t.kb_id = r.kb_id AND t.id = r.target_id
+     WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ${top}`,
+    params,
+  );
+  const entityDescriptions = await descriptionsOf(session, scope, 'entity_mentions', 'entity_id', entities.map((r) => String(r.id)));
+  const relationshipDescriptions = await descriptionsOf(session, scope, 'relationship_mentions', 'relationship_id', relationships.map((r) => String(r.id)));
+  return [
+    ...entities.map((r) => ({
+      kind: 'entity' as const,
+      id: String(r.id),
+      summaryHash: String(r.summary_hash),
+      heading: `${String(r.name)} (${String(r.type)})`,
+      descriptions: distinctDescriptions(entityDescriptions.get(String(r.id)) ?? []),
+    })),
+    ...relationships.map((r) => ({
+      kind: 'relationship' as const,
+      id: String(r.id),
+      summaryHash: String(r.summary_hash),
+      heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
+      descriptions: distinctDescriptions(relationshipDescriptions.get(String(r.id)) ?? []),
+    })),
+  ];
+}
+
+async function descriptionsOf(
+  session: SqlSession,
+  scope: KbScope,
+  table: 'entity_mentions' | 'relationship_mentions',
+  ownerColumn: 'entity_id' | 'relationship_id',
+  ids: readonly string[],
+): Promise<Map<string, string[]>> {
+  const byOwner = new Map<string, string[]>();
+  for (const batch of batches(ids)) {
+    const rows = await session.rows(
+      `SELECT ${ownerColumn} AS owner, description FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${ownerColumn} IN (${marks(batch)}) ORDER BY ${ownerColumn}, chunk_id`,
+      [scope.tenantId, scope.kbId, ...batch],
+    );
+    for (const row of rows) {
+      const list = byOwner.get(String(row.owner)) ?? [];
+      list.push(String(row.description));
+      byOwner.set(String(row.owner), list);
+    }
+  }
+  return byOwner;
+}
+
+/** One compare-and-set update per row: a summary computed from mentions that changed since is dropped. */
+export async function saveSummaries(session: SqlSession, vectors: VectorSql, scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+  let saved = 0;
+  for (const u of updates) {
+    const table = u.kind === 'entity' ? 'entities' : 'relationships';
+    const changed = await session.exec(
+      `UPDATE ${table} SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?`,
+      [u.description, vectors.embeddingValue(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash],
+    );
+    saved += changed;
+  }
+  return saved;
+}
+
+export async function listScopesWithPendingSummaries(session: SqlSession): Promise<KbScope[]> {
+  const rows = await session.rows(
+    'SELECT tenant_id, kb_id FROM entities WHERE summary_pending = 1 UNION SELECT tenant_id, kb_id FROM relationships WHERE summary_pending = 1 ORDER BY 1, 2',
+  );
+  return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id) }));
+}

@@ -1,0 +1,86 @@
+import type Database from 'better-sqlite3';
+import type { KbScope } from '@trellis/contracts';
+import { distinctDescriptions } from '../derivation';
+import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
+import { toEntity } from '../row-mappers';
+import type { Row } from '../row-mappers';
+import { bufferToVector, vectorToBuffer } from '../vector-math';
+
+/** Entity resolution candidates and the summaries the graph writer recomputes, on SQLite. */
+
+export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count, needs_review';
+
+/**
+ * Keeps a summary whose inputs hash (the first parameter) is unchanged; otherwise writes the
+ * concatenation (second) and marks it pending (third: the hash again). summary_hash itself must
+ * be assigned after this, as in the MySQL adapter, which applies assignments left to right.
+ */
+export const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN description ELSE ? END,
+  summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
+
+/** SQLite limits bound parameters per statement. */
+const BATCH = 400;
+
+export function listEntityCandidates(db: Database.Database, scope: KbScope, normalizedNames: readonly string[]): EntityCandidate[] {
+  const names = [...new Set(normalizedNames)];
+  const out: EntityCandidate[] = [];
+  for (let i = 0; i < names.length; i += BATCH) {
+    const batch = names.slice(i, i + BATCH);
+    const rows = db
+      .prepare(`SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${batch.map(() => '?').join(', ')})`)
+      .all(scope.tenantId, scope.kbId, ...batch) as Row[];
+    for (const r of rows) out.push({ entity: toEntity(r), embedding: r.embedding ? bufferToVector(r.embedding as Buffer) : new Float32Array(0) });
+  }
+  return out.sort((a, b) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0));
+}
+
+export function listPendingSummaries(db: Database.Database, scope: KbScope, limit: number): PendingSummary[] {
+  const entities = db
+    .prepare('SELECT id, name, type, summary_hash FROM entities WHERE tenant_id = ? AND kb_id = ? AND summary_pending = 1 ORDER BY id LIMIT ?')
+    .all(scope.tenantId, scope.kbId, limit) as Row[];
+  const relationships = db
+    .prepare(
+      `SELECT r.id, r.label, r.summary_hash, s.name AS source_name, t.name AS target_name FROM relationships r
+       JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id
+       WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ?`,
+    )
+    .all(scope.tenantId, scope.kbId, limit) as Row[];
+  const descriptionsOf = (table: string, column: string, id: string) =>
+    distinctDescriptions(db.prepare(`SELECT description FROM ${table} WHERE ${column} = ? ORDER BY chunk_id`).pluck().all(id) as string[]);
+  return [
+    ...entities.map((r) => ({
+      kind: 'entity' as const,
+      id: String(r.id),
+      summaryHash: String(r.summary_hash),
+      heading: `${String(r.name)} (${String(r.type)})`,
+      descriptions: descriptionsOf('entity_mentions', 'entity_id', String(r.id)),
+    })),
+    ...relationships.map((r) => ({
+      kind: 'relationship' as const,
+      id: String(r.id),
+      summaryHash: String(r.summary_hash),
+      heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
+      descriptions: descriptionsOf('relationship_mentions', 'relationship_id', String(r.id)),
+    })),
+  ];
+}
+
+export function listScopesWithPendingSummaries(db: Database.Database): KbScope[] {
+  const rows = db
+    .prepare('SELECT tenant_id, kb_id FROM entities WHERE summary_pending = 1 UNION SELECT tenant_id, kb_id FROM relationships WHERE summary_pending = 1 ORDER BY 1, 2')
+    .all() as Row[];
+  return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id) }));
+}
+
+/** Compare-and-set on the summary hash: a summary computed from mentions that changed since is dropped. */
+export function saveSummaries(db: Database.Database, scope: KbScope, updates: readonly SummaryUpdate[]): number {
+  const statements = {
+    entity: db.prepare('UPDATE entities SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?'),
+    relationship: db.prepare('UPDATE relationships SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?'),
+  };
+  return db.transaction(() => {
+    let saved = 0;
+    for (const u of updates) saved += statements[u.kind].run(u.description, vectorToBuffer(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash).changes;
+    return saved;
+  })();
+}

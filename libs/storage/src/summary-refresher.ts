@@ -1,0 +1,76 @@
+import type { KbScope } from '@trellis/contracts';
+import { summarizeDescriptions } from './derivation';
+import type { PendingSummary, SummaryUpdate } from './records';
+import type { TrellisStore } from './trellis-store';
+
+/** What the refresher needs of the models: structural, so storage does not depend on them. */
+export interface SummaryModels {
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** Condenses descriptions longer than `maxChars` together; null without an LLM (then truncated). */
+  summarize: ((heading: string, descriptions: readonly string[], maxChars: number) => Promise<string>) | null;
+}
+
+const PAGE = 100;
+/** Bounds one call; whatever is left stays pending for the next write of the knowledge base. */
+const MAX_PAGES = 50;
+
+/**
+ * Brings pending summaries up to date after the graph changed (a chunk written, a stale version
+ * purged, a document deleted): the description becomes the concatenation of the mentions'
+ * descriptions while it fits the limit, an LLM summary past it (truncated concatenation
+ * without an LLM), and the embedding is recomputed from "heading: summary". Each save is
+ * conditional on the mentions not having changed since they were read, so a crash or a race
+ * leaves rows pending, never wrong; they are picked up by the next refresh of the knowledge base.
+ */
+export class SummaryRefresher {
+  constructor(
+    private readonly store: TrellisStore,
+    private readonly models: SummaryModels,
+    private readonly onSummaryFailure: (error: Error, item: PendingSummary) => void = () => undefined,
+  ) {}
+
+  /**
+   * Resolves to the number of summaries saved. `knownVectors` are embeddings the caller already
+   * computed, by text, reused rather than requested again.
+   */
+  async refresh(scope: KbScope, maxChars: number, knownVectors: ReadonlyMap<string, Float32Array> = new Map()): Promise<number> {
+    let saved = 0;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const pending = await this.store.listPendingSummaries(scope, PAGE);
+      if (pending.length === 0) break;
+      const updates = await this.compute(pending, maxChars, knownVectors);
+      const written = await this.store.saveSummaries(scope, updates);
+      saved += written;
+      // Nothing saved: every row changed under us; another writer's refresh will follow it.
+      if (written === 0) break;
+    }
+    return saved;
+  }
+
+  private async compute(pending: readonly PendingSummary[], maxChars: number, knownVectors: ReadonlyMap<string, Float32Array>): Promise<SummaryUpdate[]> {
+    const descriptions = await Promise.all(pending.map((item) => this.summaryOf(item, maxChars)));
+    const texts = pending.map((item, i) => `${item.heading}: ${descriptions[i]}`);
+    const missing = [...new Set(texts.filter((t) => !knownVectors.has(t)))];
+    const fresh = missing.length === 0 ? [] : await this.models.embed(missing);
+    const vectors = new Map(missing.map((t, i) => [t, fresh[i]!]));
+    return pending.map((item, i) => ({
+      kind: item.kind,
+      id: item.id,
+      summaryHash: item.summaryHash,
+      description: descriptions[i]!,
+      embedding: knownVectors.get(texts[i]!) ?? vectors.get(texts[i]!)!,
+    }));
+  }
+
+  private async summaryOf(item: PendingSummary, maxChars: number): Promise<string> {
+    const whole = item.descriptions.join(' ');
+    if (whole.length <= maxChars || this.models.summarize === null) return summarizeDescriptions(item.descriptions, maxChars);
+    try {
+      return await this.models.summarize(item.heading, item.descriptions, maxChars);
+    } catch (error) {
+      // A failing LLM must not stop indexing: the truncated concatenation is still correct text.
+      this.onSummaryFailure(error as Error, item);
+      return summarizeDescriptions(item.descriptions, maxChars);
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import mysql from 'mysql2/promise';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stableId } from '@trellis/contracts';
+import type { KbScope } from '@trellis/contracts';
+import type { ResolutionDefaults } from '@trellis/config';
+import type { EventBus } from '@trellis/messaging';
+import type { EmbeddingProvider } from '@trellis/models';
+import { MysqlStore, SqliteStore, SummaryRefresher, cosineSimilarity } from '@trellis/storage';
+import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
+import { fakeEmbedding } from '@trellis/testing';
+import { EntityResolver } from '../src/entity-resolver';
+import { GraphWriterService } from '../src/graph-writer.service';
+
+/**
+ * The graph writer with its resolver and summary refresher on a real store — SQLite always,
+ * the MySQL adapter (MariaDB or TiDB) when TRELLIS_TEST_MYSQL_URL is set — with bag-of-words
+ * embeddings (texts sharing words are close), as the fake OpenAI server computes them.
+ */
+const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
+
+const embedder: EmbeddingProvider = {
+  model: 'bag-of-words',
+  dimensions: 256,
+  embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 256))),
+};
+const bus = { publish: async () => undefined } as unknown as EventBus;
+const DEFAULTS: ResolutionDefaults = { mode: 'embedding', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 };
+const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
+
+const TEXTS: Record<string, ExtractionResult> = {
+  pingcap: {
+    entities: [
+      { name: 'TiDB', type: 'database', description: 'TiDB is a distributed SQL database created by PingCAP.' },
+      { name: 'PingCAP', type: 'company', description: 'PingCAP is the company behind TiDB.' },
+    ],
+    relationships: [{ source: 'PingCAP', target: 'TiDB', label: 'created', description: 'PingCAP created TiDB.', strength: 9 }],
+  },
+  mysql: {
+    entities: [{ name: 'TiDB', type: 'database', description: 'TiDB is a distributed SQL database that speaks the MySQL protocol.' }],
+    relationships: [{ source: 'TiDB', target: 'MySQL', label: 'is compatible with', description: 'TiDB speaks the MySQL protocol.', strength: 8 }],
+  },
+  tiflash: {
+    entities: [{ name: 'TiDB', type: 'database', description: 'TiDB is a distributed SQL database that keeps analytical replicas in TiFlash.' }],
+    relationships: [],
+  },
+  planet: { entities: [{ name: 'Mercury', type: 'planet', description: 'Mercury is the smallest planet of the solar system and the closest to the Sun.' }], relationships: [] },
+  element: { entities: [{ name: 'Mercury', type: 'chemical element', description: 'Mercury is a toxic heavy metal, liquid at room temperature, symbol Hg.' }], relationships: [] },
+};
+
+const databases: string[] = [];
+const stores: Array<[string, () => Promise<TrellisStore>]> = [['SqliteStore', async () => new SqliteStore(':memory:')]];
+if (mysqlUrl) {
+  stores.push([
+    'MysqlStore',
+    async () => {
+      const url = new URL(mysqlUrl);
+      databases.push(`trellis_test_${randomBytes(6).toString('hex')}`);
+      url.pathname = `/${databases.at(-1)}`;
+      const store = await MysqlStore.connect(url.toString(), { poolSize: 4, logger: { info: () => undefined, warn: () => undefined } });
+      await store.migrate();
+      return store;
+    },
+  ]);
+}
+
+describe.each(stores)('GraphWriterService with entity resolution on %s', (_name, makeStore) => {
+  const open: TrellisStore[] = [];
+  afterAll(async () => {
+    for (const store of open) await store.close();
+    if (mysqlUrl && databases.length > 0) {
+      const admin = await mysql.createConnection(mysqlUrl);
+      for (const database of databases.splice(0)) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await admin.end();
+    }
+  });
+
+  async function setup(kbName: string) {
+    const store = open[0] ?? (await makeStore());
+    if (open.length === 0) open.push(store);
+    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: kbName, description: '', settings: SETTINGS });
+    const scope: KbScope = { tenantId: 't', kbId: kb.id };
+    const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
+    const writer = new GraphWriterService(store, bus, embedder, new EntityResolver(null), refresher, DEFAULTS, true);
+    /** Stores a one-chunk version of a document and writes its (cached) extraction to the graph. */
+    const index = async (name: string, key: keyof typeof TEXTS, version = 1) => {
+      // Document ids are unique per deployment in real use (derived from tenant, KB and source).
+      const documentId = `${kbName}-${name}`;
+      const text = `${documentId} v${version}: ${key}`;
+      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
+      const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
+      await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: await embedder.embed([text]).then((v) => v[0]!) }]);
+      const extractionKey = stableId('ext', key);
+      await store.putCachedExtraction(extractionKey, TEXTS[key]!);
+      await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '' }, chunkId, extractionKey });
+    };
+    const entities = async (name: string) => (await store.exportGraph(scope)).entities.filter((e) => e.name === name);
+    /** How close an entity's stored embedding is to the embedding of its current summary. */
+    const embeddingMatchesSummary = async (entityId: string) => {
+      const [candidate] = (await store.listEntityCandidates(scope, [(await store.getEntities(scope, [entityId]))[0]!.normalizedName])).filter((c) => c.entity.id === entityId);
+      const [expected] = await embedder.embed([`${candidate!.entity.name} (${candidate!.entity.type}): ${candidate!.entity.description}`]);
+      return cosineSimilarity(candidate!.embedding, expected!);
+    };
+    return { store, scope, index, entities, embeddingMatchesSummary, refresher, writer };
+  }
+
+  it('merges TiDB across documents, keeps the two Mercurys apart, in either order', async () => {
+    const forward = await setup('forward');
+    for (const [doc, key] of [['a', 'pingcap'], ['b', 'mysql'], ['c', 'planet'], ['d', 'element']] as const) await forward.index(doc, key);
+    const backward = await setup('backward');
+    for (const [doc, key] of [['d', 'element'], ['c', 'planet'], ['b', 'mysql'], ['a', 'pingcap']] as const) await backward.index(doc, key);
+
+    for (const { entities, embeddingMatchesSummary } of [forward, backward]) {
+      const [tidb, ...more] = await entities('TiDB');
+      expect(more).toEqual([]);
+      expect(tidb!.mentionCount).toBe(2);
+      expect(await embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
+      expect((await entities('Mercury')).map((m) => m.type).sort()).toEqual(['chemical element', 'planet']);
+    }
+    // Which Mercury keeps the name's own id depends on which was seen first; the grouping does not.
+    const shape = async (s: typeof forward) =>
+      (await s.store.exportGraph(s.scope)).entities.map((e) => `${e.name}|${e.type}|${e.mentionCount}|${[...e.description.split(/(?<=\.) /)].sort().join(' ')}`).sort();
+    expect(await shape(backward)).toEqual(await shape(forward));
+  });
+
+  it('a new version replaces the old facts and re-embeds; a delete leaves none of its text', async () => {
+    const kb = await setup('lifecycle');
+    await kb.index('a', 'pingcap');
+    await kb.index('b', 'mysql');
+    await kb.index('b', 'tiflash', 2);
+    let graph = await kb.store.exportGraph(kb.scope);
+    expect(JSON.stringify(graph)).not.toMatch(/MySQL/);
+    const [tidb] = await kb.entities('TiDB');
+    expect(tidb!.description).toContain('TiFlash');
+    expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
+
+    await kb.store.deleteDocument(kb.scope, 'lifecycle-a');
+    await kb.refresher.refresh(kb.scope, 2000);
+    graph = await kb.store.exportGraph(kb.scope);
+    expect(graph.entities.map((e) => e.name)).toEqual(['TiDB']);
+    expect(graph.relationships).toEqual([]);
+    expect(JSON.stringify(graph)).not.toMatch(/PingCAP/);
+    expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
+    expect(await kb.store.listPendingSummaries(kb.scope, 10)).toEqual([]);
+    expect((await kb.store.chunkIdsForEntities(kb.scope, [tidb!.id])).get(tidb!.id)).toHaveLength(1);
+  });
+
+  it('finishes at start-up the summaries a crash left pending', async () => {
+    const kb = await setup('crash');
+    await kb.index('a', 'pingcap');
+    const [tidb] = await kb.entities('TiDB');
+    // A graph change committed, then the process died before re-summarising and re-embedding.
+    const chunkId = stableId('chk', kb.scope.kbId, 'crash-a', 1, 0);
+    await kb.store.applyChunkExtraction(kb.scope, chunkId, [{ ...TEXTS.tiflash!.entities[0]!, entityId: tidb!.id, normalizedName: 'tidb', embedding: new Float32Array(256) }], []);
+    expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeLessThan(0.99);
+    expect(await kb.store.listScopesWithPendingSummaries()).toContainEqual(kb.scope);
+    expect(await kb.writer.refreshPendingSummaries()).toBeGreaterThan(0);
+    expect(await kb.store.listScopesWithPendingSummaries()).toEqual([]);
+    expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
+  });
+});

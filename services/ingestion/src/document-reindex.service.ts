@@ -1,0 +1,58 @@
+import { ErrorCode, TrellisError } from '@trellis/contracts';
+import type { KbScope, TenantScope } from '@trellis/contracts';
+import { kbScope, requireKnowledgeBase } from '@trellis/storage';
+import type { DocumentRecord, TrellisStore } from '@trellis/storage';
+import type { DocumentIngestionService } from './document-ingestion.service';
+
+/**
+ * Indexes stored documents again, e.g. after the knowledge base's model, prompt or resolution
+ * settings changed. The current text becomes a new version, which the pipeline chunks,
+ * extracts (unchanged chunk content hits the extraction cache for the same model and prompt)
+ * and writes to the graph; once that version is in, the graph writer's purge of older versions
+ * removes their chunks, provenance and the facts only they supported. Until then the previous
+ * version keeps answering queries.
+ */
+export class DocumentReindexService {
+  constructor(
+    private readonly store: TrellisStore,
+    private readonly ingestion: Pick<DocumentIngestionService, 'announce'>,
+  ) {}
+
+  async reindexDocument(tenant: TenantScope, knowledgeBase: string, documentId: string): Promise<DocumentRecord> {
+    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
+    const document = await this.store.getDocument(kbScope(kb), documentId);
+    if (document === null) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
+    const next = await this.newVersion(kbScope(kb), document);
+    if (next === null) throw new TrellisError(ErrorCode.FailedPrecondition, `document "${documentId}" has no stored text to index (it could not be parsed)`);
+    return next;
+  }
+
+  /** Every document with stored text, each as a new version; documents without text are skipped. */
+  async reindexKnowledgeBase(tenant: TenantScope, knowledgeBase: string): Promise<DocumentRecord[]> {
+    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
+    const reindexed: DocumentRecord[] = [];
+    for (const document of await this.store.listDocuments(kbScope(kb))) {
+      const next = await this.newVersion(kbScope(kb), document);
+      if (next !== null) reindexed.push(next);
+    }
+    return reindexed;
+  }
+
+  private async newVersion(scope: KbScope, document: DocumentRecord): Promise<DocumentRecord | null> {
+    const text = await this.store.getDocumentText(scope, document.id, document.version);
+    if (text === null) return null;
+    const next = await this.store.saveDocumentVersion(scope, {
+      id: document.id,
+      sourceUri: document.sourceUri,
+      filename: document.filename,
+      mimeType: document.mimeType,
+      contentHash: document.contentHash,
+      version: document.version + 1,
+      sizeBytes: document.sizeBytes,
+      metadata: document.metadata,
+      text,
+    });
+    await this.ingestion.announce(scope, next);
+    return next;
+  }
+}
