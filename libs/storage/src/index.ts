@@ -10,3 +10,4 @@ export * from './mysql/migrate-mysql';
 export type { VectorStorage } from './mysql/vector-sql';
 export type { StoreLogger } from './mysql/store-logger';
 export * from './graph-messages';
+export * from './graph-edit-records';

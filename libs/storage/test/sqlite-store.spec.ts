@@ -1,4 +1,6 @@
 import { SqliteStore } from '../src/sqlite/sqlite-store';
 import { describeStoreContract } from './store-contract';
+import { describeGraphEditContract } from './graph-edits-contract';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeGraphEditContract('SqliteStore', async () => new SqliteStore(':memory:'));
