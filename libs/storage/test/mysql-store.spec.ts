@@ -8,6 +8,7 @@ import { MYSQL_MIGRATIONS } from '../src/mysql/mysql-schema';
 import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
 import { describeStoreContract, vectorFor } from './store-contract';
+import { describeGraphEditContract } from './graph-edits-contract';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -80,6 +81,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   });
 
   describeStoreContract('MysqlStore', freshStore);
+  describeGraphEditContract('MysqlStore', freshStore);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -101,6 +103,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           new Set([
             'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'document_stages', 'chunks', 'chunk_terms', 'kb_text_stats',
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
+            'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
           ]),
         );
 
