@@ -13,3 +13,4 @@ export * from './document-backlog';
 export * from './free-port';
 export * from './traced-event-bus';
 export * from './pipeline-stages';
+export * from './graph-actor';

@@ -7,6 +7,7 @@ import { STORE } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
 import { GraphQueryService } from './graph-query.service';
 import { GraphWriterService } from './graph-writer.service';
+import { GraphEditService } from './graph-edit.service';
 import { extractionEventsConsumer } from './handlers/extraction-events.consumer';
 import { GraphController } from './handlers/graph.controller';
 
@@ -19,6 +20,7 @@ import { GraphController } from './handlers/graph.controller';
       inject: [STORE, EVENT_BUS, MODELS],
     },
     { provide: GraphQueryService, useFactory: (store: TrellisStore) => new GraphQueryService(store), inject: [STORE] },
+    { provide: GraphEditService, useFactory: (store: TrellisStore, models: Models) => new GraphEditService(store, models.embedder), inject: [STORE, MODELS] },
     extractionEventsConsumer,
   ],
 })

@@ -2,3 +2,4 @@ export * from './graph-store.module';
 export * from './graph-writer.service';
 export * from './graph-query.service';
 export * from './entity-names';
+export * from './graph-edit.service';
