@@ -141,6 +141,7 @@ export interface TrellisStore {
    * same ids (undo that first). `edit` says who undoes and when.
    */
   undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord>;
+  getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null>;
   /** Newest first. */
   listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]>;
 

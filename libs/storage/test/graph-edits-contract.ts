@@ -271,6 +271,8 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(log[0]).toMatchObject({ targetIds: [mCurie().entityId, curie().entityId], createdAt: merge.at, undoneAt: undo.at });
       expect(JSON.parse(log[1]!.before)).toMatchObject({ type: 'person' });
       expect(JSON.parse(log[1]!.after)).toMatchObject({ type: 'element' });
+      expect(await store.getGraphEdit(scope, merge.id)).toEqual(log[0]);
+      expect(await store.getGraphEdit(scope, 'edit-unknown')).toBeNull();
     });
   });
 }

@@ -143,9 +143,8 @@ export class GraphEditService {
   }
 
   private async logged(scope: KbScope, editId: string): Promise<GraphEditRecord> {
-    const edits = await this.store.listGraphEdits(scope, 20);
-    const edit = edits.find((e) => e.id === editId);
-    if (edit === undefined) throw new Error(`graph edit ${editId} is missing from the log`);
+    const edit = await this.store.getGraphEdit(scope, editId);
+    if (edit === null) throw new Error(`graph edit ${editId} is missing from the log`);
     return edit;
   }
 }

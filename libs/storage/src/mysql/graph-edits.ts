@@ -159,6 +159,11 @@ export class MysqlGraphEdits {
     return { ...edit, undoneAt: meta.at, undoneBy: meta.actor };
   }
 
+  async get(editId: string): Promise<GraphEditRecord | null> {
+    const [row] = await this.tx.rows('SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND id = ?', [...this.key, editId]);
+    return row ? toGraphEdit(row) : null;
+  }
+
   async list(limit: number): Promise<GraphEditRecord[]> {
     const rows = await this.tx.rows(`SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? ORDER BY created_at DESC, id DESC LIMIT ${Math.max(0, Math.floor(limit))}`, this.key);
     return rows.map(toGraphEdit);

@@ -33,9 +33,10 @@ export async function rewriteChunk(
   relationships: readonly RelationshipMentionWrite[],
   replay: boolean,
 ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] }> {
-  if (!replay) await tx.exec('DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id = ?', [scope.tenantId, scope.kbId, chunkId]);
   const state = await loadOverlay(tx, scope);
+  // Without tombstones or merges no edit has records to keep: the common case costs two reads.
   if (overlayIsEmpty(state)) return { entities: [...entities], relationships: [...relationships] };
+  if (!replay) await tx.exec('DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id = ?', [scope.tenantId, scope.kbId, chunkId]);
   const rewritten = rewriteChunkWrites(state, entities, relationships);
   const existing = new Map<string, string>();
   for (const r of rewritten.relationships.filter((w) => w.rewired)) {

@@ -111,6 +111,8 @@ export async function removeDocumentChunks(tx: SqlSession, scope: KbScope, docum
   await deleteMentionsOfChunks(tx, scope, chunkIds);
   for (const batch of batches(chunkIds)) {
     await tx.exec(`DELETE FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
+    // Graph edits have nothing to replay for chunks that are gone.
+    await tx.exec(`DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
   }
   await refreshDerived(tx, scope, touched);
   await unindexChunkTexts(tx, scope, lengths);

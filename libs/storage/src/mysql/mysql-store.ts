@@ -444,6 +444,10 @@ export class MysqlStore implements TrellisStore {
     return this.editGraph(scope, (edits) => edits.undo(editId, edit));
   }
 
+  getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
+    return new MysqlGraphEdits(this.sql, this.vectors, scope).get(editId);
+  }
+
   listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
     return new MysqlGraphEdits(this.sql, this.vectors, scope).list(limit);
   }

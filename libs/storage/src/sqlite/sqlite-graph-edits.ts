@@ -78,8 +78,9 @@ export class SqliteGraphEdits {
     replay: boolean,
   ): { entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] } {
     const state = this.overlay(scope);
-    if (!replay) this.db.prepare('DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id = ?').run(scope.tenantId, scope.kbId, chunkId);
+    // Without tombstones or merges no edit has records to keep: the common case costs two reads.
     if (overlayIsEmpty(state)) return { entities: [...entities], relationships: [...relationships] };
+    if (!replay) this.db.prepare('DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id = ?').run(scope.tenantId, scope.kbId, chunkId);
     const rewritten = rewriteChunkWrites(state, entities, relationships);
     const existing = new Map<string, string>();
     const find = this.db.prepare('SELECT id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND source_id = ? AND target_id = ? AND label = ? ORDER BY id LIMIT 1').pluck();
@@ -254,6 +255,17 @@ export class SqliteGraphEdits {
       this.host.invalidate(scope.kbId);
       return { ...edit, undoneAt: meta.at, undoneBy: meta.actor };
     })();
+  }
+
+  get(scope: KbScope, editId: string): GraphEditRecord | null {
+    const row = this.db.prepare('SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND id = ?').get(scope.tenantId, scope.kbId, editId) as Row | undefined;
+    return row ? toGraphEdit(row) : null;
+  }
+
+  /** Chunks that are gone have nothing to replay. Runs inside the caller's transaction. */
+  forgetChunks(scope: KbScope, chunkIds: readonly string[]): void {
+    const forget = this.db.prepare('DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id = ?');
+    for (const id of chunkIds) forget.run(scope.tenantId, scope.kbId, id);
   }
 
   list(scope: KbScope, limit: number): GraphEditRecord[] {

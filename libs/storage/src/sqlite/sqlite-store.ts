@@ -406,6 +406,7 @@ export class SqliteStore implements TrellisStore {
     if (chunkIds.length === 0) return;
     this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
     const touched = this.detachChunks(chunkIds);
+    this.edits.forgetChunks(scope, chunkIds);
     this.deleteFts(chunkIds);
     this.inBatches(chunkIds, (batch) => {
       this.db.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
@@ -607,6 +608,10 @@ export class SqliteStore implements TrellisStore {
 
   async undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
     return this.edits.undo(scope, editId, edit);
+  }
+
+  async getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
+    return this.edits.get(scope, editId);
   }
 
   async listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
