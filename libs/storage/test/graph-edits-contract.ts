@@ -166,6 +166,19 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(await graphState()).toEqual(merged);
     });
 
+    it('a merge racing with chunk writes that mention the merged entity leaves it merged', async () => {
+      await indexCurie();
+      const texts = Array.from({ length: 12 }, (_, i) => `M. Curie lecture ${i}`);
+      const chunkIds = await addChunks('d3', texts);
+      await Promise.all([
+        store.mergeEntities(scope, mCurie().entityId, curie().entityId, meta()),
+        ...chunkIds.map((id) => store.applyChunkExtraction(scope, id, [mCurie(), radium()], [relationship(mCurie(), radium(), 'lectured on', 'Lecture.')])),
+      ]);
+      expect(await store.getEntities(scope, [mCurie().entityId])).toEqual([]);
+      expect((await store.getEntities(scope, [curie().entityId]))[0]!.mentionCount).toBe(3 + chunkIds.length);
+      expect((await store.relationshipsOfEntities(scope, [radium().entityId])).every((r) => r.sourceId === curie().entityId)).toBe(true);
+    });
+
     it('refuses to merge an entity into itself, an unknown one, or one merged away', async () => {
       await indexCurie();
       await expect(store.mergeEntities(scope, curie().entityId, curie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });

@@ -146,6 +146,9 @@ export class MysqlGraphEdits {
     if (row === undefined) throw TrellisError.notFound(`graph edit ${editId} not found`);
     const edit = toGraphEdit(row);
     if (edit.undoneAt !== null) throw new TrellisError(ErrorCode.FailedPrecondition, `graph edit ${editId} was already undone`);
+    // Chunk writers lock the rows they name before settling on the overlay: holding the
+    // targets' rows makes a concurrent write wait for this undo and then see it.
+    await this.lockEntities([...edit.targetIds].sort());
     const active = (
       await this.tx.rows(`SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND undone_at IS NULL AND action IN (${marks(STRUCTURAL_ACTIONS)})`, [
         ...this.key,

@@ -33,8 +33,8 @@ export async function rewriteChunk(
   relationships: readonly RelationshipMentionWrite[],
   replay: boolean,
 ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] }> {
-  const state = await loadOverlay(tx, scope);
-  // Without tombstones or merges no edit has records to keep: the common case costs two reads.
+  const state = await settledOverlay(tx, scope, entities, relationships);
+  // Without tombstones or merges no edit has records to keep.
   if (overlayIsEmpty(state)) return { entities: [...entities], relationships: [...relationships] };
   if (!replay) await tx.exec('DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id = ?', [scope.tenantId, scope.kbId, chunkId]);
   const rewritten = rewriteChunkWrites(state, entities, relationships);
@@ -59,6 +59,42 @@ export async function rewriteChunk(
     );
   }
   return { entities: rewritten.entities, relationships: settled };
+}
+
+/**
+ * The overlay as it stands once this transaction holds the rows the chunk names. A merge or
+ * deletion locks the rows it changes, so locking them here waits for one in flight; reading
+ * the overlay again afterwards sees what it committed (READ COMMITTED). Without this, a write
+ * that read the overlay just before a merge committed would bring the merged entity back.
+ */
+async function settledOverlay(
+  tx: SqlSession,
+  scope: KbScope,
+  entities: readonly EntityMentionWrite[],
+  relationships: readonly RelationshipMentionWrite[],
+): Promise<OverlayState> {
+  let state = await loadOverlay(tx, scope);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const entityIds = new Set(entities.map((e) => e.entityId));
+    for (const id of [...entityIds]) for (let m = state.merges.get(id); m !== undefined && !entityIds.has(m.targetId); m = state.merges.get(m.targetId)) entityIds.add(m.targetId);
+    await lockIds(tx, scope, 'entities', [...entityIds]);
+    await lockIds(tx, scope, 'relationships', relationships.map((r) => r.relationshipId));
+    const again = await loadOverlay(tx, scope);
+    if (overlayFingerprint(again) === overlayFingerprint(state)) return again;
+    state = again;
+  }
+  return state;
+}
+
+async function lockIds(tx: SqlSession, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<void> {
+  for (const batch of batches([...new Set(ids)].sort())) {
+    await tx.rows(`SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId, ...batch]);
+  }
+}
+
+function overlayFingerprint(state: OverlayState): string {
+  const entries = (m: ReadonlyMap<string, unknown>) => JSON.stringify([...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  return `${entries(state.deletedEntities)}|${entries(state.deletedRelationships)}|${entries(state.merges)}`;
 }
 
 /** Re-applies user overrides to rows whose derived values were just recomputed. */
