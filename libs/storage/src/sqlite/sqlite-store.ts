@@ -29,6 +29,7 @@ import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms, preferredName, summarizeDescriptions } from '../derivation';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { GRAPH_EDIT_TABLES, SqliteGraphEdits } from './sqlite-graph-edits';
+import { SqliteGraphOverlay } from './sqlite-graph-overlay';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
@@ -43,7 +44,8 @@ export class SqliteStore implements TrellisStore {
   private readonly db: Database.Database;
   /** Exact search over in-memory matrices, rebuilt after writes (see invalidate calls). */
   private readonly vectors = new VectorIndexCache();
-  /** Manual edits: overlays applied inside every chunk write, merges, undo, the edit log. */
+  /** Manual edits: the overlay applied inside every chunk write, and the edits themselves. */
+  private readonly overlay: SqliteGraphOverlay;
   private readonly edits: SqliteGraphEdits;
 
   /** `path` is a file path, or ':memory:' for tests. */
@@ -55,7 +57,8 @@ export class SqliteStore implements TrellisStore {
     this.db.pragma('foreign_keys = OFF');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
-    this.edits = new SqliteGraphEdits(this.db, {
+    this.overlay = new SqliteGraphOverlay(this.db);
+    this.edits = new SqliteGraphEdits(this.db, this.overlay, {
       writeChunk: (scope, chunkId, entities, relationships, replay) => this.writeChunk(scope, chunkId, entities, relationships, replay),
       refresh: (scope, touched) => this.refreshDerived(scope, touched),
       invalidate: (kbId) => this.vectors.invalidate(kbId, 'entities', 'relationships'),
@@ -385,7 +388,7 @@ export class SqliteStore implements TrellisStore {
     );
     // A chunk deleted meanwhile (document replaced or removed) must not gain facts.
     if (this.db.prepare('SELECT 1 FROM chunks WHERE id = ? AND tenant_id = ? AND kb_id = ?').get(chunkId, scope.tenantId, scope.kbId) === undefined) return;
-    const { entities, relationships } = this.edits.rewrite(scope, chunkId, written, writtenRelationships, replay);
+    const { entities, relationships } = this.overlay.rewrite(scope, chunkId, written, writtenRelationships, replay);
     const touched = this.detachChunks([chunkId]);
     for (const e of entities) {
       // A mention a merge redirected carries no name; the row then takes the normalised one.
@@ -406,7 +409,7 @@ export class SqliteStore implements TrellisStore {
     if (chunkIds.length === 0) return;
     this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
     const touched = this.detachChunks(chunkIds);
-    this.edits.forgetChunks(scope, chunkIds);
+    this.overlay.forgetChunks(scope, chunkIds);
     this.deleteFts(chunkIds);
     this.inBatches(chunkIds, (batch) => {
       this.db.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
@@ -464,7 +467,7 @@ export class SqliteStore implements TrellisStore {
       }
       updateEntity.run(summarizeDescriptions(mentions.map((m) => m.description)), mentions.length, preferredName(mentions.map((m) => m.name)), id);
     }
-    this.edits.applyOverrides(scope, touched);
+    this.overlay.applyOverrides(scope, touched);
   }
 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
