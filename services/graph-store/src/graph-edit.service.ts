@@ -57,7 +57,8 @@ export class GraphEditService {
     return this.store.updateEntity(await this.scope(ctx), entityId, patch, this.meta(ctx));
   }
 
-  async updateRelationship(ctx: EditContext, relationshipId: string, changes: RelationshipChanges): Promise<RelationshipRecord> {
+  /** Resolves the relationship as it now reads, with the chunks that state it. */
+  async updateRelationship(ctx: EditContext, relationshipId: string, changes: RelationshipChanges): Promise<RelationshipRecord & { chunkIds: string[] }> {
     requireId(relationshipId, 'relationship_id');
     const patch: RelationshipPatch = {};
     if (changes.label !== undefined) patch.label = requireName(changes.label, 'label');
@@ -67,7 +68,9 @@ export class GraphEditService {
       patch.weight = changes.weight;
     }
     if (Object.keys(patch).length === 0) throw TrellisError.invalid('nothing to change: set label, description or weight');
-    return this.store.updateRelationship(await this.scope(ctx), relationshipId, patch, this.meta(ctx));
+    const scope = await this.scope(ctx);
+    const updated = await this.store.updateRelationship(scope, relationshipId, patch, this.meta(ctx));
+    return { ...updated, chunkIds: (await this.store.chunkIdsForRelationships(scope, [relationshipId])).get(relationshipId) ?? [] };
   }
 
   async deleteEntity(ctx: EditContext, entityId: string): Promise<GraphEditRecord> {

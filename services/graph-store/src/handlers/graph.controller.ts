@@ -53,8 +53,7 @@ export class GraphController implements v1.GraphServiceController {
 
   async updateRelationship(request: v1.UpdateRelationshipRequest, metadata?: Metadata): Promise<v1.Relationship> {
     const changes = { label: request.label, description: request.description, weight: request.weight };
-    const updated = await this.edits.updateRelationship(this.editor(request, metadata), request.relationshipId, changes);
-    return toRelationshipMessage(updated, []);
+    return withChunks(await this.edits.updateRelationship(this.editor(request, metadata), request.relationshipId, changes));
   }
 
   async deleteRelationship(request: v1.DeleteRelationshipRequest, metadata?: Metadata): Promise<v1.GraphEdit> {
