@@ -179,6 +179,18 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect((await store.relationshipsOfEntities(scope, [radium().entityId])).every((r) => r.sourceId === curie().entityId)).toBe(true);
     });
 
+    it('undoing a deletion while chunks mentioning the entity are written gives it every mention', async () => {
+      await indexCurie();
+      const deletion = meta();
+      await store.deleteEntity(scope, radium().entityId, deletion);
+      const chunkIds = await addChunks('d3', Array.from({ length: 12 }, (_, i) => `Radium note ${i}`));
+      await Promise.all([
+        store.undoGraphEdit(scope, deletion.id, meta()),
+        ...chunkIds.map((id) => store.applyChunkExtraction(scope, id, [radium()], [])),
+      ]);
+      expect((await store.getEntities(scope, [radium().entityId]))[0]?.mentionCount).toBe(1 + chunkIds.length);
+    });
+
     it('refuses to merge an entity into itself, an unknown one, or one merged away', async () => {
       await indexCurie();
       await expect(store.mergeEntities(scope, curie().entityId, curie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });

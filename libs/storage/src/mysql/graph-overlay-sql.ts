@@ -62,10 +62,11 @@ export async function rewriteChunk(
 }
 
 /**
- * The overlay as it stands once this transaction holds the rows the chunk names. A merge or
- * deletion locks the rows it changes, so locking them here waits for one in flight; reading
- * the overlay again afterwards sees what it committed (READ COMMITTED). Without this, a write
- * that read the overlay just before a merge committed would bring the merged entity back.
+ * The overlay as it stands once this transaction holds the rows the chunk names (entities,
+ * relationships, their overlay rows). A merge, deletion or undo locks the rows it changes, so
+ * locking them here waits for one in flight; reading the overlay again afterwards sees what it
+ * committed (READ COMMITTED). Without this, a write that read the overlay just before a merge
+ * committed would bring the merged entity back.
  */
 async function settledOverlay(
   tx: SqlSession,
@@ -77,8 +78,12 @@ async function settledOverlay(
   for (let attempt = 0; attempt < 3; attempt++) {
     const entityIds = new Set(entities.map((e) => e.entityId));
     for (const id of [...entityIds]) for (let m = state.merges.get(id); m !== undefined && !entityIds.has(m.targetId); m = state.merges.get(m.targetId)) entityIds.add(m.targetId);
+    const relationshipIds = relationships.map((r) => r.relationshipId);
     await lockIds(tx, scope, 'entities', [...entityIds]);
-    await lockIds(tx, scope, 'relationships', relationships.map((r) => r.relationshipId));
+    await lockIds(tx, scope, 'relationships', relationshipIds);
+    // An undone deletion has no row to lock; its tombstone row is what the undo changes.
+    await lockOverlayRows(tx, scope, 'entity', [...entityIds]);
+    await lockOverlayRows(tx, scope, 'relationship', relationshipIds);
     const again = await loadOverlay(tx, scope);
     if (overlayFingerprint(again) === overlayFingerprint(state)) return again;
     state = again;
@@ -89,6 +94,17 @@ async function settledOverlay(
 async function lockIds(tx: SqlSession, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<void> {
   for (const batch of batches([...new Set(ids)].sort())) {
     await tx.rows(`SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId, ...batch]);
+  }
+}
+
+async function lockOverlayRows(tx: SqlSession, scope: KbScope, kind: 'entity' | 'relationship', ids: readonly string[]): Promise<void> {
+  for (const batch of batches([...new Set(ids)].sort())) {
+    await tx.rows(`SELECT target_id FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND target_kind = ? AND target_id IN (${marks(batch)}) ORDER BY target_id FOR UPDATE`, [
+      scope.tenantId,
+      scope.kbId,
+      kind,
+      ...batch,
+    ]);
   }
 }
 
