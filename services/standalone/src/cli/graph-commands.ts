@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
@@ -18,7 +19,7 @@ function describeEdit(e: v1.GraphEdit): string {
 
 function weight(value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw new Error(`weight must be a number, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`weight must be a number, got "${value}"`);
   return n;
 }
 
@@ -81,6 +82,18 @@ export function addGraphEditCommands(graph: Command, run: Run): void {
       run(async (client, kb: string, relationshipId: string, value: string) => {
         const r = await client.updateRelationship({ knowledgeBase: kb, relationshipId, weight: weight(value) });
         out.write(`${r.sourceName} -[${r.label}]-> ${r.targetName}  weight ${r.weight}${r.weight < 0 ? ' (excluded from retrieval)' : ''}\n`);
+      }),
+    );
+  graph
+    .command('update-relationship <kb> <relationship-id>')
+    .description("override a relationship's label, description or weight")
+    .option('--label <label>')
+    .option('--description <text>')
+    .option('--weight <weight>', 'a negative weight keeps it out of retrieval', weight)
+    .action(
+      run(async (client, kb: string, relationshipId: string, opts: { label?: string; description?: string; weight?: number }) => {
+        const r = await client.updateRelationship({ knowledgeBase: kb, relationshipId, ...opts });
+        out.write(`${r.sourceName} -[${r.label}]-> ${r.targetName}  weight ${r.weight}\n  ${r.description}\n`);
       }),
     );
   graph
