@@ -27,6 +27,8 @@ export interface ClientOptions {
   readonly apiKey?: string;
   /** Deadline of unary calls. */
   readonly timeoutMs?: number;
+  /** Sent as `x-trellis-actor`: who the graph edit log records as making an edit. */
+  readonly actor?: string;
 }
 
 /**
@@ -128,6 +130,30 @@ export class TrellisClient {
   exportGraph(knowledgeBase: string): Promise<v1.Subgraph> {
     return this.unary(this.raw.graph, 'exportGraph', { knowledgeBase });
   }
+  updateEntity(request: Partial<v1.UpdateEntityRequest>): Promise<v1.Entity> {
+    return this.unary(this.raw.graph, 'updateEntity', request);
+  }
+  deleteEntity(knowledgeBase: string, entityId: string): Promise<v1.GraphEdit> {
+    return this.unary(this.raw.graph, 'deleteEntity', { knowledgeBase, entityId });
+  }
+  updateRelationship(request: Partial<v1.UpdateRelationshipRequest>): Promise<v1.Relationship> {
+    return this.unary(this.raw.graph, 'updateRelationship', request);
+  }
+  deleteRelationship(knowledgeBase: string, relationshipId: string): Promise<v1.GraphEdit> {
+    return this.unary(this.raw.graph, 'deleteRelationship', { knowledgeBase, relationshipId });
+  }
+  mergeEntities(knowledgeBase: string, sourceEntityId: string, targetEntityId: string): Promise<v1.MergeEntitiesResponse> {
+    return this.unary(this.raw.graph, 'mergeEntities', { knowledgeBase, sourceEntityId, targetEntityId });
+  }
+  createSynopsis(request: Partial<v1.CreateSynopsisRequest>): Promise<v1.EntityDetail> {
+    return this.unary(this.raw.graph, 'createSynopsis', request);
+  }
+  undoGraphEdit(knowledgeBase: string, editId: string): Promise<v1.GraphEdit> {
+    return this.unary(this.raw.graph, 'undoGraphEdit', { knowledgeBase, editId });
+  }
+  listGraphEdits(knowledgeBase: string, limit = 0): Promise<v1.ListGraphEditsResponse> {
+    return this.unary(this.raw.graph, 'listGraphEdits', { knowledgeBase, limit });
+  }
 
   /** `headers` adds call metadata (services forward the tenant this way). */
   retrieveChunks(request: Partial<v1.RetrieveChunksRequest>, headers?: Record<string, string>): Promise<v1.RetrieveChunksResponse> {
@@ -165,6 +191,7 @@ export class TrellisClient {
   private metadata(headers: Record<string, string> = {}): Metadata {
     const metadata = new Metadata();
     if (this.options.apiKey) metadata.set('authorization', `Bearer ${this.options.apiKey}`);
+    if (this.options.actor) metadata.set('x-trellis-actor', this.options.actor);
     for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
     return metadata;
   }

@@ -16,3 +16,4 @@ export * from './pipeline-stages';
 export * from './traced-store';
 export * from './grpc-client-telemetry';
 export * from './shared-llm-budget';
+export * from './graph-actor';

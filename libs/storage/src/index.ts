@@ -11,3 +11,4 @@ export type { VectorStorage } from './mysql/vector-sql';
 export type { StoreLogger } from './mysql/store-logger';
 export * from './graph-messages';
 export * from './summary-refresher';
+export * from './graph-edit-records';

@@ -9,6 +9,7 @@ import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
 import { describeStoreContract, vectorFor } from './store-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
+import { describeGraphEditContract } from './graph-edits-contract';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -88,6 +89,8 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
     return [first, second];
   });
 
+  describeGraphEditContract('MysqlStore', freshStore);
+
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
       const database = newDatabaseName();
@@ -109,6 +112,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
             'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'document_stages', 'chunks', 'chunk_terms', 'kb_text_stats',
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
             'llm_usage', 'llm_buckets', 'llm_leases',
+            'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
           ]),
         );
 

@@ -10,6 +10,7 @@ import type { TrellisStore } from '@trellis/storage';
 import { EntityResolver } from './entity-resolver';
 import { GraphQueryService } from './graph-query.service';
 import { GraphWriterService } from './graph-writer.service';
+import { GraphEditService } from './graph-edit.service';
 import { extractionEventsConsumer } from './handlers/extraction-events.consumer';
 import { GraphController } from './handlers/graph.controller';
 
@@ -33,6 +34,7 @@ export function createSummaryRefresher(store: TrellisStore, models: Models, logg
       inject: [STORE, EVENT_BUS, MODELS, CONFIG],
     },
     { provide: GraphQueryService, useFactory: (store: TrellisStore) => new GraphQueryService(store), inject: [STORE] },
+    { provide: GraphEditService, useFactory: (store: TrellisStore, models: Models) => new GraphEditService(store, models.embedder), inject: [STORE, MODELS] },
     extractionEventsConsumer,
   ],
 })

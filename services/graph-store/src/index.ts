@@ -4,3 +4,4 @@ export * from './graph-query.service';
 export * from './entity-names';
 export * from './entity-resolver';
 export * from './resolution-policy';
+export * from './graph-edit.service';

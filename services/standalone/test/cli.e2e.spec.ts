@@ -90,6 +90,27 @@ describe('the trellis CLI', () => {
       expect(unreachable.stderr).toMatch(/cannot reach the Trellis server/);
     });
 
+    it('edits the graph: merge, log, unmerge, set-weight', async () => {
+      const cli = (...args: string[]) => trellis(['--server', server.grpcAddress, '--actor', 'cli-curator', ...args]);
+      expect((await cli('kb', 'create', 'edited')).code).toBe(0);
+      expect((await cli('ingest', 'edited', 'examples')).stdout).toMatch(/indexed 5 document\(s\)/);
+      const merged = await cli('graph', 'merge', 'edited', 'Marie Sklodowska', 'Marie Curie');
+      expect(merged.stdout).toMatch(/^merged: (edit_\S+)\s+merge-entities .* by cli-curator/);
+      const editId = /^merged: (edit_\S+)/.exec(merged.stdout)![1]!;
+      expect((await cli('graph', 'merge', 'edited', 'Marie Sklodowska', 'Marie Curie')).stderr).toMatch(/"Marie Sklodowska" not found in knowledge base "edited" \(NOT_FOUND\)/);
+      expect((await cli('graph', 'log', 'edited')).stdout).toMatch(new RegExp(`${editId}\\s+\\S+\\s+cli-curator\\s+merge-entities`));
+      expect((await cli('graph', 'unmerge', 'edited', editId)).stdout).toMatch(/^undone: .* \(undone by cli-curator\)/);
+      expect((await cli('graph', 'edited', '--entity', 'Marie Sklodowska')).stdout).toMatch(/^Marie Sklodowska \(/);
+
+      const detail = (await cli('graph', 'edited', '--entity', 'Irène Joliot-Curie')).stdout;
+      const relationshipId = /-\[directed\]-> Radium Institute {2}\((\S+),/.exec(detail)![1]!;
+      expect((await cli('graph', 'set-weight', 'edited', relationshipId, '-1')).stdout).toMatch(/weight -1 \(excluded from retrieval\)/);
+      expect((await cli('graph', 'edited', '--entity', 'Irène Joliot-Curie')).stdout).toContain(`(${relationshipId}, weight -1)`);
+      const bad = await cli('graph', 'set-weight', 'edited', relationshipId, 'heavy');
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/weight must be a number/);
+    });
+
     it('serves the gRPC health service and server reflection', async () => {
       const healthProto = loadSync(join(ROOT, 'node_modules/grpc-health-check/proto/health/v1/health.proto'), { enums: String });
       const Health = (loadPackageDefinition(healthProto) as unknown as { grpc: { health: { v1: { Health: new (a: string, c: unknown) => Client & { check(request: { service: string }, callback: (error: ServiceError | null, response: { status: string }) => void): void } } } } }).grpc.health.v1.Health;

@@ -84,9 +84,12 @@ export async function saveSummaries(session: SqlSession, vectors: VectorSql, sco
   let saved = 0;
   for (const u of updates) {
     const table = u.kind === 'entity' ? 'entities' : 'relationships';
+    // A description the user set by hand (graph_overlays) wins over the derived summary.
     const changed = await session.exec(
-      `UPDATE ${table} SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?`,
-      [u.description, vectors.embeddingValue(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash],
+      `UPDATE ${table} SET description = COALESCE((SELECT o.description FROM graph_overlays o
+         WHERE o.tenant_id = ? AND o.kb_id = ? AND o.target_kind = ? AND o.target_id = ?), ?),
+       embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?`,
+      [scope.tenantId, scope.kbId, u.kind, u.id, u.description, vectors.embeddingValue(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash],
     );
     saved += changed;
   }

@@ -5,6 +5,7 @@ import type { SqlSession, SqlValue } from './mysql-session';
 import { batches, marks } from './mysql-rows';
 import { unindexChunkTexts } from './fulltext-index';
 import type { VectorSql } from './vector-sql';
+import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
 
 /**
  * The graph writes, run inside the caller's transaction. Concurrency rule: a transaction locks
@@ -28,24 +29,30 @@ function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-interface Touched {
+export interface Touched {
   entityIds: Set<string>;
   relationshipIds: Set<string>;
 }
 
-/** Replaces one chunk's mentions. Resolves false when the chunk no longer exists. */
+/**
+ * Replaces one chunk's mentions, after manual edits rewrote them (tombstones, merges);
+ * `replay` is set when an edit or its undo re-applies recorded writes. Resolves false when the
+ * chunk no longer exists.
+ */
 export async function writeChunkExtraction(
   tx: SqlSession,
   vectors: VectorSql,
   scope: KbScope,
   chunkId: string,
-  entities: readonly EntityMentionWrite[],
-  relationships: readonly RelationshipMentionWrite[],
+  extracted: readonly EntityMentionWrite[],
+  extractedRelationships: readonly RelationshipMentionWrite[],
+  replay = false,
 ): Promise<boolean> {
   // Locking the chunk orders this write against a concurrent delete of the same chunk, which
   // would otherwise leave mentions of a chunk that is gone.
   const chunk = await tx.rows('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id = ? FOR UPDATE', [scope.tenantId, scope.kbId, chunkId]);
   if (chunk.length === 0) return false;
+  const { entities, relationships } = await rewriteChunk(tx, scope, chunkId, extracted, extractedRelationships, replay);
   const touched = await mentionedBy(tx, scope, [chunkId]);
 
   // INSERT ... ON DUPLICATE KEY UPDATE both creates a missing row and locks an existing one
@@ -56,7 +63,8 @@ export async function writeChunkExtraction(
     await tx.exec(
       `INSERT INTO entities (tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, embedding)
        VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, '', 0, ?)").join(', ')} ON DUPLICATE KEY UPDATE mention_count = mention_count`,
-      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, e.name, e.normalizedName, e.type, vectors.embeddingValue(e.embedding)]),
+      // A mention a merge redirected carries no name; a row it creates takes the normalised one.
+      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, e.name || e.normalizedName, e.normalizedName, e.type, vectors.embeddingValue(e.embedding)]),
     );
   }
   const written = new Set(entities.map((e) => e.entityId));
@@ -111,6 +119,8 @@ export async function removeDocumentChunks(tx: SqlSession, scope: KbScope, docum
   await deleteMentionsOfChunks(tx, scope, chunkIds);
   for (const batch of batches(chunkIds)) {
     await tx.exec(`DELETE FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
+    // Graph edits have nothing to replay for chunks that are gone.
+    await tx.exec(`DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
   }
   await refreshDerived(tx, scope, touched);
   await unindexChunkTexts(tx, scope, lengths);
@@ -151,11 +161,13 @@ async function lockRows(tx: SqlSession, scope: KbScope, table: 'entities' | 'rel
 }
 
 /**
- * Recomputes summaries, counts and weights from the mentions that remain; deletes what has
- * none left, then relationships whose end entity is gone, with their mentions, so nothing
- * dangles.
+ * Recomputes counts, weights, names and review flags from the mentions that remain; deletes
+ * what has none left (manual rows stay: they never had any), then relationships whose end
+ * entity is gone, with their mentions, so nothing dangles; then re-applies the user's
+ * overrides. A summary is rewritten only when its inputs changed, and marked pending for the
+ * graph writer to summarise and embed.
  */
-async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched): Promise<void> {
+export async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched): Promise<void> {
   const relationshipMentions = await mentionsOf(tx, scope, 'relationship_mentions', 'relationship_id', 'description, strength', touched.relationshipIds);
   const goneRelationships: string[] = [];
   for (const id of [...touched.relationshipIds].sort(compareIds)) {
@@ -179,7 +191,7 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
       id,
     ]);
   }
-  await deleteByIds(tx, scope, 'relationships', 'id', goneRelationships);
+  await deleteByIds(tx, scope, 'relationships', 'id', await extractedOnly(tx, scope, 'relationships', goneRelationships));
 
   const entityMentions = await mentionsOf(tx, scope, 'entity_mentions', 'entity_id', 'description, name, needs_review', touched.entityIds);
   const goneEntities: string[] = [];
@@ -199,10 +211,11 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
       [hash, summarizeDescriptions(descriptions), hash, mentions.length, name, needsReview, hash, scope.tenantId, scope.kbId, id],
     );
   }
-  await deleteByIds(tx, scope, 'entities', 'id', goneEntities);
+  const deletedEntities = await extractedOnly(tx, scope, 'entities', goneEntities);
+  await deleteByIds(tx, scope, 'entities', 'id', deletedEntities);
 
   const dangling: string[] = [];
-  for (const batch of batches(goneEntities)) {
+  for (const batch of batches(deletedEntities)) {
     const rows = await tx.rows(
       `SELECT id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id IN (${marks(batch)}) OR target_id IN (${marks(batch)})) ORDER BY id FOR UPDATE`,
       [scope.tenantId, scope.kbId, ...batch, ...batch],
@@ -211,6 +224,17 @@ async function refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched):
   }
   await deleteByIds(tx, scope, 'relationship_mentions', 'relationship_id', dangling);
   await deleteByIds(tx, scope, 'relationships', 'id', dangling);
+  await applyOverrides(tx, scope, touched);
+}
+
+/** The ids among these whose rows were derived from mentions (not created by hand). */
+async function extractedOnly(tx: SqlSession, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<string[]> {
+  const manual = new Set<string>();
+  for (const batch of batches(ids)) {
+    const rows = await tx.rows(`SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND kind = 'manual' AND id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
+    for (const r of rows) manual.add(String(r.id));
+  }
+  return ids.filter((id) => !manual.has(id));
 }
 
 /** Mentions of each owner, in chunk id order (the order summaries are built in). */

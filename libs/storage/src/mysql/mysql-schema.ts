@@ -218,6 +218,54 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
       `ALTER TABLE entity_mentions ADD COLUMN needs_review TINYINT NOT NULL DEFAULT 0`,
     ],
   },
+  {
+    version: 6,
+    name: 'manual graph edits: overlays, merges, replayable chunk writes, edit log',
+    statements: (c) => [
+      `ALTER TABLE relationships ADD COLUMN kind VARCHAR(32) NOT NULL DEFAULT 'extracted'`,
+      // Overrides (NULL: not overridden) and tombstones (deleted_by) of one entity or relationship.
+      table(c, 'graph_overlays', `
+        tenant_id ${ID}, kb_id ${ID},
+        target_kind VARCHAR(16) NOT NULL,
+        target_id ${ID},
+        name TEXT NULL,
+        normalized_name TEXT NULL,
+        type TEXT NULL,
+        description TEXT NULL,
+        label TEXT NULL,
+        weight DOUBLE NULL,
+        deleted_by VARCHAR(128) NULL,
+        PRIMARY KEY (tenant_id, kb_id, target_kind, target_id)`),
+      table(c, 'graph_merges', `
+        tenant_id ${ID}, kb_id ${ID}, id ${ID},
+        source_id ${ID},
+        target_id ${ID},
+        created_at DATETIME(3) NOT NULL,
+        undone_at DATETIME(3) NULL,
+        PRIMARY KEY (tenant_id, kb_id, id)`),
+      // The original writes of each chunk an edit changed: what its undo replays.
+      table(c, 'graph_edit_chunks', `
+        tenant_id ${ID}, kb_id ${ID},
+        edit_id ${ID},
+        chunk_id ${ID},
+        extraction LONGTEXT NOT NULL,
+        PRIMARY KEY (tenant_id, kb_id, edit_id, chunk_id),
+        KEY graph_edit_chunks_by_chunk (tenant_id, kb_id, chunk_id)`),
+      table(c, 'graph_edits', `
+        tenant_id ${ID}, kb_id ${ID}, id ${ID},
+        actor VARCHAR(255) NOT NULL,
+        action VARCHAR(32) NOT NULL,
+        target_ids TEXT NOT NULL,
+        before_state MEDIUMTEXT NOT NULL,
+        after_state MEDIUMTEXT NOT NULL,
+        undo_state LONGTEXT NOT NULL,
+        created_at DATETIME(3) NOT NULL,
+        undone_at DATETIME(3) NULL,
+        undone_by VARCHAR(255) NULL,
+        PRIMARY KEY (tenant_id, kb_id, id),
+        KEY graph_edits_by_time (tenant_id, kb_id, created_at)`),
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = (context: SchemaContext): string =>

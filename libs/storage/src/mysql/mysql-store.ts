@@ -43,6 +43,8 @@ import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-wri
 import { removeDocumentChunks, writeChunkExtraction } from './graph-writes';
 import * as graph from './graph-reads';
 import * as summaries from './graph-summaries';
+import { MysqlGraphEdits } from './graph-edits';
+import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { stderrStoreLogger } from './store-logger';
 import { MysqlLlmBudget } from './llm-budget-sql';
 import type { StoreLogger } from './store-logger';
@@ -61,6 +63,7 @@ const ER_DUP_ENTRY = 1062;
 const KB_TABLES = [
   'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunk_terms', 'kb_text_stats',
   'chunks', 'document_texts', 'document_stages', 'documents', 'chat_messages', 'llm_usage',
+  'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
 ] as const;
 
 /**
@@ -425,8 +428,13 @@ export class MysqlStore implements TrellisStore {
     });
   }
 
+  /** Relationships a user weighted negative are left out: they are kept out of retrieval. */
   async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const top = await this.rankGraph('relationships', scope, vector, k);
+    const candidates = graphCandidates('relationships', scope);
+    const retrievable = { ...candidates, where: `${candidates.where} AND r.weight >= 0` };
+    const top = this.vectors.scoresInDatabase
+      ? await rankByVector(this.sql, this.vectors, retrievable, vector, k)
+      : (await this.blobVectors.index(this.sql, 'retrievable-relationships', scope, retrievable)).search(vector, k);
     const relationships = new Map((await graph.getRelationships(this.sql, scope, top.map((t) => t.item))).map((r) => [r.id, r]));
     return top.flatMap((t) => {
       const relationship = relationships.get(t.item);
@@ -466,6 +474,52 @@ export class MysqlStore implements TrellisStore {
 
   exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
     return graph.exportGraph(this.sql, scope);
+  }
+
+  // --- graph edits -----------------------------------------------------------------------
+
+  async updateEntity(scope: KbScope, entityId: string, patch: EntityPatch, edit: GraphEditMeta): Promise<EntityRecord> {
+    await this.editGraph(scope, (edits) => edits.updateEntity(entityId, patch, edit));
+    return (await graph.getEntities(this.sql, scope, [entityId]))[0]!;
+  }
+
+  async updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
+    await this.editGraph(scope, (edits) => edits.updateRelationship(relationshipId, patch, edit));
+    return (await graph.getRelationships(this.sql, scope, [relationshipId]))[0]!;
+  }
+
+  deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
+    return this.editGraph(scope, (edits) => edits.deleteEntity(entityId, edit));
+  }
+
+  deleteRelationship(scope: KbScope, relationshipId: string, edit: GraphEditMeta): Promise<void> {
+    return this.editGraph(scope, (edits) => edits.deleteRelationship(relationshipId, edit));
+  }
+
+  async createManualEntity(scope: KbScope, entity: ManualEntityWrite, links: readonly ManualRelationshipWrite[], edit: GraphEditMeta): Promise<EntityRecord> {
+    await this.editGraph(scope, (edits) => edits.createManualEntity(entity, links, edit));
+    return (await graph.getEntities(this.sql, scope, [entity.id]))[0]!;
+  }
+
+  async mergeEntities(scope: KbScope, sourceId: string, targetId: string, edit: GraphEditMeta): Promise<EntityRecord> {
+    await this.editGraph(scope, (edits) => edits.mergeEntities(sourceId, targetId, edit));
+    return (await graph.getEntities(this.sql, scope, [targetId]))[0]!;
+  }
+
+  undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
+    return this.editGraph(scope, (edits) => edits.undo(editId, edit));
+  }
+
+  getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
+    return new MysqlGraphEdits(this.sql, this.vectors, scope).get(editId);
+  }
+
+  listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
+    return new MysqlGraphEdits(this.sql, this.vectors, scope).list(limit);
+  }
+
+  private editGraph<T>(scope: KbScope, edit: (edits: MysqlGraphEdits) => Promise<T>): Promise<T> {
+    return this.sql.transaction((tx) => edit(new MysqlGraphEdits(tx, this.vectors, scope)));
   }
 
   // --- chat history ----------------------------------------------------------------------

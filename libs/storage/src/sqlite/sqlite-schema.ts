@@ -190,4 +190,60 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       CREATE INDEX relationships_pending_summaries ON relationships (tenant_id, kb_id, summary_pending);
     `,
   },
+  {
+    version: 6,
+    name: 'manual graph edits: overlays, merges, replayable chunk writes, edit log',
+    sql: `
+      ALTER TABLE relationships ADD COLUMN kind TEXT NOT NULL DEFAULT 'extracted';
+      CREATE TABLE graph_overlays (
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        target_kind TEXT NOT NULL,
+        target_id TEXT NOT NULL,
+        name TEXT,
+        normalized_name TEXT,
+        type TEXT,
+        description TEXT,
+        label TEXT,
+        weight REAL,
+        deleted_by TEXT,
+        PRIMARY KEY (tenant_id, kb_id, target_kind, target_id)
+      );
+      CREATE TABLE graph_merges (
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        target_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        undone_at TEXT,
+        PRIMARY KEY (tenant_id, kb_id, id)
+      );
+      CREATE TABLE graph_edit_chunks (
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        edit_id TEXT NOT NULL,
+        chunk_id TEXT NOT NULL,
+        extraction TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, kb_id, edit_id, chunk_id)
+      );
+      CREATE INDEX graph_edit_chunks_by_chunk ON graph_edit_chunks (tenant_id, kb_id, chunk_id);
+      CREATE TABLE graph_edits (
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target_ids TEXT NOT NULL,
+        before_state TEXT NOT NULL,
+        after_state TEXT NOT NULL,
+        undo_state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        undone_at TEXT,
+        undone_by TEXT,
+        PRIMARY KEY (tenant_id, kb_id, id)
+      );
+      CREATE INDEX graph_edits_by_time ON graph_edits (tenant_id, kb_id, created_at);
+    `,
+  },
 ];

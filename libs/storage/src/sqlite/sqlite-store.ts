@@ -35,9 +35,11 @@ import * as summaries from './sqlite-summaries';
 import { CHANGED_SUMMARY, ENTITY_COLUMNS } from './sqlite-summaries';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { SqliteLlmBudget } from './sqlite-llm-budget';
+import { GRAPH_EDIT_TABLES, SqliteGraphEdits } from './sqlite-graph-edits';
+import { SqliteGraphOverlay } from './sqlite-graph-overlay';
+import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
-
 
 /**
  * The standalone store: one SQLite file (better-sqlite3, WAL mode). Vector search is an
@@ -49,6 +51,9 @@ export class SqliteStore implements TrellisStore {
   /** Exact search over in-memory matrices, rebuilt after writes (see invalidate calls). */
   private readonly vectors = new VectorIndexCache();
   private readonly llm: SqliteLlmBudget;
+  /** Manual edits: the overlay applied inside every chunk write, and the edits themselves. */
+  private readonly overlay: SqliteGraphOverlay;
+  private readonly edits: SqliteGraphEdits;
 
   /** `path` is a file path, or ':memory:' for tests. */
   constructor(path: string) {
@@ -60,6 +65,12 @@ export class SqliteStore implements TrellisStore {
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
     this.llm = new SqliteLlmBudget(this.db);
+    this.overlay = new SqliteGraphOverlay(this.db);
+    this.edits = new SqliteGraphEdits(this.db, this.overlay, {
+      writeChunk: (scope, chunkId, entities, relationships, replay) => this.writeChunk(scope, chunkId, entities, relationships, replay),
+      refresh: (scope, touched) => this.refreshDerived(scope, touched),
+      invalidate: (kbId) => this.vectors.invalidate(kbId, 'entities', 'relationships'),
+    });
   }
 
   private migrate(): void {
@@ -122,7 +133,7 @@ export class SqliteStore implements TrellisStore {
       this.llm.deleteKnowledgeBase(scope);
       const chunkIds = this.db.prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?').pluck().all(scope.tenantId, scope.kbId) as string[];
       this.deleteFts(chunkIds);
-      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages']) {
+      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages', ...GRAPH_EDIT_TABLES]) {
         this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`).run(scope.tenantId, scope.kbId);
       }
       this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
@@ -386,6 +397,21 @@ export class SqliteStore implements TrellisStore {
     entities: readonly EntityMentionWrite[],
     relationships: readonly RelationshipMentionWrite[],
   ): Promise<void> {
+    this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
+    this.db.transaction(() => this.writeChunk(scope, chunkId, entities, relationships, false))();
+  }
+
+  /**
+   * One chunk's write, inside the caller's transaction. Manual edits rewrite it first
+   * (tombstones, merges); `replay` is set when an edit or its undo re-applies recorded writes.
+   */
+  private writeChunk(
+    scope: KbScope,
+    chunkId: string,
+    written: readonly EntityMentionWrite[],
+    writtenRelationships: readonly RelationshipMentionWrite[],
+    replay: boolean,
+  ): void {
     const insertEntity = this.db.prepare(
       `INSERT INTO entities (id, tenant_id, kb_id, name, normalized_name, type, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO NOTHING`,
@@ -402,23 +428,22 @@ export class SqliteStore implements TrellisStore {
       `INSERT INTO relationship_mentions (relationship_id, chunk_id, tenant_id, kb_id, description, strength) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (relationship_id, chunk_id) DO UPDATE SET description = excluded.description, strength = excluded.strength`,
     );
-    this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
-    this.db.transaction(() => {
-      // A chunk deleted meanwhile (document replaced or removed) must not gain facts.
-      if (this.db.prepare('SELECT 1 FROM chunks WHERE id = ? AND tenant_id = ? AND kb_id = ?').get(chunkId, scope.tenantId, scope.kbId) === undefined) return;
-      const touched = this.detachChunks([chunkId]);
-      for (const e of entities) {
-        insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name, e.normalizedName, e.type, vectorToBuffer(e.embedding));
-        insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name, e.needsReview === true ? 1 : 0);
-        touched.entityIds.add(e.entityId);
-      }
-      for (const r of relationships) {
-        insertRelationship.run(r.relationshipId, scope.tenantId, scope.kbId, r.sourceId, r.targetId, r.label, vectorToBuffer(r.embedding));
-        insertRelationshipMention.run(r.relationshipId, chunkId, scope.tenantId, scope.kbId, r.description, r.strength);
-        touched.relationshipIds.add(r.relationshipId);
-      }
-      this.refreshDerived(touched);
-    })();
+    // A chunk deleted meanwhile (document replaced or removed) must not gain facts.
+    if (this.db.prepare('SELECT 1 FROM chunks WHERE id = ? AND tenant_id = ? AND kb_id = ?').get(chunkId, scope.tenantId, scope.kbId) === undefined) return;
+    const { entities, relationships } = this.overlay.rewrite(scope, chunkId, written, writtenRelationships, replay);
+    const touched = this.detachChunks([chunkId]);
+    for (const e of entities) {
+      // A mention a merge redirected carries no name; the row then takes the normalised one.
+      insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name || e.normalizedName, e.normalizedName, e.type, vectorToBuffer(e.embedding));
+      insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name, e.needsReview === true ? 1 : 0);
+      touched.entityIds.add(e.entityId);
+    }
+    for (const r of relationships) {
+      insertRelationship.run(r.relationshipId, scope.tenantId, scope.kbId, r.sourceId, r.targetId, r.label, vectorToBuffer(r.embedding));
+      insertRelationshipMention.run(r.relationshipId, chunkId, scope.tenantId, scope.kbId, r.description, r.strength);
+      touched.relationshipIds.add(r.relationshipId);
+    }
+    this.refreshDerived(scope, touched);
   }
 
   /** Deletes chunks and the graph facts only they supported. Runs inside a transaction. */
@@ -426,12 +451,13 @@ export class SqliteStore implements TrellisStore {
     if (chunkIds.length === 0) return;
     this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
     const touched = this.detachChunks(chunkIds);
+    this.overlay.forgetChunks(scope, chunkIds);
     this.deleteFts(chunkIds);
     this.inBatches(chunkIds, (batch) => {
       this.db.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
       return [];
     });
-    this.refreshDerived(touched);
+    this.refreshDerived(scope, touched);
   }
 
   /** Removes the mentions of these chunks and returns what they touched. */
@@ -450,16 +476,17 @@ export class SqliteStore implements TrellisStore {
 
   /**
    * Recomputes counts, weights, names and review flags from the mentions that remain; deletes
-   * what has none left, and relationships whose end entity is gone. A summary is rewritten (as
-   * the plain concatenation) only when its inputs changed, and then marked pending so the graph
-   * writer summarises and embeds it again (see listPendingSummaries).
+   * what has none left (manual ones stay: they never had any), and relationships whose end
+   * entity is gone; then re-applies the user's overrides. A summary is rewritten (as the plain
+   * concatenation) only when its inputs changed, and then marked pending so the graph writer
+   * summarises and embeds it again (see listPendingSummaries).
    */
-  private refreshDerived(touched: { entityIds: Set<string>; relationshipIds: Set<string> }): void {
+  private refreshDerived(scope: KbScope, touched: { entityIds: Set<string>; relationshipIds: Set<string> }): void {
     const relationshipMentions = this.db.prepare('SELECT description, strength FROM relationship_mentions WHERE relationship_id = ? ORDER BY chunk_id');
     const updateRelationship = this.db.prepare(
       `UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? WHERE id = ?`,
     );
-    const deleteRelationship = this.db.prepare('DELETE FROM relationships WHERE id = ?');
+    const deleteRelationship = this.db.prepare("DELETE FROM relationships WHERE id = ? AND kind = 'extracted'");
     for (const id of touched.relationshipIds) {
       const mentions = relationshipMentions.all(id) as Array<{ description: string; strength: number }>;
       if (mentions.length === 0) {
@@ -475,16 +502,16 @@ export class SqliteStore implements TrellisStore {
     const updateEntity = this.db.prepare(
       `UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? WHERE id = ?`,
     );
-    const deleteEntity = this.db.prepare('DELETE FROM entities WHERE id = ?');
+    const deleteEntity = this.db.prepare("DELETE FROM entities WHERE id = ? AND kind = 'extracted'");
     const danglingIds = this.db.prepare('SELECT id FROM relationships WHERE source_id = ? OR target_id = ?').pluck();
     const deleteRelationshipMentions = this.db.prepare('DELETE FROM relationship_mentions WHERE relationship_id = ?');
     for (const id of touched.entityIds) {
       const mentions = entityMentions.all(id) as Array<{ description: string; name: string; needs_review: number }>;
       if (mentions.length === 0) {
-        deleteEntity.run(id);
+        if (deleteEntity.run(id).changes === 0) continue;
         for (const relationshipId of danglingIds.all(id, id) as string[]) {
           deleteRelationshipMentions.run(relationshipId);
-          deleteRelationship.run(relationshipId);
+          this.db.prepare('DELETE FROM relationships WHERE id = ?').run(relationshipId);
         }
         continue;
       }
@@ -494,6 +521,7 @@ export class SqliteStore implements TrellisStore {
       const needsReview = mentions.every((m) => m.needs_review === 1) ? 1 : 0;
       updateEntity.run(hash, summarizeDescriptions(descriptions), hash, mentions.length, name, needsReview, hash, id);
     }
+    this.overlay.applyOverrides(scope, touched);
   }
 
   async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
@@ -548,10 +576,12 @@ export class SqliteStore implements TrellisStore {
     return top.flatMap((t) => (entities.has(t.item) ? [{ entity: entities.get(t.item)!, score: t.score }] : []));
   }
 
+  /** Relationships a user weighted negative are left out: they are kept out of retrieval. */
   async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const top = this.embeddingIndex('relationships', scope).search(vector, k);
-    const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).map((r) => [r.id, r]));
-    return top.flatMap((t) => (relationships.has(t.item) ? [{ relationship: relationships.get(t.item)!, score: t.score }] : []));
+    const excluded = this.db.prepare('SELECT COUNT(*) FROM relationships WHERE tenant_id = ? AND kb_id = ? AND weight < 0').pluck().get(scope.tenantId, scope.kbId) as number;
+    const top = this.embeddingIndex('relationships', scope).search(vector, k + excluded);
+    const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).filter((r) => r.weight >= 0).map((r) => [r.id, r]));
+    return top.flatMap((t) => (relationships.has(t.item) ? [{ relationship: relationships.get(t.item)!, score: t.score }] : [])).slice(0, k);
   }
 
   async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
@@ -618,6 +648,48 @@ export class SqliteStore implements TrellisStore {
     const entities = (this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? ORDER BY normalized_name, id`).all(scope.tenantId, scope.kbId) as Row[]).map(toEntity);
     const relationships = (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? ORDER BY r.id`).all(scope.tenantId, scope.kbId) as Row[]).map(toRelationship);
     return { entities, relationships };
+  }
+
+  // --- graph edits -----------------------------------------------------------------------
+
+  async updateEntity(scope: KbScope, entityId: string, patch: EntityPatch, edit: GraphEditMeta): Promise<EntityRecord> {
+    this.edits.updateEntity(scope, entityId, patch, edit);
+    return (await this.getEntities(scope, [entityId]))[0]!;
+  }
+
+  async updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
+    this.edits.updateRelationship(scope, relationshipId, patch, edit);
+    return (await this.getRelationships(scope, [relationshipId]))[0]!;
+  }
+
+  async deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
+    this.edits.deleteEntity(scope, entityId, edit);
+  }
+
+  async deleteRelationship(scope: KbScope, relationshipId: string, edit: GraphEditMeta): Promise<void> {
+    this.edits.deleteRelationship(scope, relationshipId, edit);
+  }
+
+  async createManualEntity(scope: KbScope, entity: ManualEntityWrite, links: readonly ManualRelationshipWrite[], edit: GraphEditMeta): Promise<EntityRecord> {
+    this.edits.createManualEntity(scope, entity, links, edit);
+    return (await this.getEntities(scope, [entity.id]))[0]!;
+  }
+
+  async mergeEntities(scope: KbScope, sourceId: string, targetId: string, edit: GraphEditMeta): Promise<EntityRecord> {
+    this.edits.mergeEntities(scope, sourceId, targetId, edit);
+    return (await this.getEntities(scope, [targetId]))[0]!;
+  }
+
+  async undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
+    return this.edits.undo(scope, editId, edit);
+  }
+
+  async getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
+    return this.edits.get(scope, editId);
+  }
+
+  async listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
+    return this.edits.list(scope, limit);
   }
 
   // --- pipeline stages -------------------------------------------------------------------

@@ -74,10 +74,14 @@ export function listScopesWithPendingSummaries(db: Database.Database): KbScope[]
 
 /** Compare-and-set on the summary hash: a summary computed from mentions that changed since is dropped. */
 export function saveSummaries(db: Database.Database, scope: KbScope, updates: readonly SummaryUpdate[]): number {
-  const statements = {
-    entity: db.prepare('UPDATE entities SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?'),
-    relationship: db.prepare('UPDATE relationships SET description = ?, embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?'),
-  };
+  // A description the user set by hand (graph_overlays) wins over the derived summary.
+  const update = (table: string, kind: string) =>
+    db.prepare(
+      `UPDATE ${table} SET description = COALESCE((SELECT o.description FROM graph_overlays o
+         WHERE o.tenant_id = ${table}.tenant_id AND o.kb_id = ${table}.kb_id AND o.target_kind = '${kind}' AND o.target_id = ${table}.id), ?),
+       embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?`,
+    );
+  const statements = { entity: update('entities', 'entity'), relationship: update('relationships', 'relationship') };
   return db.transaction(() => {
     let saved = 0;
     for (const u of updates) saved += statements[u.kind].run(u.description, vectorToBuffer(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash).changes;

@@ -9,6 +9,7 @@ export interface ConnectionOptions {
   embedded?: boolean;
   dataDir?: string;
   apiKey?: string;
+  actor?: string;
 }
 
 /** A client, and with --embedded the in-process server it talks to. */
@@ -23,7 +24,11 @@ export interface Connection {
  */
 export async function connect(options: ConnectionOptions): Promise<Connection> {
   if (!options.embedded) {
-    const client = new TrellisClient({ address: options.server ?? process.env.TRELLIS_SERVER ?? '127.0.0.1:50051', apiKey: options.apiKey ?? process.env.TRELLIS_API_KEY });
+    const client = new TrellisClient({
+      address: options.server ?? process.env.TRELLIS_SERVER ?? '127.0.0.1:50051',
+      apiKey: options.apiKey ?? process.env.TRELLIS_API_KEY,
+      actor: actorOf(options),
+    });
     return { client, close: async () => client.close() };
   }
   const grpcPort = await freePort();
@@ -31,7 +36,7 @@ export async function connect(options: ConnectionOptions): Promise<Connection> {
   if (options.dataDir) env.TRELLIS_DATA_DIR = options.dataDir;
   delete env.TRELLIS_API_KEYS;
   const server: RunningProcess = await startStandaloneServer(loadConfig(env, 'trellis-cli'));
-  const client = new TrellisClient({ address: server.grpcAddress! });
+  const client = new TrellisClient({ address: server.grpcAddress!, actor: actorOf(options) });
   return {
     client,
     close: async () => {
@@ -39,4 +44,9 @@ export async function connect(options: ConnectionOptions): Promise<Connection> {
       await server.close();
     },
   };
+}
+
+/** Who graph edits are logged as: --actor, else TRELLIS_ACTOR, else the login name. */
+function actorOf(options: ConnectionOptions): string | undefined {
+  return options.actor ?? process.env.TRELLIS_ACTOR ?? process.env.USER ?? undefined;
 }

@@ -4,6 +4,7 @@ import type { TrellisClient } from '@trellis/client';
 import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
+import { addGraphEditCommands } from './graph-commands';
 import { ingestCommand, waitForIndexing } from './ingest-command';
 import { evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
@@ -53,6 +54,7 @@ const program = new Command('trellis')
   .option('--embedded', 'run an in-process server instead of connecting to one')
   .option('--data-dir <dir>', 'data directory for --embedded (env TRELLIS_DATA_DIR, default ./.trellis)')
   .option('--api-key <key>', 'API key (env TRELLIS_API_KEY)')
+  .option('--actor <name>', 'who graph edits are logged as (env TRELLIS_ACTOR, default: the login name)')
   .showHelpAfterError();
 
 const kb = program.command('kb').description('manage knowledge bases');
@@ -209,9 +211,9 @@ program
     ),
   );
 
-program
+const graph = program
   .command('graph <kb>')
-  .description("an entity with its relationships, or the size of the KB's graph")
+  .description("an entity with its relationships, or the size of the KB's graph; subcommands edit the graph")
   .option('--entity <name>', 'entity name or id')
   .option('--json', 'print JSON (with no --entity: the whole graph)')
   .action(
@@ -225,9 +227,10 @@ program
       if (opts.json) return void out.write(`${JSON.stringify(detail, null, 2)}\n`);
       const e = detail.entity!;
       out.write(`${e.name} (${e.type}, ${e.mentionCount} mentions)\n  ${e.description}\n\nRelationships:\n`);
-      for (const r of detail.relationships) out.write(`  ${r.sourceName} -[${r.label}]-> ${r.targetName}\n`);
+      for (const r of detail.relationships) out.write(`  ${r.sourceName} -[${r.label}]-> ${r.targetName}  (${r.id}, weight ${r.weight})\n`);
     }),
   );
+addGraphEditCommands(graph, run);
 
 addAdminCommands(program, (action) => async (...args: unknown[]) => {
   try {

@@ -1,0 +1,79 @@
+import { ErrorCode, TrellisError } from '@trellis/contracts';
+import type { GraphEditAction, GraphEditRecord } from './graph-edit-records';
+import { fromSqlTime } from './row-mappers';
+import type { Row } from './row-mappers';
+
+/** Mapping and wording shared by both adapters' graph edits. */
+
+export function toGraphEdit(r: Row): GraphEditRecord {
+  return {
+    id: String(r.id),
+    kbId: String(r.kb_id),
+    actor: String(r.actor),
+    action: String(r.action) as GraphEditAction,
+    targetIds: JSON.parse(String(r.target_ids)) as string[],
+    before: String(r.before_state),
+    after: String(r.after_state),
+    createdAt: fromSqlTime(r.created_at),
+    undoneAt: r.undone_at === null || r.undone_at === undefined ? null : fromSqlTime(r.undone_at),
+    undoneBy: r.undone_by === null || r.undone_by === undefined ? null : String(r.undone_by),
+  };
+}
+
+/** Edits that move facts between entities or hide them: undo replays chunk writes for them. */
+export const STRUCTURAL_ACTIONS: readonly GraphEditAction[] = ['merge-entities', 'delete-entity', 'delete-relationship'];
+
+/** What the log keeps of an entity: enough to see what an edit changed. */
+export function entitySummary(r: Row): Record<string, unknown> {
+  return { id: String(r.id), name: String(r.name), type: String(r.type), description: String(r.description), mentionCount: Number(r.mention_count) };
+}
+
+export function relationshipSummary(r: Row): Record<string, unknown> {
+  return {
+    id: String(r.id),
+    sourceId: String(r.source_id),
+    targetId: String(r.target_id),
+    label: String(r.label),
+    description: String(r.description),
+    weight: Number(r.weight),
+  };
+}
+
+export function mergedAway(entityId: string, merge: Row): TrellisError {
+  return new TrellisError(ErrorCode.FailedPrecondition, `entity ${entityId} was merged into ${String(merge.target_id)} (edit ${String(merge.id)}); undo that merge first`);
+}
+
+export function entityNotFound(entityId: string): TrellisError {
+  return TrellisError.notFound(`entity ${entityId} not found`);
+}
+
+export function relationshipNotFound(relationshipId: string): TrellisError {
+  return TrellisError.notFound(`relationship ${relationshipId} not found`);
+}
+
+export function selfMerge(): TrellisError {
+  return new TrellisError(ErrorCode.FailedPrecondition, 'an entity cannot be merged into itself');
+}
+
+/** The overlay columns of one target, as stored (null: not overridden). */
+export interface OverlayRow {
+  name: string | null;
+  normalizedName: string | null;
+  type: string | null;
+  description: string | null;
+  label: string | null;
+  weight: number | null;
+}
+
+export function toOverlayRow(r: Row | undefined): OverlayRow | null {
+  if (r === undefined) return null;
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    name: text(r.name),
+    normalizedName: text(r.normalized_name),
+    type: text(r.type),
+    description: text(r.description),
+    label: text(r.label),
+    weight: r.weight === null || r.weight === undefined ? null : Number(r.weight),
+  };
+}

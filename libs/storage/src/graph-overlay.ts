@@ -1,0 +1,210 @@
+import type { EntityMentionWrite, RelationshipMentionWrite } from './records';
+import type { RecordedChunkExtraction } from './graph-edit-records';
+
+/**
+ * Manual graph edits are overlays on the graph derived from chunk mentions: tombstones and
+ * merges rewrite every later chunk write (so re-extracting the same text neither resurrects a
+ * deleted fact nor splits a merged entity again), and overrides are re-applied after every
+ * recomputation. This module holds the adapter-independent part: the rewrite of one chunk's
+ * writes, and the encoding of what undo needs.
+ */
+export interface OverlayState {
+  /** Deleted entity id → the edit that deleted it. */
+  deletedEntities: ReadonlyMap<string, string>;
+  deletedRelationships: ReadonlyMap<string, string>;
+  /** Active merges: merged (source) entity id → its target and the merge edit. */
+  merges: ReadonlyMap<string, { targetId: string; editId: string }>;
+}
+
+export const EMPTY_OVERLAY: OverlayState = { deletedEntities: new Map(), deletedRelationships: new Map(), merges: new Map() };
+
+export function overlayIsEmpty(state: OverlayState): boolean {
+  return state.deletedEntities.size === 0 && state.deletedRelationships.size === 0 && state.merges.size === 0;
+}
+
+/** A chunk's writes after the overlay, before relationships whose ends moved are matched. */
+export interface RewrittenWrites {
+  entities: EntityMentionWrite[];
+  relationships: Array<RelationshipMentionWrite & { rewired: boolean }>;
+  /** Edits that changed something in this chunk; each keeps the chunk's original writes for undo. */
+  editIds: Set<string>;
+}
+
+/** Follows merges (A into B, B into C: A → C); records the merges it passes. */
+function resolveEntity(state: OverlayState, id: string, editIds: Set<string>): string {
+  let current = id;
+  const seen = new Set<string>();
+  for (let merge = state.merges.get(current); merge !== undefined && !seen.has(current); merge = state.merges.get(current)) {
+    seen.add(current);
+    editIds.add(merge.editId);
+    current = merge.targetId;
+  }
+  return current;
+}
+
+/**
+ * Applies tombstones and merges to one chunk's writes. A mention redirected by a merge carries
+ * no name, so the target keeps the name its own mentions give it. Relationships whose ends
+ * moved come back marked `rewired`: the adapter looks for an existing relationship with the
+ * new ends and label, and `settleRelationships` folds them into it.
+ */
+export function rewriteChunkWrites(
+  state: OverlayState,
+  entities: readonly EntityMentionWrite[],
+  relationships: readonly RelationshipMentionWrite[],
+): RewrittenWrites {
+  const editIds = new Set<string>();
+  const byId = new Map<string, { write: EntityMentionWrite; redirected: boolean }>();
+  for (const e of entities) {
+    const id = resolveEntity(state, e.entityId, editIds);
+    const deletedBy = state.deletedEntities.get(id);
+    if (deletedBy !== undefined) {
+      editIds.add(deletedBy);
+      continue;
+    }
+    const redirected = id !== e.entityId;
+    const existing = byId.get(id);
+    // Two mentions of one entity in the chunk after a merge: the target's own mention wins.
+    if (existing !== undefined && (redirected || !existing.redirected)) continue;
+    byId.set(id, { write: redirected ? { ...e, entityId: id, name: '' } : e, redirected });
+  }
+  const rewritten: RewrittenWrites['relationships'] = [];
+  for (const r of relationships) {
+    const deletedBy = state.deletedRelationships.get(r.relationshipId);
+    if (deletedBy !== undefined) {
+      editIds.add(deletedBy);
+      continue;
+    }
+    const sourceId = resolveEntity(state, r.sourceId, editIds);
+    const targetId = resolveEntity(state, r.targetId, editIds);
+    const goneEnd = state.deletedEntities.get(sourceId) ?? state.deletedEntities.get(targetId);
+    if (goneEnd !== undefined) {
+      editIds.add(goneEnd);
+      continue;
+    }
+    if (sourceId === targetId) continue; // both ends merged into one entity: no self-loop
+    const rewired = sourceId !== r.sourceId || targetId !== r.targetId;
+    rewritten.push({ ...r, sourceId, targetId, rewired });
+  }
+  return { entities: [...byId.values()].map((v) => v.write), relationships: rewritten, editIds };
+}
+
+/** Key of a relationship's ends and label, for matching a rewired relationship to an existing one. */
+export function relationshipKey(sourceId: string, targetId: string, label: string): string {
+  return JSON.stringify([sourceId, targetId, label]);
+}
+
+/**
+ * Gives rewired relationships the id of the existing relationship with the same ends and
+ * label (duplicates combined), drops deleted ones, and keeps one write per id, preferring
+ * one that was not rewired.
+ */
+export function settleRelationships(
+  state: OverlayState,
+  rewritten: RewrittenWrites,
+  existingIds: ReadonlyMap<string, string>,
+): RelationshipMentionWrite[] {
+  const byId = new Map<string, { write: RelationshipMentionWrite; rewired: boolean }>();
+  for (const { rewired, ...r } of rewritten.relationships) {
+    const id = rewired ? (existingIds.get(relationshipKey(r.sourceId, r.targetId, r.label)) ?? r.relationshipId) : r.relationshipId;
+    const deletedBy = state.deletedRelationships.get(id);
+    if (deletedBy !== undefined) {
+      rewritten.editIds.add(deletedBy);
+      continue;
+    }
+    const existing = byId.get(id);
+    if (existing !== undefined && (rewired || !existing.rewired)) continue;
+    byId.set(id, { write: { ...r, relationshipId: id }, rewired });
+  }
+  return [...byId.values()].map((v) => v.write);
+}
+
+// --- encodings of what undo replays ----------------------------------------------------------
+
+function vectorToBase64(v: Float32Array): string {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+}
+
+function base64ToVector(text: string): Float32Array {
+  const bytes = Buffer.from(text, 'base64');
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return new Float32Array(copy.buffer);
+}
+
+export function encodeChunkExtraction(x: RecordedChunkExtraction): string {
+  return JSON.stringify({
+    entities: x.entities.map((e) => ({ ...e, embedding: vectorToBase64(e.embedding) })),
+    relationships: x.relationships.map((r) => ({ ...r, embedding: vectorToBase64(r.embedding) })),
+  });
+}
+
+export function decodeChunkExtraction(text: string): RecordedChunkExtraction {
+  const raw = JSON.parse(text) as {
+    entities: Array<Omit<EntityMentionWrite, 'embedding'> & { embedding: string }>;
+    relationships: Array<Omit<RelationshipMentionWrite, 'embedding'> & { embedding: string }>;
+  };
+  return {
+    entities: raw.entities.map((e) => ({ ...e, embedding: base64ToVector(e.embedding) })),
+    relationships: raw.relationships.map((r) => ({ ...r, embedding: base64ToVector(r.embedding) })),
+  };
+}
+
+/** An entity or relationship row as undo restores it (what mentions cannot rebuild). */
+export interface EntityRowSnapshot {
+  id: string;
+  name: string;
+  normalizedName: string;
+  type: string;
+  description: string;
+  kind: string;
+  embedding: Float32Array | null;
+}
+
+export interface RelationshipRowSnapshot {
+  id: string;
+  sourceId: string;
+  targetId: string;
+  label: string;
+  description: string;
+  weight: number;
+  kind: string;
+  embedding: Float32Array | null;
+}
+
+export interface RowSnapshot {
+  entities: EntityRowSnapshot[];
+  relationships: RelationshipRowSnapshot[];
+}
+
+export function encodeRowSnapshot(s: RowSnapshot): string {
+  const vec = (v: Float32Array | null) => (v === null ? null : vectorToBase64(v));
+  return JSON.stringify({
+    entities: s.entities.map((e) => ({ ...e, embedding: vec(e.embedding) })),
+    relationships: s.relationships.map((r) => ({ ...r, embedding: vec(r.embedding) })),
+  });
+}
+
+export function decodeRowSnapshot(text: string): RowSnapshot {
+  const raw = JSON.parse(text) as {
+    entities: Array<Omit<EntityRowSnapshot, 'embedding'> & { embedding: string | null }>;
+    relationships: Array<Omit<RelationshipRowSnapshot, 'embedding'> & { embedding: string | null }>;
+  };
+  const vec = (v: string | null) => (v === null ? null : base64ToVector(v));
+  return {
+    entities: raw.entities.map((e) => ({ ...e, embedding: vec(e.embedding) })),
+    relationships: raw.relationships.map((r) => ({ ...r, embedding: vec(r.embedding) })),
+  };
+}
+
+/** Edit ids are sortable by time: undo refuses while a later edit depends on the same targets. */
+export function laterEditsBlockingUndo(
+  edit: { id: string; createdAt: string; targetIds: readonly string[] },
+  activeStructuralEdits: ReadonlyArray<{ id: string; createdAt: string; targetIds: readonly string[] }>,
+): string[] {
+  const targets = new Set(edit.targetIds);
+  return activeStructuralEdits
+    .filter((e) => e.id !== edit.id && (e.createdAt > edit.createdAt || (e.createdAt === edit.createdAt && e.id > edit.id)))
+    .filter((e) => e.targetIds.some((t) => targets.has(t)))
+    .map((e) => e.id);
+}

@@ -1,0 +1,60 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { KbScope } from '@trellis/contracts';
+import { LocalHashEmbedder } from '@trellis/models';
+import { SqliteStore } from '@trellis/storage';
+import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/storage';
+import { GRAPH_STRATEGIES, GraphRetriever } from './graph-retriever';
+
+const SETTINGS = { chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
+
+/** A user's negative weight on a relationship keeps it out of every graph strategy, over a real store. */
+describe('GraphRetriever and negatively weighted relationships', () => {
+  const embedder = new LocalHashEmbedder(64);
+  let store: SqliteStore;
+  let scope: KbScope;
+
+  const entity = (name: string): EntityMentionWrite => ({ entityId: `ent-${name}`, name, normalizedName: name.toLowerCase(), type: 'x', description: '', embedding: embedder.embedOne(name) });
+  const link = (id: string, source: EntityMentionWrite, target: EntityMentionWrite, label: string): RelationshipMentionWrite => ({
+    relationshipId: id,
+    sourceId: source.entityId,
+    targetId: target.entityId,
+    label,
+    description: `${source.name} ${label} ${target.name}`,
+    strength: 5,
+    embedding: embedder.embedOne(`${source.name} ${label} ${target.name}`),
+  });
+  const [lanterns, odile, ravensford] = [entity('Lanterns'), entity('Odile'), entity('Ravensford')];
+  const directed = link('rel-directed', odile, lanterns, 'directed');
+  const born = link('rel-born', odile, ravensford, 'was born in');
+
+  beforeEach(async () => {
+    store = new SqliteStore(':memory:');
+    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    scope = { tenantId: 't', kbId: kb.id };
+    await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
+    await store.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'x', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('x') }]);
+    await store.applyChunkExtraction(scope, 'c1', [lanterns, odile, ravensford], [directed, born]);
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const question = 'Where was Odile, who directed Lanterns, born? Ravensford?';
+
+  it.each(GRAPH_STRATEGIES)('%s: walks the relationship until a user weights it negative', async (strategy) => {
+    const retriever = new GraphRetriever(store);
+    const vector = embedder.embedOne(question);
+    const options = { depth: 2, maxRelationships: 10, strategy };
+    const before = await retriever.retrieve(scope, vector, question, options);
+    expect(before.relationships.map((r) => r.relationship.id)).toContain(born.relationshipId);
+
+    await store.updateRelationship(scope, born.relationshipId, { weight: -1 }, { id: 'e1', actor: 'a', at: new Date().toISOString() });
+    const after = await retriever.retrieve(scope, vector, question, options);
+    expect(after.relationships.map((r) => r.relationship.id)).not.toContain(born.relationshipId);
+    expect(after.relationships.map((r) => r.relationship.id)).toContain(directed.relationshipId);
+    expect((await store.searchRelationshipsByVector(scope, born.embedding, 10)).map((s) => s.relationship.id)).toEqual([directed.relationshipId]);
+    // Still in the graph, with its weight, for reads.
+    expect((await store.exportGraph(scope)).relationships.find((r) => r.id === born.relationshipId)?.weight).toBe(-1);
+  });
+});
