@@ -251,6 +251,17 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(found.map((f) => f.relationship.id)).not.toContain(discovered.relationshipId);
     });
 
+    it('a description set by hand wins over the summary the graph writer saves after new mentions', async () => {
+      const [, c2] = await indexCurie();
+      await store.updateEntity(scope, curie().entityId, { description: 'Physicist and chemist.' }, meta());
+      await store.applyChunkExtraction(scope, c2!, [mCurie(), radium(), curie()], []);
+      const pending = (await store.listPendingSummaries(scope, 100)).find((p) => p.id === curie().entityId);
+      expect(pending?.descriptions).toEqual(['A physicist.']);
+      const saved = await store.saveSummaries(scope, [{ kind: 'entity', id: curie().entityId, summaryHash: pending!.summaryHash, description: 'A derived summary.', embedding: vectorFor(7) }]);
+      expect(saved).toBe(1);
+      expect((await store.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ description: 'Physicist and chemist.', mentionCount: 3 });
+    });
+
     it('a synopsis entity links a group, survives re-indexing, and can be deleted', async () => {
       await indexCurie();
       const synopsisId = stableId('syn', scope.kbId, 'curie family');
