@@ -42,12 +42,28 @@ function graphJson(text: string): string {
   return JSON.stringify({ entities: [...entities.values()], relationships });
 }
 
+type Purpose = 'extraction' | 'summary' | 'merge';
 const usage = { prompt: 0, completion: 0 };
+const callsByPurpose: Record<Purpose, number> = { extraction: 0, summary: 0, merge: 0 };
+
+/** What a chat request is for, told by its system prompt. */
+function purposeOf(messages: Message[]): Purpose {
+  const system = messages[0]?.content ?? '';
+  if (system.startsWith('You merge descriptions')) return 'summary';
+  if (system.startsWith('You decide whether two descriptions')) return 'merge';
+  return 'extraction';
+}
+
 const fake = new FakeOpenAiServer(64);
 fake.respondWith((request): ScriptedReply => {
   const messages = request.messages as Message[];
+  const purpose = purposeOf(messages);
+  callsByPurpose[purpose] += 1;
+  let content: string;
+  if (purpose === 'summary') content = messages[1]!.content.split('\n- ').slice(1, 4).join(' ').slice(0, 600);
+  else if (purpose === 'merge') content = '{"same": false}';
   // The gleaning turn: a model typically finds a little more; here it finds nothing new.
-  const content = messages.length > 2 ? '{"entities": [], "relationships": []}' : graphJson(messages[1]!.content);
+  else content = messages.length > 2 ? '{"entities": [], "relationships": []}' : graphJson(messages[1]!.content);
   // The same counts the fake server reports as usage.
   usage.prompt += Math.ceil(JSON.stringify(messages).length / 4);
   usage.completion += Math.ceil(content.length / 4);
@@ -62,35 +78,47 @@ async function main(): Promise<void> {
   const client = new TrellisClient({ address: server.grpcAddress, timeoutMs: 120_000 });
   const rows: string[][] = [];
   try {
-    const run = async (label: string, kb: string, gleaningPasses: number, create = true) => {
-      if (create) {
-        await client.createKnowledgeBase({ name: kb, extraction: { entityTypes: [], instructions: '', examples: '', gleaningPasses, outputMode: 'auto' } });
-      }
-      const calls = fake.chatRequests().length;
-      const before = { ...usage };
-      const started = performance.now();
-      for (const p of passages) await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-      let chunks = 0;
+    const waitForGraph = async (kb: string): Promise<number> => {
       for (;;) {
         const { documents } = await client.listDocuments(kb);
         if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
-          chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
-          break;
+          return documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
         }
         await new Promise((r) => setTimeout(r, 250));
       }
+    };
+    const measure = async (label: string, kb: string, work: () => Promise<void>) => {
+      const calls = fake.chatRequests().length;
+      const purposes = { ...callsByPurpose };
+      const before = { ...usage };
+      const started = performance.now();
+      await work();
+      const chunks = await waitForGraph(kb);
       const seconds = (performance.now() - started) / 1000;
       const chat = fake.chatRequests().length - calls;
+      const byPurpose = (Object.keys(callsByPurpose) as Purpose[]).map((p) => `${p} ${callsByPurpose[p] - purposes[p]}`).join(', ');
       const prompt = usage.prompt - before.prompt;
       const completion = usage.completion - before.completion;
       const kbUsage = (await client.getKnowledgeBase(kb)).llmUsage!;
       const per = (n: number) => (chunks === 0 ? '-' : (n / chunks).toFixed(2));
-      rows.push([label, String(chunks), String(chat), per(chat), per(prompt), per(completion), String(kbUsage.cacheHits), `$${kbUsage.estimatedCostUsd.toFixed(4)}`, `${seconds.toFixed(1)} s`]);
+      rows.push([label, String(chunks), `${chat} (${byPurpose})`, per(chat), per(prompt), per(completion), String(kbUsage.cacheHits), `$${kbUsage.estimatedCostUsd.toFixed(4)}`, `${seconds.toFixed(1)} s`]);
       console.log(rows.at(-1)!.join(' | '));
+    };
+    const upload = (kb: string) => async () => {
+      for (const p of passages) await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
+    };
+    const run = async (label: string, kb: string, gleaningPasses: number, create = true) => {
+      if (create) {
+        await client.createKnowledgeBase({ name: kb, extraction: { entityTypes: [], instructions: '', examples: '', gleaningPasses, outputMode: 'auto' } });
+      }
+      await measure(label, kb, upload(kb));
     };
     await run('gleaning off', 'cost', 0);
     await run('same corpus, second KB, same prompt (cache)', 'cost-copy', 0);
     await run('re-upload of the unchanged corpus', 'cost', 0, false);
+    await measure('reindex of the whole KB (ReindexKnowledgeBase)', 'cost', async () => {
+      await client.reindexKnowledgeBase('cost');
+    });
     await run('gleaning on', 'cost-glean', 1);
   } finally {
     client.close();

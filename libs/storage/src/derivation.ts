@@ -34,11 +34,13 @@ export function distinctDescriptions(descriptions: readonly string[]): string[] 
 }
 
 /**
- * Identifies what a summary is computed from (the shown name and the mentions' descriptions),
- * so summaries and embeddings are recomputed when, and only when, that changes.
+ * Identifies what a summary is computed from (the shown name and the set of the mentions'
+ * descriptions), so summaries and embeddings are recomputed when, and only when, that changes.
+ * The order of the descriptions does not count: re-indexing a document gives its chunks new
+ * ids, which reorders the same descriptions, and must not pay for new LLM summaries.
  */
 export function summaryInputsHash(name: string, descriptions: readonly string[]): string {
-  return stableId('sum', name, ...distinctDescriptions(descriptions));
+  return stableId('sum', name, ...distinctDescriptions(descriptions).sort());
 }
 
 /**

@@ -134,6 +134,11 @@ export interface TrellisStore {
   /** Entities with any of these normalised names, with their embeddings, by id: what a mention may resolve to. */
   listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]>;
   /**
+   * The entity mentions (name as written, entity id) of the other chunks with the same content
+   * as this one: an earlier version of its document, or a copy in another document.
+   */
+  entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>>;
+  /**
    * Up to `limit` entities and up to `limit` relationships whose mentions changed since their
    * summary and embedding were computed. Until then their description is the plain
    * concatenation of what remains, so no removed text survives meanwhile.

@@ -273,6 +273,25 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect(await store.getDocumentText(scope, 'd1', 1)).toBeNull();
     });
 
+    it('lists what other chunks with the same content mention, for re-resolving re-indexed text', async () => {
+      await addDocument('d1');
+      const first = chunk('d1', 1, 0, 'same words', 1);
+      await store.upsertChunks(scope, [first]);
+      const mercury = { ...entity(scope, 'Mercury', 'A planet.'), entityId: 'ent-mercury-planet' };
+      await store.applyChunkExtraction(scope, first.id, [mercury, entity(scope, 'Sun', 'A star.')], []);
+      await addDocument('d1', 2);
+      const again = chunk('d1', 2, 0, 'same words', 1);
+      const other = chunk('d1', 2, 1, 'other words', 2);
+      await store.upsertChunks(scope, [again, other]);
+      const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : 1);
+      expect((await store.entityMentionsOfSameContent(scope, again.id)).sort(byName)).toEqual([
+        { name: 'Mercury', entityId: 'ent-mercury-planet' },
+        { name: 'Sun', entityId: entity(scope, 'Sun', '').entityId },
+      ]);
+      expect(await store.entityMentionsOfSameContent(scope, first.id)).toEqual([]);
+      expect(await store.entityMentionsOfSameContent(scope, other.id)).toEqual([]);
+    });
+
     it('names an entity by its most common spelling, whatever order chunks are written in', async () => {
       await addDocument('d1');
       const chunks = [chunk('d1', 1, 0, 'a', 1), chunk('d1', 1, 1, 'b', 2), chunk('d1', 1, 2, 'c', 3)];

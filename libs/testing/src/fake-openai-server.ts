@@ -150,3 +150,18 @@ export function fakeEmbedding(text: string, dimensions: number): number[] {
   const norm = Math.sqrt(vector.reduce((s, v) => s + v * v, 0)) || 1;
   return vector.map((v) => v / norm);
 }
+
+/**
+ * The environment that points a Trellis process at a FakeOpenAiServer for chat and
+ * embeddings; `extra` adds or overrides settings.
+ */
+export function fakeProviderEnv(baseUrl: string, dimensions: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: baseUrl,
+    OPENAI_API_KEY: 'test-key',
+    TRELLIS_LLM_MODEL: 'fake-model',
+    TRELLIS_EMBEDDING_MODEL: 'fake-embed',
+    TRELLIS_EMBEDDING_DIMENSIONS: String(dimensions),
+    ...extra,
+  };
+}

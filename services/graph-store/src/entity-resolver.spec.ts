@@ -49,6 +49,17 @@ describe('EntityResolver', () => {
     expect(await resolver.resolve(scope, 'c1', [mention('A metal.', 90)], [candidate(base, 'The smallest planet.', 0)], { ...EMBEDDING, mode: 'name' })).toEqual([base]);
   });
 
+  it('keeps the entity the same chunk content resolved to before, while it exists, in embedding mode', async () => {
+    const resolver = new EntityResolver(null);
+    const planet = candidate(base, 'The smallest planet.', 0);
+    const element = candidate('ent-element', 'A liquid metal.', 80);
+    // Far from the planet's summary now, yet this text named the planet before.
+    const previous = new Map([['mercury', base]]);
+    expect(await resolver.resolve(scope, 'c9', [mention('A liquid metal.', 85)], [planet, element], EMBEDDING, previous)).toEqual([base]);
+    // Gone (deleted or merged away): resolution decides afresh.
+    expect(await resolver.resolve(scope, 'c9', [mention('A liquid metal.', 85)], [element], EMBEDDING, previous)).toEqual(['ent-element']);
+  });
+
   it('joins a same-name entity whose embedding is within the threshold, and keeps a distant one apart', async () => {
     const resolver = new EntityResolver(null);
     const planet = candidate(base, 'The smallest planet.', 0);

@@ -50,16 +50,26 @@ export class EntityResolver {
     return stableId('ent', scope.tenantId, scope.kbId, normalizedName);
   }
 
-  /** Entity id for each mention, in order. `candidates` are the KB's entities with those names. */
+  /**
+   * Entity id for each mention, in order. `candidates` are the KB's entities with those names;
+   * `previous` maps a normalised name to the entity that the same chunk content (an earlier
+   * version of the document, or a copy elsewhere) was resolved to, which wins while it exists:
+   * re-indexing unchanged text must give the same graph even though summaries moved since.
+   */
   async resolve(
     scope: KbScope,
     chunkId: string,
     mentions: readonly EntityMention[],
     candidates: readonly EntityCandidate[],
     policy: ResolutionPolicy,
+    previous: ReadonlyMap<string, string> = new Map(),
   ): Promise<string[]> {
     const ids: string[] = [];
-    for (const mention of mentions) ids.push(await this.resolveOne(scope, chunkId, mention, candidates, policy));
+    for (const mention of mentions) {
+      const earlier = previous.get(mention.normalizedName);
+      const stillThere = earlier !== undefined && candidates.some((c) => c.entity.id === earlier);
+      ids.push(stillThere && policy.mode === 'embedding' ? earlier : await this.resolveOne(scope, chunkId, mention, candidates, policy));
+    }
     return ids;
   }
 

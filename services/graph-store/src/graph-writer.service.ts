@@ -115,8 +115,9 @@ export class GraphWriterService {
     const vectors = new Map([...entityTexts, ...relationshipTexts].map((text, i) => [text, embedded[i]!]));
 
     const candidates = policy.mode === 'name' ? [] : await this.store.listEntityCandidates(scope, [...byName.keys()]);
+    const previous = policy.mode === 'name' ? new Map<string, string>() : await this.previousResolution(scope, chunkId);
     const mentions = chunkEntities.map((e, i) => ({ ...e, embedding: embedded[i]! }));
-    const ids = await this.resolver.resolve(scope, chunkId, mentions, candidates, policy);
+    const ids = await this.resolver.resolve(scope, chunkId, mentions, candidates, policy, previous);
     const idOf = new Map(chunkEntities.map((e, i) => [e, ids[i]!]));
     const entities: EntityMentionWrite[] = mentions.map((m, i) => ({ ...m, entityId: ids[i]! }));
 
@@ -141,6 +142,16 @@ export class GraphWriterService {
       });
     });
     return { entities, relationships, vectors };
+  }
+
+  /** Name → entity that chunks with this chunk's content mention; names they split are left out. */
+  private async previousResolution(scope: KbScope, chunkId: string): Promise<Map<string, string>> {
+    const byName = new Map<string, string | null>();
+    for (const { name, entityId } of await this.store.entityMentionsOfSameContent(scope, chunkId)) {
+      const normalizedName = normalizeEntityName(name);
+      byName.set(normalizedName, byName.has(normalizedName) && byName.get(normalizedName) !== entityId ? null : entityId);
+    }
+    return new Map([...byName].filter((entry): entry is [string, string] => entry[1] !== null));
   }
 
   private async completeDocumentIfDone(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
-import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
+import { FakeOpenAiServer, fakeProviderEnv, startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { waitUntilIndexed } from './helpers';
 
@@ -126,13 +126,7 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
     });
     const baseUrl = await fake.start();
     server = await startStandaloneProcess({
-      env: {
-        OPENAI_BASE_URL: baseUrl,
-        OPENAI_API_KEY: 'test-key',
-        TRELLIS_LLM_MODEL: 'fake-model',
-        TRELLIS_EMBEDDING_MODEL: 'fake-embed',
-        TRELLIS_EMBEDDING_DIMENSIONS: '256',
-      },
+      env: fakeProviderEnv(baseUrl, 256),
     });
     client = new TrellisClient({ address: server.grpcAddress });
     const kb = await client.createKnowledgeBase({ name: 'quality', resolution: { mode: '', similarityThreshold: 0, llmMergeDecisions: '', llmMergeFloor: 0, summaryMaxChars: 0 } });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
-import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
+import { FakeOpenAiServer, fakeProviderEnv, startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { waitUntilIndexed } from './helpers';
 
@@ -28,18 +28,13 @@ describe('LLM extraction over gRPC against an OpenAI-compatible server (fake HTT
     });
     const baseUrl = await fake.start();
     server = await startStandaloneProcess({
-      env: {
-        OPENAI_BASE_URL: baseUrl,
-        OPENAI_API_KEY: 'test-key',
-        TRELLIS_LLM_MODEL: 'fake-model',
-        TRELLIS_EMBEDDING_MODEL: 'fake-embed',
-        TRELLIS_EMBEDDING_DIMENSIONS: '64',
+      env: fakeProviderEnv(baseUrl, 64, {
         TRELLIS_LLM_TIMEOUT_MS: '1000',
         TRELLIS_LLM_MAX_RETRIES: '3',
         TRELLIS_LLM_MAX_CONCURRENCY: '2',
         TRELLIS_LLM_REQUESTS_PER_MINUTE: '6000',
         TRELLIS_LLM_PRICES: 'kb-model=1000:2000',
-      },
+      }),
     });
     client = new TrellisClient({ address: server.grpcAddress });
     await client.createKnowledgeBase({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
-import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
+import { FakeOpenAiServer, fakeProviderEnv, startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { waitUntilIndexed } from './helpers';
 
@@ -31,16 +31,11 @@ describe('standalone with an OpenAI-compatible provider (fake HTTP server)', () 
     });
     const baseUrl = await fake.start();
     server = await startStandaloneProcess({
-      env: {
-        OPENAI_BASE_URL: baseUrl,
-        OPENAI_API_KEY: 'test-key',
-        TRELLIS_LLM_MODEL: 'fake-model',
-        TRELLIS_EMBEDDING_MODEL: 'fake-embed',
-        TRELLIS_EMBEDDING_DIMENSIONS: '64',
+      env: fakeProviderEnv(baseUrl, 64, {
         TRELLIS_RERANKER: 'http',
         TRELLIS_RERANKER_URL: baseUrl,
         TRELLIS_RERANKER_MODEL: 'fake-rerank',
-      },
+      }),
     });
     client = new TrellisClient({ address: server.grpcAddress });
     await client.createKnowledgeBase({ name: 'llm' });

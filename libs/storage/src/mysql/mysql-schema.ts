@@ -266,6 +266,11 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
         KEY graph_edits_by_time (tenant_id, kb_id, created_at)`),
     ],
   },
+  {
+    version: 7,
+    name: 'chunks by content hash, to resolve re-indexed text as before',
+    statements: () => ['ALTER TABLE chunks ADD KEY chunks_by_content (tenant_id, kb_id, content_hash)'],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = (context: SchemaContext): string =>

@@ -399,6 +399,17 @@ export class MysqlStore implements TrellisStore {
     return summaries.listEntityCandidates(this.sql, this.vectors, scope, normalizedNames);
   }
 
+  async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
+    const rows = await this.sql.rows(
+      `SELECT DISTINCT m.name, m.entity_id FROM chunks c
+       JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
+       JOIN entity_mentions m ON m.tenant_id = o.tenant_id AND m.kb_id = o.kb_id AND m.chunk_id = o.id
+       WHERE c.tenant_id = ? AND c.kb_id = ? AND c.id = ? ORDER BY m.entity_id, m.name`,
+      [scope.tenantId, scope.kbId, chunkId],
+    );
+    return rows.map((r) => ({ name: String(r.name), entityId: String(r.entity_id) }));
+  }
+
   listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
     return summaries.listPendingSummaries(this.sql, scope, limit);
   }

@@ -246,4 +246,9 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       CREATE INDEX graph_edits_by_time ON graph_edits (tenant_id, kb_id, created_at);
     `,
   },
+  {
+    version: 7,
+    name: 'chunks by content hash, to resolve re-indexed text as before',
+    sql: `CREATE INDEX chunks_by_content ON chunks (tenant_id, kb_id, content_hash);`,
+  },
 ];

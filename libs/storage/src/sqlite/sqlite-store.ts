@@ -528,6 +528,18 @@ export class SqliteStore implements TrellisStore {
     return summaries.listEntityCandidates(this.db, scope, normalizedNames);
   }
 
+  async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
+    const rows = this.db
+      .prepare(
+        `SELECT DISTINCT m.name, m.entity_id FROM chunks c
+         JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
+         JOIN entity_mentions m ON m.chunk_id = o.id
+         WHERE c.tenant_id = ? AND c.kb_id = ? AND c.id = ? ORDER BY m.entity_id, m.name`,
+      )
+      .all(scope.tenantId, scope.kbId, chunkId) as Array<{ name: string; entity_id: string }>;
+    return rows.map((r) => ({ name: r.name, entityId: r.entity_id }));
+  }
+
   async listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
     return summaries.listPendingSummaries(this.db, scope, limit);
   }
