@@ -1,4 +1,4 @@
-import type { ChatModel } from './chat-model';
+import type { ChatModel, TokenUsage } from './chat-model';
 import type { Models } from './models';
 
 /**
@@ -11,7 +11,7 @@ export class LlmDescriptionSummarizer {
 
   constructor(private readonly llm: ChatModel) {}
 
-  async summarize(heading: string, descriptions: readonly string[], maxChars: number): Promise<string> {
+  async summarize(heading: string, descriptions: readonly string[], maxChars: number, onUsage?: (usage: TokenUsage) => void): Promise<string> {
     this.calls++;
     const reply = await this.llm.complete(
       [
@@ -23,7 +23,7 @@ export class LlmDescriptionSummarizer {
         },
         { role: 'user', content: `Item: ${heading}\nDescriptions:\n${descriptions.map((d) => `- ${d}`).join('\n')}` },
       ],
-      { temperature: 0, maxTokens: Math.ceil(maxChars / 3) },
+      { temperature: 0, maxTokens: Math.ceil(maxChars / 3), onUsage },
     );
     return truncateAtWord(reply.trim(), maxChars);
   }
@@ -44,11 +44,11 @@ export function truncateAtWord(text: string, maxChars: number): string {
  */
 export function summaryModelsOf(models: Models): {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
-  summarize: ((heading: string, descriptions: readonly string[], maxChars: number) => Promise<string>) | null;
+  summarize: ((heading: string, descriptions: readonly string[], maxChars: number, onUsage?: (usage: TokenUsage) => void) => Promise<string>) | null;
 } {
   const summarizer = models.llm === null ? null : new LlmDescriptionSummarizer(models.llm);
   return {
     embed: (texts) => models.embedder.embed(texts),
-    summarize: summarizer && ((heading, descriptions, maxChars) => summarizer.summarize(heading, descriptions, maxChars)),
+    summarize: summarizer && ((heading, descriptions, maxChars, onUsage) => summarizer.summarize(heading, descriptions, maxChars, onUsage)),
   };
 }

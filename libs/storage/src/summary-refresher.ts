@@ -6,8 +6,17 @@ import type { TrellisStore } from './trellis-store';
 /** What the refresher needs of the models: structural, so storage does not depend on them. */
 export interface SummaryModels {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
-  /** Condenses descriptions longer than `maxChars` together; null without an LLM (then truncated). */
-  summarize: ((heading: string, descriptions: readonly string[], maxChars: number) => Promise<string>) | null;
+  /**
+   * Condenses descriptions longer than `maxChars` together; null without an LLM (then
+   * truncated). `onUsage` receives the tokens the call cost.
+   */
+  summarize: ((heading: string, descriptions: readonly string[], maxChars: number, onUsage?: (usage: SummaryUsage) => void) => Promise<string>) | null;
+}
+
+/** Tokens one LLM summary cost, as the provider reported them. */
+export interface SummaryUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
 }
 
 const PAGE = 100;
@@ -33,12 +42,17 @@ export class SummaryRefresher {
    * Resolves to the number of summaries saved. `knownVectors` are embeddings the caller already
    * computed, by text, reused rather than requested again.
    */
-  async refresh(scope: KbScope, maxChars: number, knownVectors: ReadonlyMap<string, Float32Array> = new Map()): Promise<number> {
+  async refresh(
+    scope: KbScope,
+    maxChars: number,
+    knownVectors: ReadonlyMap<string, Float32Array> = new Map(),
+    onUsage?: (usage: SummaryUsage) => void,
+  ): Promise<number> {
     let saved = 0;
     for (let page = 0; page < MAX_PAGES; page++) {
       const pending = await this.store.listPendingSummaries(scope, PAGE);
       if (pending.length === 0) break;
-      const updates = await this.compute(pending, maxChars, knownVectors);
+      const updates = await this.compute(pending, maxChars, knownVectors, onUsage);
       const written = await this.store.saveSummaries(scope, updates);
       saved += written;
       // Nothing saved: every row changed under us; another writer's refresh will follow it.
@@ -47,8 +61,13 @@ export class SummaryRefresher {
     return saved;
   }
 
-  private async compute(pending: readonly PendingSummary[], maxChars: number, knownVectors: ReadonlyMap<string, Float32Array>): Promise<SummaryUpdate[]> {
-    const descriptions = await Promise.all(pending.map((item) => this.summaryOf(item, maxChars)));
+  private async compute(
+    pending: readonly PendingSummary[],
+    maxChars: number,
+    knownVectors: ReadonlyMap<string, Float32Array>,
+    onUsage: ((usage: SummaryUsage) => void) | undefined,
+  ): Promise<SummaryUpdate[]> {
+    const descriptions = await Promise.all(pending.map((item) => this.summaryOf(item, maxChars, onUsage)));
     const texts = pending.map((item, i) => `${item.heading}: ${descriptions[i]}`);
     const missing = [...new Set(texts.filter((t) => !knownVectors.has(t)))];
     const fresh = missing.length === 0 ? [] : await this.models.embed(missing);
@@ -62,11 +81,11 @@ export class SummaryRefresher {
     }));
   }
 
-  private async summaryOf(item: PendingSummary, maxChars: number): Promise<string> {
+  private async summaryOf(item: PendingSummary, maxChars: number, onUsage: ((usage: SummaryUsage) => void) | undefined): Promise<string> {
     const whole = item.descriptions.join(' ');
     if (whole.length <= maxChars || this.models.summarize === null) return summarizeDescriptions(item.descriptions, maxChars);
     try {
-      return await this.models.summarize(item.heading, item.descriptions, maxChars);
+      return await this.models.summarize(item.heading, item.descriptions, maxChars, onUsage);
     } catch (error) {
       // A failing LLM must not stop indexing: the truncated concatenation is still correct text.
       this.onSummaryFailure(error as Error, item);

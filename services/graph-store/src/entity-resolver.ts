@@ -1,6 +1,6 @@
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { ChatModel } from '@trellis/models';
+import type { ChatModel, TokenUsage } from '@trellis/models';
 import { cosineSimilarity } from '@trellis/storage';
 import type { EntityCandidate } from '@trellis/storage';
 
@@ -63,12 +63,13 @@ export class EntityResolver {
     candidates: readonly EntityCandidate[],
     policy: ResolutionPolicy,
     previous: ReadonlyMap<string, string> = new Map(),
+    onUsage?: (usage: TokenUsage) => void,
   ): Promise<string[]> {
     const ids: string[] = [];
     for (const mention of mentions) {
       const earlier = previous.get(mention.normalizedName);
       const stillThere = earlier !== undefined && candidates.some((c) => c.entity.id === earlier);
-      ids.push(stillThere && policy.mode === 'embedding' ? earlier : await this.resolveOne(scope, chunkId, mention, candidates, policy));
+      ids.push(stillThere && policy.mode === 'embedding' ? earlier : await this.resolveOne(scope, chunkId, mention, candidates, policy, onUsage));
     }
     return ids;
   }
@@ -79,6 +80,7 @@ export class EntityResolver {
     mention: EntityMention,
     allCandidates: readonly EntityCandidate[],
     policy: ResolutionPolicy,
+    onUsage: ((usage: TokenUsage) => void) | undefined,
   ): Promise<string> {
     const baseId = EntityResolver.baseId(scope, mention.normalizedName);
     const candidates = allCandidates.filter((c) => c.entity.normalizedName === mention.normalizedName);
@@ -96,12 +98,12 @@ export class EntityResolver {
     const undescribed = candidates.filter((c) => !described.includes(c));
     if (undescribed.length > 0) return mostMentioned(undescribed, baseId);
     if (best && policy.llmMergeDecisions && this.llm !== null && best.score >= policy.llmMergeFloor) {
-      if (await this.sameEntity(mention, best.candidate)) return best.candidate.entity.id;
+      if (await this.sameEntity(mention, best.candidate, onUsage)) return best.candidate.entity.id;
     }
     return distinctId(scope, chunkId, mention, candidates, baseId);
   }
 
-  private async sameEntity(mention: EntityMention, candidate: EntityCandidate): Promise<boolean> {
+  private async sameEntity(mention: EntityMention, candidate: EntityCandidate, onUsage: ((usage: TokenUsage) => void) | undefined): Promise<boolean> {
     this.llmDecisions++;
     try {
       const reply = await this.llm!.complete(
@@ -120,7 +122,7 @@ export class EntityResolver {
               `B (${mention.type}): ${mention.description}`,
           },
         ],
-        { temperature: 0, maxTokens: 20 },
+        { temperature: 0, maxTokens: 20, onUsage },
       );
       return parseSameEntityReply(reply);
     } catch (error) {

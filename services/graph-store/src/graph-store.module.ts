@@ -3,7 +3,9 @@ import type { TrellisConfig } from '@trellis/config';
 import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
 import { MODELS, summaryModelsOf } from '@trellis/models';
-import type { Models } from '@trellis/models';
+import type { Models, TokenUsage } from '@trellis/models';
+import { LLM_PRICES, estimateCost } from '@trellis/observability';
+import type { LlmPriceTable } from '@trellis/observability';
 import { CONFIG } from '@trellis/platform';
 import { STORE, SummaryRefresher } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
@@ -26,12 +28,13 @@ export function createSummaryRefresher(store: TrellisStore, models: Models, logg
   providers: [
     {
       provide: GraphWriterService,
-      useFactory: (store: TrellisStore, bus: EventBus, models: Models, config: TrellisConfig) => {
+      useFactory: (store: TrellisStore, bus: EventBus, models: Models, config: TrellisConfig, prices: LlmPriceTable) => {
         const logger = new Logger('GraphWriter');
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
-        return new GraphWriterService(store, bus, models.embedder, resolver, createSummaryRefresher(store, models, logger), config.resolution, models.llm !== null);
+        const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
+        return new GraphWriterService(store, bus, models.embedder, resolver, createSummaryRefresher(store, models, logger), config.resolution, models.llm !== null, costOf);
       },
-      inject: [STORE, EVENT_BUS, MODELS, CONFIG],
+      inject: [STORE, EVENT_BUS, MODELS, CONFIG, LLM_PRICES],
     },
     { provide: GraphQueryService, useFactory: (store: TrellisStore) => new GraphQueryService(store), inject: [STORE] },
     { provide: GraphEditService, useFactory: (store: TrellisStore, models: Models) => new GraphEditService(store, models.embedder), inject: [STORE, MODELS] },

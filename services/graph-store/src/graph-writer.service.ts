@@ -2,10 +2,11 @@ import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
-import type { EmbeddingProvider } from '@trellis/models';
+import type { EmbeddingProvider, TokenUsage } from '@trellis/models';
 import type { EntityMentionWrite, ExtractionResult, RelationshipMentionWrite, SummaryRefresher, TrellisStore } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
 import { EntityResolver } from './entity-resolver';
+import { LlmUsageMeter } from './llm-usage-meter';
 import { graphPolicy } from './resolution-policy';
 import type { GraphPolicy } from './resolution-policy';
 
@@ -34,6 +35,8 @@ export class GraphWriterService {
     private readonly summaries: SummaryRefresher,
     private readonly defaults: ResolutionDefaults,
     private readonly llmConfigured: boolean,
+    /** Estimated US dollars of the graph LLM's usage (summaries, merge decisions). */
+    private readonly costOf: (usage: TokenUsage) => number = () => 0,
   ) {}
 
   async onChunkExtracted(event: events.ChunkExtracted): Promise<void> {
@@ -46,9 +49,12 @@ export class GraphWriterService {
     if (extraction === null) throw new TrellisError(ErrorCode.FailedPrecondition, `extraction ${event.extractionKey} is missing from the cache`);
 
     const policy = await this.policyOf(scope);
-    const { entities, relationships, vectors } = await this.resolve(scope, chunk.id, extraction, policy);
+    // LLM summaries and merge decisions count towards the document whose chunk caused them.
+    const usage = new LlmUsageMeter();
+    const { entities, relationships, vectors } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
     await this.store.applyChunkExtraction(scope, chunk.id, entities, relationships);
-    await this.summaries.refresh(scope, policy.summaryMaxChars, vectors);
+    await this.summaries.refresh(scope, policy.summaryMaxChars, vectors, usage.record);
+    if (!usage.empty) await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
     await this.store.setChunkStatus(scope, chunk.id, 'graphed');
     await this.completeDocumentIfDone(scope, ctx.documentId, ctx.documentVersion, policy);
     await this.bus.publish(
@@ -89,6 +95,7 @@ export class GraphWriterService {
     chunkId: string,
     extraction: ExtractionResult,
     policy: GraphPolicy,
+    onUsage: (usage: TokenUsage) => void,
   ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[]; vectors: Map<string, Float32Array> }> {
     // One mention per normalised name and chunk; an endpoint-only mention is flagged for review.
     const byName = new Map<string, ChunkEntity>();
@@ -117,7 +124,7 @@ export class GraphWriterService {
     const candidates = policy.mode === 'name' ? [] : await this.store.listEntityCandidates(scope, [...byName.keys()]);
     const previous = policy.mode === 'name' ? new Map<string, string>() : await this.previousResolution(scope, chunkId);
     const mentions = chunkEntities.map((e, i) => ({ ...e, embedding: embedded[i]! }));
-    const ids = await this.resolver.resolve(scope, chunkId, mentions, candidates, policy, previous);
+    const ids = await this.resolver.resolve(scope, chunkId, mentions, candidates, policy, previous, onUsage);
     const idOf = new Map(chunkEntities.map((e, i) => [e, ids[i]!]));
     const entities: EntityMentionWrite[] = mentions.map((m, i) => ({ ...m, entityId: ids[i]! }));
 

@@ -224,6 +224,10 @@ describe('entity resolution and document lifecycle (standalone, fake OpenAI-comp
     // Together the three descriptions pass 200 characters: the LLM condensed them.
     expect(tidb[0]!.description).toBe('TiDB: an LLM-written summary of a distributed SQL database.');
     expect(asked.some((c) => c.includes('single factual summary'))).toBe(true);
+    // Every call is on the bill: extraction, merge decisions and summaries, per document and for the KB.
+    const perDocument = await Promise.all(docs.map(async (d) => (await client.getDocument('strict', d.id)).llmUsage?.calls ?? 0));
+    expect(perDocument.reduce((a, b) => a + b, 0)).toBe(asked.length);
+    expect((await client.getKnowledgeBase('strict')).llmUsage?.calls).toBe(asked.length);
     // The Mercurys are too far apart (below the floor) to ask about.
     expect(named(graph, 'Mercury')).toHaveLength(2);
     expect(asked.filter((c) => c.includes('same real-world thing')).length).toBeLessThanOrEqual(2);
