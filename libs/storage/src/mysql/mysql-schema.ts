@@ -212,9 +212,9 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
     // One ALTER per table: each applies whole or not at all, so a re-run finds it done or undone.
     statements: () => [
       `ALTER TABLE entities ADD COLUMN summary_hash VARCHAR(64) NOT NULL DEFAULT '', ADD COLUMN summary_pending TINYINT NOT NULL DEFAULT 0,
-         ADD COLUMN needs_review TINYINT NOT NULL DEFAULT 0, ADD KEY entities_pending_summaries (tenant_id, kb_id, summary_pending)`,
+         ADD COLUMN needs_review TINYINT NOT NULL DEFAULT 0, ADD KEY entities_pending_summaries (summary_pending, tenant_id, kb_id)`,
       `ALTER TABLE relationships ADD COLUMN summary_hash VARCHAR(64) NOT NULL DEFAULT '', ADD COLUMN summary_pending TINYINT NOT NULL DEFAULT 0,
-         ADD KEY relationships_pending_summaries (tenant_id, kb_id, summary_pending)`,
+         ADD KEY relationships_pending_summaries (summary_pending, tenant_id, kb_id)`,
       `ALTER TABLE entity_mentions ADD COLUMN needs_review TINYINT NOT NULL DEFAULT 0`,
     ],
   },

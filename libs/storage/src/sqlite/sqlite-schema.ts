@@ -186,8 +186,10 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       ALTER TABLE relationships ADD COLUMN summary_hash TEXT NOT NULL DEFAULT '';
       ALTER TABLE relationships ADD COLUMN summary_pending INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE entity_mentions ADD COLUMN needs_review INTEGER NOT NULL DEFAULT 0;
-      CREATE INDEX entities_pending_summaries ON entities (tenant_id, kb_id, summary_pending);
-      CREATE INDEX relationships_pending_summaries ON relationships (tenant_id, kb_id, summary_pending);
+      -- Partial: an index on (tenant_id, kb_id, ...) alone would tempt the planner away from
+      -- the name and endpoint indexes for every other query of a knowledge base.
+      CREATE INDEX entities_pending_summaries ON entities (tenant_id, kb_id) WHERE summary_pending = 1;
+      CREATE INDEX relationships_pending_summaries ON relationships (tenant_id, kb_id) WHERE summary_pending = 1;
     `,
   },
   {

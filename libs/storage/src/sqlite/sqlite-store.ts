@@ -588,12 +588,19 @@ export class SqliteStore implements TrellisStore {
     return top.flatMap((t) => (entities.has(t.item) ? [{ entity: entities.get(t.item)!, score: t.score }] : []));
   }
 
-  /** Relationships a user weighted negative are left out: they are kept out of retrieval. */
+  /**
+   * Relationships a user weighted negative are left out: they are kept out of retrieval. They
+   * are rare, so the nearest k are read first and the search widens only when some were dropped.
+   */
   async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const excluded = this.db.prepare('SELECT COUNT(*) FROM relationships WHERE tenant_id = ? AND kb_id = ? AND weight < 0').pluck().get(scope.tenantId, scope.kbId) as number;
-    const top = this.embeddingIndex('relationships', scope).search(vector, k + excluded);
-    const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).filter((r) => r.weight >= 0).map((r) => [r.id, r]));
-    return top.flatMap((t) => (relationships.has(t.item) ? [{ relationship: relationships.get(t.item)!, score: t.score }] : [])).slice(0, k);
+    const index = this.embeddingIndex('relationships', scope);
+    for (let wanted = k; ; wanted *= 4) {
+      const top = index.search(vector, wanted);
+      const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).filter((r) => r.weight >= 0).map((r) => [r.id, r]));
+      const hits = top.flatMap((t) => (relationships.has(t.item) ? [{ relationship: relationships.get(t.item)!, score: t.score }] : []));
+      // Enough left, or the index has nothing further to give.
+      if (hits.length >= k || top.length < wanted) return hits.slice(0, k);
+    }
   }
 
   async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
