@@ -1,5 +1,5 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
-import type { GraphEditAction, GraphEditRecord } from './graph-edit-records';
+import type { GraphEditAction, GraphEditRecord, RecordedChunkExtraction } from './graph-edit-records';
 import { fromSqlTime } from './row-mappers';
 import type { Row } from './row-mappers';
 
@@ -75,5 +75,32 @@ export function toOverlayRow(r: Row | undefined): OverlayRow | null {
     description: text(r.description),
     label: text(r.label),
     weight: r.weight === null || r.weight === undefined ? null : Number(r.weight),
+  };
+}
+
+/**
+ * A chunk's writes as the store holds them (mention rows joined with their entity and
+ * relationship rows), in the form an undo replays. `vector` decodes the adapter's embeddings.
+ */
+export function toRecordedChunkExtraction(entities: readonly Row[], relationships: readonly Row[], vector: (value: unknown) => Float32Array): RecordedChunkExtraction {
+  return {
+    entities: entities.map((e) => ({
+      entityId: String(e.entity_id),
+      name: String(e.name),
+      normalizedName: String(e.normalized_name),
+      type: String(e.type),
+      description: String(e.description),
+      needsReview: Number(e.needs_review) === 1,
+      embedding: vector(e.embedding),
+    })),
+    relationships: relationships.map((r) => ({
+      relationshipId: String(r.relationship_id),
+      sourceId: String(r.source_id),
+      targetId: String(r.target_id),
+      label: String(r.label),
+      description: String(r.description),
+      strength: Number(r.strength),
+      embedding: vector(r.embedding),
+    })),
   };
 }

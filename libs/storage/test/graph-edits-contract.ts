@@ -1,20 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { EntityMentionWrite, KbSettings, NewChunk, RelationshipMentionWrite } from '../src/records';
+import type { EntityMentionWrite, NewChunk, RelationshipMentionWrite } from '../src/records';
 import type { GraphEditMeta } from '../src/graph-edit-records';
 import type { TrellisStore } from '../src/trellis-store';
-import { vectorFor } from './store-contract';
+import { TEST_KB_SETTINGS, vectorFor } from './store-contract';
 
-const SETTINGS: KbSettings = {
-  chunkSizeTokens: 512,
-  chunkOverlapTokens: 64,
-  splitter: '',
-  embeddingModel: '',
-  embeddingDimensions: 0,
-  llmModel: '',
-  extractionPromptVersion: '',
-};
+const SETTINGS = TEST_KB_SETTINGS;
 
 /**
  * Manual graph edits, for every TrellisStore adapter: edits are overlays that survive the

@@ -1,17 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KbScope } from '@trellis/contracts';
-import type { ExtractionSettings, KbSettings } from '../src/records';
+import type { ExtractionSettings } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
+import { TEST_KB_SETTINGS } from './store-contract';
 
-const SETTINGS: KbSettings = {
-  chunkSizeTokens: 512,
-  chunkOverlapTokens: 64,
-  splitter: '',
-  embeddingModel: '',
-  embeddingDimensions: 0,
-  llmModel: '',
-  extractionPromptVersion: '',
-};
+const SETTINGS = TEST_KB_SETTINGS;
 
 const EXTRACTION: ExtractionSettings = {
   entityTypes: ['drug', 'disease'],

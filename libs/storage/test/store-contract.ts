@@ -5,7 +5,8 @@ import { cosineSimilarity } from '../src/vector-math';
 import type { EntityMentionWrite, KbSettings, NewChunk, RelationshipMentionWrite } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 
-const SETTINGS: KbSettings = {
+/** Settings of the knowledge bases the contract suites create. */
+export const TEST_KB_SETTINGS: KbSettings = {
   chunkSizeTokens: 512,
   chunkOverlapTokens: 64,
   splitter: '',
@@ -14,6 +15,7 @@ const SETTINGS: KbSettings = {
   llmModel: '',
   extractionPromptVersion: '',
 };
+const SETTINGS = TEST_KB_SETTINGS;
 
 /** Deterministic pseudo-random unit vector. */
 export function vectorFor(seed: number, dimensions = 16): Float32Array {

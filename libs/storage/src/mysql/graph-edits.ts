@@ -22,6 +22,7 @@ import {
   selfMerge,
   toGraphEdit,
   toOverlayRow,
+  toRecordedChunkExtraction,
 } from '../graph-edit-rows';
 import type { OverlayRow } from '../graph-edit-rows';
 import type { Row } from '../row-mappers';
@@ -277,26 +278,7 @@ export class MysqlGraphEdits {
        WHERE m.tenant_id = ? AND m.kb_id = ? AND m.chunk_id = ? ORDER BY m.relationship_id`,
       [...this.key, chunkId],
     );
-    return {
-      entities: entities.map((e) => ({
-        entityId: String(e.entity_id),
-        name: String(e.name),
-        normalizedName: String(e.normalized_name),
-        type: String(e.type),
-        description: String(e.description),
-        needsReview: Number(e.needs_review) === 1,
-        embedding: this.readVector(e.embedding) ?? new Float32Array(0),
-      })),
-      relationships: relationships.map((r) => ({
-        relationshipId: String(r.relationship_id),
-        sourceId: String(r.source_id),
-        targetId: String(r.target_id),
-        label: String(r.label),
-        description: String(r.description),
-        strength: Number(r.strength),
-        embedding: this.readVector(r.embedding) ?? new Float32Array(0),
-      })),
-    };
+    return toRecordedChunkExtraction(entities, relationships, (v) => this.readVector(v) ?? new Float32Array(0));
   }
 
   private readVector(value: unknown): Float32Array | null {

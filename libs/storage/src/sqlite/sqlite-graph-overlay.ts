@@ -4,7 +4,7 @@ import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import type { RecordedChunkExtraction } from '../graph-edit-records';
 import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '../graph-overlay';
 import type { OverlayState } from '../graph-overlay';
-import { toOverlayRow } from '../graph-edit-rows';
+import { toOverlayRow, toRecordedChunkExtraction } from '../graph-edit-rows';
 import type { Row } from '../row-mappers';
 import { bufferToVector } from '../vector-math';
 
@@ -103,25 +103,6 @@ export class SqliteGraphOverlay {
       )
       .all(chunkId, scope.tenantId, scope.kbId) as Row[];
     const vector = (v: unknown) => (v === null || v === undefined ? new Float32Array(0) : bufferToVector(v as Buffer));
-    return {
-      entities: entities.map((e) => ({
-        entityId: String(e.entity_id),
-        name: String(e.name),
-        normalizedName: String(e.normalized_name),
-        type: String(e.type),
-        description: String(e.description),
-        needsReview: Number(e.needs_review) === 1,
-        embedding: vector(e.embedding),
-      })),
-      relationships: relationships.map((r) => ({
-        relationshipId: String(r.relationship_id),
-        sourceId: String(r.source_id),
-        targetId: String(r.target_id),
-        label: String(r.label),
-        description: String(r.description),
-        strength: Number(r.strength),
-        embedding: vector(r.embedding),
-      })),
-    };
+    return toRecordedChunkExtraction(entities, relationships, vector);
   }
 }
