@@ -1,5 +1,6 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { GraphEditAction, GraphEditRecord, RecordedChunkExtraction } from './graph-edit-records';
+import type { RowSnapshot } from './graph-overlay';
 import { fromSqlTime } from './row-mappers';
 import type { Row } from './row-mappers';
 
@@ -100,6 +101,31 @@ export function toRecordedChunkExtraction(entities: readonly Row[], relationship
       label: String(r.label),
       description: String(r.description),
       strength: Number(r.strength),
+      embedding: vector(r.embedding),
+    })),
+  };
+}
+
+/** Entity and relationship rows as an undo restores them. `vector` decodes the adapter's embeddings. */
+export function toRowSnapshot(entities: readonly Row[], relationships: readonly Row[], vector: (value: unknown) => Float32Array | null): RowSnapshot {
+  return {
+    entities: entities.map((e) => ({
+      id: String(e.id),
+      name: String(e.name),
+      normalizedName: String(e.normalized_name),
+      type: String(e.type),
+      description: String(e.description),
+      kind: String(e.kind),
+      embedding: vector(e.embedding),
+    })),
+    relationships: relationships.map((r) => ({
+      id: String(r.id),
+      sourceId: String(r.source_id),
+      targetId: String(r.target_id),
+      label: String(r.label),
+      description: String(r.description),
+      weight: Number(r.weight),
+      kind: String(r.kind),
       embedding: vector(r.embedding),
     })),
   };

@@ -23,6 +23,7 @@ import {
   toGraphEdit,
   toOverlayRow,
   toRecordedChunkExtraction,
+  toRowSnapshot,
 } from '../graph-edit-rows';
 import type { OverlayRow } from '../graph-edit-rows';
 import type { Row } from '../row-mappers';
@@ -392,28 +393,9 @@ export class MysqlGraphEdits {
   }
 
   private toSnapshot(entities: readonly Row[], relationships: readonly Row[]): RowSnapshot {
-    return {
-      entities: entities.map((e) => ({
-        id: String(e.id),
-        name: String(e.name),
-        normalizedName: String(e.normalized_name),
-        type: String(e.type),
-        description: String(e.description),
-        kind: String(e.kind),
-        embedding: this.readVector(e.embedding),
-      })),
-      relationships: relationships.map((r) => ({
-        id: String(r.id),
-        sourceId: String(r.source_id),
-        targetId: String(r.target_id),
-        label: String(r.label),
-        description: String(r.description),
-        weight: Number(r.weight),
-        kind: String(r.kind),
-        embedding: this.readVector(r.embedding),
-      })),
-    };
+    return toRowSnapshot(entities, relationships, (v) => this.readVector(v));
   }
+
 }
 
 interface UndoState {

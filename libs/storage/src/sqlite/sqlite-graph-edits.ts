@@ -15,6 +15,7 @@ import {
   selfMerge,
   toGraphEdit,
   toOverlayRow,
+  toRowSnapshot,
 } from '../graph-edit-rows';
 import type { OverlayRow } from '../graph-edit-rows';
 import type { Row } from '../row-mappers';
@@ -383,26 +384,5 @@ function emptyOverlay(): OverlayRow {
 }
 
 function toSnapshot(entities: readonly Row[], relationships: readonly Row[]): RowSnapshot {
-  const vector = (v: unknown) => (v === null || v === undefined ? null : bufferToVector(v as Buffer));
-  return {
-    entities: entities.map((e) => ({
-      id: String(e.id),
-      name: String(e.name),
-      normalizedName: String(e.normalized_name),
-      type: String(e.type),
-      description: String(e.description),
-      kind: String(e.kind),
-      embedding: vector(e.embedding),
-    })),
-    relationships: relationships.map((r) => ({
-      id: String(r.id),
-      sourceId: String(r.source_id),
-      targetId: String(r.target_id),
-      label: String(r.label),
-      description: String(r.description),
-      weight: Number(r.weight),
-      kind: String(r.kind),
-      embedding: vector(r.embedding),
-    })),
-  };
+  return toRowSnapshot(entities, relationships, (v) => (v === null || v === undefined ? null : bufferToVector(v as Buffer)));
 }
