@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { loadConfig } from '@trellis/config';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneServer } from '../standalone-server';
@@ -48,5 +49,14 @@ export async function connect(options: ConnectionOptions): Promise<Connection> {
 
 /** Who graph edits are logged as: --actor, else TRELLIS_ACTOR, else the login name. */
 function actorOf(options: ConnectionOptions): string | undefined {
-  return options.actor ?? process.env.TRELLIS_ACTOR ?? process.env.USER ?? undefined;
+  return options.actor ?? process.env.TRELLIS_ACTOR ?? process.env.USER ?? loginName();
+}
+
+/** The OS account running the CLI; containers often leave USER unset. */
+function loginName(): string | undefined {
+  try {
+    return userInfo().username || undefined;
+  } catch {
+    return undefined;
+  }
 }
