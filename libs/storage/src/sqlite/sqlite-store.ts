@@ -30,15 +30,16 @@ import type {
 import type { TrellisStore } from '../trellis-store';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
-import { fullTextTerms, preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
+import { fullTextTerms } from '../derivation';
 import * as summaries from './sqlite-summaries';
-import { CHANGED_SUMMARY, ENTITY_COLUMNS } from './sqlite-summaries';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { SqliteLlmBudget } from './sqlite-llm-budget';
 import { GRAPH_EDIT_TABLES, SqliteGraphEdits } from './sqlite-graph-edits';
 import { SqliteGraphOverlay } from './sqlite-graph-overlay';
+import { SqliteGraphWrites } from './sqlite-graph-writes';
+import { SqliteGraphReads } from './sqlite-graph-reads';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
-import { byPipelineOrder, toChunk, toDocument, toEntity, toKnowledgeBase as toKb, toRelationship, toStage } from '../row-mappers';
+import { byPipelineOrder, toChunk, toDocument, toKnowledgeBase as toKb, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
 
 /**
@@ -53,6 +54,10 @@ export class SqliteStore implements TrellisStore {
   private readonly llm: SqliteLlmBudget;
   /** Manual edits: the overlay applied inside every chunk write, and the edits themselves. */
   private readonly overlay: SqliteGraphOverlay;
+  /** Chunk extractions into entities, relationships and their derived fields. */
+  private readonly graph: SqliteGraphWrites;
+  /** Entity and relationship lookups and searches. */
+  private readonly reads: SqliteGraphReads;
   private readonly edits: SqliteGraphEdits;
 
   /** `path` is a file path, or ':memory:' for tests. */
@@ -66,9 +71,11 @@ export class SqliteStore implements TrellisStore {
     this.migrate();
     this.llm = new SqliteLlmBudget(this.db);
     this.overlay = new SqliteGraphOverlay(this.db);
+    this.graph = new SqliteGraphWrites(this.db, this.overlay);
+    this.reads = new SqliteGraphReads(this.db, this.vectors);
     this.edits = new SqliteGraphEdits(this.db, this.overlay, {
-      writeChunk: (scope, chunkId, entities, relationships, replay) => this.writeChunk(scope, chunkId, entities, relationships, replay),
-      refresh: (scope, touched) => this.refreshDerived(scope, touched),
+      writeChunk: (scope, chunkId, entities, relationships, replay) => this.graph.writeChunk(scope, chunkId, entities, relationships, replay),
+      refresh: (scope, touched) => this.graph.refreshDerived(scope, touched),
       invalidate: (kbId) => this.vectors.invalidate(kbId, 'entities', 'relationships'),
     });
   }
@@ -398,130 +405,21 @@ export class SqliteStore implements TrellisStore {
     relationships: readonly RelationshipMentionWrite[],
   ): Promise<void> {
     this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
-    this.db.transaction(() => this.writeChunk(scope, chunkId, entities, relationships, false))();
-  }
-
-  /**
-   * One chunk's write, inside the caller's transaction. Manual edits rewrite it first
-   * (tombstones, merges); `replay` is set when an edit or its undo re-applies recorded writes.
-   */
-  private writeChunk(
-    scope: KbScope,
-    chunkId: string,
-    written: readonly EntityMentionWrite[],
-    writtenRelationships: readonly RelationshipMentionWrite[],
-    replay: boolean,
-  ): void {
-    const insertEntity = this.db.prepare(
-      `INSERT INTO entities (id, tenant_id, kb_id, name, normalized_name, type, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
-    );
-    const insertEntityMention = this.db.prepare(
-      `INSERT INTO entity_mentions (entity_id, chunk_id, tenant_id, kb_id, description, name, needs_review) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (entity_id, chunk_id) DO UPDATE SET description = excluded.description, name = excluded.name, needs_review = excluded.needs_review`,
-    );
-    const insertRelationship = this.db.prepare(
-      `INSERT INTO relationships (id, tenant_id, kb_id, source_id, target_id, label, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
-    );
-    const insertRelationshipMention = this.db.prepare(
-      `INSERT INTO relationship_mentions (relationship_id, chunk_id, tenant_id, kb_id, description, strength) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (relationship_id, chunk_id) DO UPDATE SET description = excluded.description, strength = excluded.strength`,
-    );
-    // A chunk deleted meanwhile (document replaced or removed) must not gain facts.
-    if (this.db.prepare('SELECT 1 FROM chunks WHERE id = ? AND tenant_id = ? AND kb_id = ?').get(chunkId, scope.tenantId, scope.kbId) === undefined) return;
-    const { entities, relationships } = this.overlay.rewrite(scope, chunkId, written, writtenRelationships, replay);
-    const touched = this.detachChunks([chunkId]);
-    for (const e of entities) {
-      // A mention a merge redirected carries no name; the row then takes the normalised one.
-      insertEntity.run(e.entityId, scope.tenantId, scope.kbId, e.name || e.normalizedName, e.normalizedName, e.type, vectorToBuffer(e.embedding));
-      insertEntityMention.run(e.entityId, chunkId, scope.tenantId, scope.kbId, e.description, e.name, e.needsReview === true ? 1 : 0);
-      touched.entityIds.add(e.entityId);
-    }
-    for (const r of relationships) {
-      insertRelationship.run(r.relationshipId, scope.tenantId, scope.kbId, r.sourceId, r.targetId, r.label, vectorToBuffer(r.embedding));
-      insertRelationshipMention.run(r.relationshipId, chunkId, scope.tenantId, scope.kbId, r.description, r.strength);
-      touched.relationshipIds.add(r.relationshipId);
-    }
-    this.refreshDerived(scope, touched);
+    this.db.transaction(() => this.graph.writeChunk(scope, chunkId, entities, relationships, false))();
   }
 
   /** Deletes chunks and the graph facts only they supported. Runs inside a transaction. */
   private removeChunks(scope: KbScope, chunkIds: readonly string[]): void {
     if (chunkIds.length === 0) return;
     this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
-    const touched = this.detachChunks(chunkIds);
+    const touched = this.graph.detachChunks(chunkIds);
     this.overlay.forgetChunks(scope, chunkIds);
     this.deleteFts(chunkIds);
     this.inBatches(chunkIds, (batch) => {
       this.db.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
       return [];
     });
-    this.refreshDerived(scope, touched);
-  }
-
-  /** Removes the mentions of these chunks and returns what they touched. */
-  private detachChunks(chunkIds: readonly string[]): { entityIds: Set<string>; relationshipIds: Set<string> } {
-    const entityIds = new Set<string>();
-    const relationshipIds = new Set<string>();
-    this.inBatches(chunkIds, (batch) => {
-      for (const id of this.db.prepare(`SELECT entity_id FROM entity_mentions WHERE chunk_id IN (${marks(batch)})`).pluck().all(...batch) as string[]) entityIds.add(id);
-      for (const id of this.db.prepare(`SELECT relationship_id FROM relationship_mentions WHERE chunk_id IN (${marks(batch)})`).pluck().all(...batch) as string[]) relationshipIds.add(id);
-      this.db.prepare(`DELETE FROM entity_mentions WHERE chunk_id IN (${marks(batch)})`).run(...batch);
-      this.db.prepare(`DELETE FROM relationship_mentions WHERE chunk_id IN (${marks(batch)})`).run(...batch);
-      return [];
-    });
-    return { entityIds, relationshipIds };
-  }
-
-  /**
-   * Recomputes counts, weights, names and review flags from the mentions that remain; deletes
-   * what has none left (manual ones stay: they never had any), and relationships whose end
-   * entity is gone; then re-applies the user's overrides. A summary is rewritten (as the plain
-   * concatenation) only when its inputs changed, and then marked pending so the graph writer
-   * summarises and embeds it again (see listPendingSummaries).
-   */
-  private refreshDerived(scope: KbScope, touched: { entityIds: Set<string>; relationshipIds: Set<string> }): void {
-    const relationshipMentions = this.db.prepare('SELECT description, strength FROM relationship_mentions WHERE relationship_id = ? ORDER BY chunk_id');
-    const updateRelationship = this.db.prepare(
-      `UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? WHERE id = ?`,
-    );
-    const deleteRelationship = this.db.prepare("DELETE FROM relationships WHERE id = ? AND kind = 'extracted'");
-    for (const id of touched.relationshipIds) {
-      const mentions = relationshipMentions.all(id) as Array<{ description: string; strength: number }>;
-      if (mentions.length === 0) {
-        deleteRelationship.run(id);
-        continue;
-      }
-      const weight = mentions.reduce((sum, m) => sum + m.strength, 0);
-      const descriptions = mentions.map((m) => m.description);
-      const hash = summaryInputsHash('', descriptions);
-      updateRelationship.run(hash, summarizeDescriptions(descriptions), hash, weight, mentions.length, hash, id);
-    }
-    const entityMentions = this.db.prepare('SELECT description, name, needs_review FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id');
-    const updateEntity = this.db.prepare(
-      `UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? WHERE id = ?`,
-    );
-    const deleteEntity = this.db.prepare("DELETE FROM entities WHERE id = ? AND kind = 'extracted'");
-    const danglingIds = this.db.prepare('SELECT id FROM relationships WHERE source_id = ? OR target_id = ?').pluck();
-    const deleteRelationshipMentions = this.db.prepare('DELETE FROM relationship_mentions WHERE relationship_id = ?');
-    for (const id of touched.entityIds) {
-      const mentions = entityMentions.all(id) as Array<{ description: string; name: string; needs_review: number }>;
-      if (mentions.length === 0) {
-        if (deleteEntity.run(id).changes === 0) continue;
-        for (const relationshipId of danglingIds.all(id, id) as string[]) {
-          deleteRelationshipMentions.run(relationshipId);
-          this.db.prepare('DELETE FROM relationships WHERE id = ?').run(relationshipId);
-        }
-        continue;
-      }
-      const name = preferredName(mentions.map((m) => m.name));
-      const descriptions = mentions.map((m) => m.description);
-      const hash = summaryInputsHash(name, descriptions);
-      const needsReview = mentions.every((m) => m.needs_review === 1) ? 1 : 0;
-      updateEntity.run(hash, summarizeDescriptions(descriptions), hash, mentions.length, name, needsReview, hash, id);
-    }
-    this.overlay.applyOverrides(scope, touched);
+    this.graph.refreshDerived(scope, touched);
   }
 
   async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
@@ -554,119 +452,43 @@ export class SqliteStore implements TrellisStore {
   }
 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
-    const rows = this.inBatches(ids, (batch) =>
-      this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[],
-    );
-    const byId = new Map(rows.map((r) => [String(r.id), toEntity(r)]));
-    return ids.map((id) => byId.get(id)).filter((e): e is EntityRecord => e !== undefined);
+    return this.reads.getEntities(scope, ids);
   }
 
   async findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
-    return (
-      this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name = ?`).all(scope.tenantId, scope.kbId, normalizedName) as Row[]
-    ).map(toEntity);
+    return this.reads.findEntitiesByNormalizedName(scope, normalizedName);
   }
 
   async searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
-    const words = fullTextTerms(query);
-    if (words.length === 0) return [];
-    const conditions = words.map(() => `normalized_name LIKE ? ESCAPE '\\'`).join(' OR ');
-    const rows = this.db
-      .prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND (${conditions}) LIMIT 2000`)
-      .all(scope.tenantId, scope.kbId, ...words.map((w) => `%${w.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)) as Row[];
-    const scored = rows.map(toEntity).map((entity) => {
-      const nameWords = new Set(entity.normalizedName.split(' '));
-      const hits = words.filter((w) => nameWords.has(w)).length;
-      return { entity, score: hits * 10 + (entity.normalizedName === words.join(' ') ? 100 : 0) + Math.log1p(entity.mentionCount) };
-    });
-    return scored.sort((a, b) => b.score - a.score).slice(0, limit).map((s) => s.entity);
+    return this.reads.searchEntitiesByName(scope, query, limit);
   }
 
   async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
-    const top = this.embeddingIndex('entities', scope).search(vector, k);
-    const entities = new Map((await this.getEntities(scope, top.map((t) => t.item))).map((e) => [e.id, e]));
-    return top.flatMap((t) => (entities.has(t.item) ? [{ entity: entities.get(t.item)!, score: t.score }] : []));
+    return this.reads.searchEntitiesByVector(scope, vector, k);
   }
 
-  /**
-   * Relationships a user weighted negative are left out: they are kept out of retrieval. They
-   * are rare, so the nearest k are read first and the search widens only when some were dropped.
-   */
   async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const index = this.embeddingIndex('relationships', scope);
-    for (let wanted = k; ; wanted *= 4) {
-      const top = index.search(vector, wanted);
-      const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).filter((r) => r.weight >= 0).map((r) => [r.id, r]));
-      const hits = top.flatMap((t) => (relationships.has(t.item) ? [{ relationship: relationships.get(t.item)!, score: t.score }] : []));
-      // Enough left, or the index has nothing further to give.
-      if (hits.length >= k || top.length < wanted) return hits.slice(0, k);
-    }
+    return this.reads.searchRelationshipsByVector(scope, vector, k);
   }
 
   async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
-    return this.embeddingIndex('relationships', scope).similarities(vector, relationshipIds);
-  }
-
-  private embeddingIndex(table: 'entities' | 'relationships', scope: KbScope): VectorIndex {
-    return this.vectors.get(table, scope.kbId, () => {
-      const rows = this.db
-        .prepare(`SELECT id, embedding FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND embedding IS NOT NULL`)
-        .raw()
-        .all(scope.tenantId, scope.kbId) as Array<[string, Buffer]>;
-      return new VectorIndex(rows.map((r) => r[0]), rows.map((r) => bufferToVector(r[1])));
-    });
-  }
-
-  private async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {
-    return this.inBatches(ids, (batch) =>
-      (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE +r.tenant_id = ? AND +r.kb_id = ? AND r.id IN (${marks(batch)})`).all(scope.tenantId, scope.kbId, ...batch) as Row[]).map(toRelationship),
-    );
+    return this.reads.relationshipSimilarities(scope, vector, relationshipIds);
   }
 
   async relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
-    const seen = new Map<string, RelationshipRecord>();
-    this.inBatches(entityIds, (batch) => {
-      // One indexed lookup per end, rather than an OR the planner may turn into a scan.
-      const rows = ['source_id', 'target_id'].flatMap(
-        (end) =>
-          this.db
-            .prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${marks(batch)})`)
-            .all(scope.tenantId, scope.kbId, ...batch) as Row[],
-      );
-      for (const row of rows) seen.set(String(row.id), toRelationship(row));
-      return [];
-    });
-    return [...seen.values()];
+    return this.reads.relationshipsOfEntities(scope, entityIds);
   }
 
   async chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.mentionIndex('relationship_mentions', 'relationship_id', scope, relationshipIds);
+    return this.reads.chunkIds('relationship_mentions', 'relationship_id', scope, relationshipIds);
   }
 
   async chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.mentionIndex('entity_mentions', 'entity_id', scope, entityIds);
-  }
-
-  private mentionIndex(table: string, column: string, scope: KbScope, ids: readonly string[]): Map<string, string[]> {
-    const result = new Map<string, string[]>();
-    this.inBatches(ids, (batch) => {
-      const rows = this.db
-        .prepare(`SELECT ${column} AS owner, chunk_id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${column} IN (${marks(batch)}) ORDER BY chunk_id`)
-        .all(scope.tenantId, scope.kbId, ...batch) as Array<{ owner: string; chunk_id: string }>;
-      for (const row of rows) {
-        const list = result.get(row.owner) ?? [];
-        list.push(row.chunk_id);
-        result.set(row.owner, list);
-      }
-      return [];
-    });
-    return result;
+    return this.reads.chunkIds('entity_mentions', 'entity_id', scope, entityIds);
   }
 
   async exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
-    const entities = (this.db.prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? ORDER BY normalized_name, id`).all(scope.tenantId, scope.kbId) as Row[]).map(toEntity);
-    const relationships = (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? ORDER BY r.id`).all(scope.tenantId, scope.kbId) as Row[]).map(toRelationship);
-    return { entities, relationships };
+    return this.reads.exportGraph(scope);
   }
 
   // --- graph edits -----------------------------------------------------------------------
@@ -678,7 +500,7 @@ export class SqliteStore implements TrellisStore {
 
   async updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
     this.edits.updateRelationship(scope, relationshipId, patch, edit);
-    return (await this.getRelationships(scope, [relationshipId]))[0]!;
+    return this.reads.getRelationships(scope, [relationshipId])[0]!;
   }
 
   async deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
@@ -771,9 +593,6 @@ export class SqliteStore implements TrellisStore {
 }
 
 const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
-const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
-  r.label, r.description, r.weight, r.mention_count FROM relationships r
-  JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id`;
 
 function now(): string {
   return new Date().toISOString();
