@@ -1,4 +1,5 @@
 import { stableId } from '@trellis/contracts';
+import type { EntityRecord } from './records';
 
 /** Longest derived summary kept on an entity or relationship, in characters. */
 export const MAX_SUMMARY_CHARS = 2000;
@@ -70,4 +71,21 @@ const STOPWORDS = new Set(
 export function fullTextTerms(query: string): string[] {
   const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words.filter((w) => !STOPWORDS.has(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 64);
+}
+
+/**
+ * Orders entities found by name for the words of a query: whole-word hits first, an exact name
+ * on top, popularity as the tie-breaker. Both adapters fetch candidates by LIKE and rank here.
+ */
+export function rankEntitiesByName(words: readonly string[], entities: readonly EntityRecord[], limit: number): EntityRecord[] {
+  const phrase = words.join(' ');
+  const scored = entities.map((entity) => {
+    const nameWords = new Set(entity.normalizedName.split(' '));
+    const hits = words.filter((w) => nameWords.has(w)).length;
+    return { entity, score: hits * 10 + (entity.normalizedName === phrase ? 100 : 0) + Math.log1p(entity.mentionCount) };
+  });
+  return scored
+    .sort((a, b) => b.score - a.score)
+    .slice(0, Math.max(0, limit))
+    .map((s) => s.entity);
 }

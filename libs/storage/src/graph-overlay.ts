@@ -1,6 +1,12 @@
 import type { EntityMentionWrite, RelationshipMentionWrite } from './records';
 import type { RecordedChunkExtraction } from './graph-edit-records';
 
+/** Entities and relationships a write touched: what their derived fields are recomputed for. */
+export interface Touched {
+  entityIds: Set<string>;
+  relationshipIds: Set<string>;
+}
+
 /**
  * Manual graph edits are overlays on the graph derived from chunk mentions: tombstones and
  * merges rewrite every later chunk write (so re-extracting the same text neither resurrects a

@@ -1,6 +1,23 @@
 import type { IndexStatus } from '@trellis/contracts';
+import { distinctDescriptions } from './derivation';
 import { PIPELINE_STAGES } from './records';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PendingSummary, PipelineStage, RelationshipRecord, StageRecord } from './records';
+
+/** Column lists shared by both adapters' queries, so every read maps the same shape. */
+export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
+export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count, needs_review';
+
+/** `?, ?, ?` for an IN list. */
+export function marks(values: readonly unknown[]): string {
+  return values.map(() => '?').join(', ');
+}
+
+/** Splits an id list so no statement grows unbounded (SQLite also caps bound parameters). */
+export function batches<T>(values: readonly T[], size = 500): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
+}
 
 /** A result row of either SQL adapter: snake_case columns as the drivers return them. */
 export type Row = Record<string, unknown>;
@@ -111,4 +128,32 @@ export function toStage(r: Row): StageRecord {
 /** Stages in pipeline order. */
 export function byPipelineOrder(a: StageRecord, b: StageRecord): number {
   return PIPELINE_STAGES.indexOf(a.stage) - PIPELINE_STAGES.indexOf(b.stage);
+}
+
+/**
+ * Pending entity rows (id, name, type, summary_hash) and relationship rows (id, label,
+ * summary_hash, source_name, target_name) as summaries to compute; `descriptionsOf` gives a
+ * row's mention descriptions in chunk order.
+ */
+export function toPendingSummaries(
+  entities: readonly Row[],
+  relationships: readonly Row[],
+  descriptionsOf: (kind: PendingSummary['kind'], id: string) => readonly string[],
+): PendingSummary[] {
+  return [
+    ...entities.map((r) => ({
+      kind: 'entity' as const,
+      id: String(r.id),
+      summaryHash: String(r.summary_hash),
+      heading: `${String(r.name)} (${String(r.type)})`,
+      descriptions: distinctDescriptions(descriptionsOf('entity', String(r.id))),
+    })),
+    ...relationships.map((r) => ({
+      kind: 'relationship' as const,
+      id: String(r.id),
+      summaryHash: String(r.summary_hash),
+      heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
+      descriptions: distinctDescriptions(descriptionsOf('relationship', String(r.id))),
+    })),
+  ];
 }

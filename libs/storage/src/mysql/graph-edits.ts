@@ -33,7 +33,7 @@ import { blobToVector, textToVector } from './vector-codec';
 import type { VectorSql } from './vector-sql';
 import { applyOverrides } from './graph-overlay-sql';
 import { refreshDerived, writeChunkExtraction } from './graph-writes';
-import type { Touched } from './graph-writes';
+import type { Touched } from '../graph-overlay';
 
 /**
  * Manual graph edits of the MySQL store, each run inside the caller's transaction. Same model

@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import { fullTextTerms } from '../derivation';
+import { fullTextTerms, rankEntitiesByName } from '../derivation';
 import type { EntityRecord, RelationshipRecord } from '../records';
 import type { SqlSession } from './mysql-session';
 import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, batches, marks, toEntity, toRelationship } from './mysql-rows';
@@ -29,7 +29,7 @@ export async function findEntitiesByNormalizedName(session: SqlSession, scope: K
   return rows.map(toEntity);
 }
 
-/** Same candidates and scoring as the SQLite adapter: whole-word hits, exact name, popularity. */
+/** Same candidates as the SQLite adapter, ranked by rankEntitiesByName. */
 export async function searchEntitiesByName(session: SqlSession, scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
   const words = fullTextTerms(query);
   if (words.length === 0) return [];
@@ -40,16 +40,7 @@ export async function searchEntitiesByName(session: SqlSession, scope: KbScope, 
     scope.kbId,
     ...words.map((w) => `%${w.replace(/[!%_]/g, (c) => `!${c}`)}%`),
   ]);
-  const phrase = words.join(' ');
-  const scored = rows.map(toEntity).map((entity) => {
-    const nameWords = new Set(entity.normalizedName.split(' '));
-    const hits = words.filter((w) => nameWords.has(w)).length;
-    return { entity, score: hits * 10 + (entity.normalizedName === phrase ? 100 : 0) + Math.log1p(entity.mentionCount) };
-  });
-  return scored
-    .sort((a, b) => b.score - a.score)
-    .slice(0, Math.max(0, limit))
-    .map((s) => s.entity);
+  return rankEntitiesByName(words, rows.map(toEntity), limit);
 }
 
 export async function getRelationships(session: SqlSession, scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {

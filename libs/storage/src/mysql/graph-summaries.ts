@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import { distinctDescriptions } from '../derivation';
 import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
+import { toPendingSummaries } from '../row-mappers';
 import type { SqlSession } from './mysql-session';
 import { ENTITY_COLUMNS, batches, marks, toEntity } from './mysql-rows';
 import { blobToVector, textToVector } from './vector-codec';
@@ -39,22 +39,7 @@ export async function listPendingSummaries(session: SqlSession, scope: KbScope, 
   );
   const entityDescriptions = await descriptionsOf(session, scope, 'entity_mentions', 'entity_id', entities.map((r) => String(r.id)));
   const relationshipDescriptions = await descriptionsOf(session, scope, 'relationship_mentions', 'relationship_id', relationships.map((r) => String(r.id)));
-  return [
-    ...entities.map((r) => ({
-      kind: 'entity' as const,
-      id: String(r.id),
-      summaryHash: String(r.summary_hash),
-      heading: `${String(r.name)} (${String(r.type)})`,
-      descriptions: distinctDescriptions(entityDescriptions.get(String(r.id)) ?? []),
-    })),
-    ...relationships.map((r) => ({
-      kind: 'relationship' as const,
-      id: String(r.id),
-      summaryHash: String(r.summary_hash),
-      heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
-      descriptions: distinctDescriptions(relationshipDescriptions.get(String(r.id)) ?? []),
-    })),
-  ];
+  return toPendingSummaries(entities, relationships, (kind, id) => (kind === 'entity' ? entityDescriptions : relationshipDescriptions).get(id) ?? []);
 }
 
 async function descriptionsOf(

@@ -6,6 +6,7 @@ import { batches, marks } from './mysql-rows';
 import { unindexChunkTexts } from './fulltext-index';
 import type { VectorSql } from './vector-sql';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
+import type { Touched } from '../graph-overlay';
 
 /**
  * The graph writes, run inside the caller's transaction. Concurrency rule: a transaction locks
@@ -29,10 +30,6 @@ function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export interface Touched {
-  entityIds: Set<string>;
-  relationshipIds: Set<string>;
-}
 
 /**
  * Replaces one chunk's mentions, after manual edits rewrote them (tombstones, merges);

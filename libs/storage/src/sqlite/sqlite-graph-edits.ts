@@ -22,7 +22,7 @@ import type { Row } from '../row-mappers';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 
 import { SqliteGraphOverlay } from './sqlite-graph-overlay';
-import type { Touched } from './sqlite-graph-overlay';
+import type { Touched } from '../graph-overlay';
 
 /** What the graph edits need from the store they extend. */
 export interface SqliteGraphHost {

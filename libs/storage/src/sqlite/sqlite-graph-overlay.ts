@@ -3,15 +3,11 @@ import type { KbScope } from '@trellis/contracts';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import type { RecordedChunkExtraction } from '../graph-edit-records';
 import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '../graph-overlay';
-import type { OverlayState } from '../graph-overlay';
+import type { OverlayState, Touched } from '../graph-overlay';
 import { toOverlayRow, toRecordedChunkExtraction } from '../graph-edit-rows';
 import type { Row } from '../row-mappers';
 import { bufferToVector } from '../vector-math';
 
-export interface Touched {
-  entityIds: Set<string>;
-  relationshipIds: Set<string>;
-}
 
 /**
  * The overlay's part in the SQLite chunk write (see graph-overlay.ts): tombstones and merges

@@ -1,13 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { KbScope } from '@trellis/contracts';
-import { fullTextTerms } from '../derivation';
+import { fullTextTerms, rankEntitiesByName } from '../derivation';
 import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 import { toEntity, toRelationship } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { VectorIndex } from '../vector-index';
 import type { VectorIndexCache } from '../vector-index';
 import { bufferToVector } from '../vector-math';
-import { ENTITY_COLUMNS } from './sqlite-summaries';
+import { ENTITY_COLUMNS, inBatches, marks } from './sqlite-rows';
 
 const RELATIONSHIP_SELECT = `SELECT r.id, r.kb_id, r.source_id, r.target_id, s.name AS source_name, t.name AS target_name,
   r.label, r.description, r.weight, r.mention_count FROM relationships r
@@ -44,12 +44,7 @@ export class SqliteGraphReads {
     const rows = this.db
       .prepare(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND (${conditions}) LIMIT 2000`)
       .all(scope.tenantId, scope.kbId, ...words.map((w) => `%${w.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)) as Row[];
-    const scored = rows.map(toEntity).map((entity) => {
-      const nameWords = new Set(entity.normalizedName.split(' '));
-      const hits = words.filter((w) => nameWords.has(w)).length;
-      return { entity, score: hits * 10 + (entity.normalizedName === words.join(' ') ? 100 : 0) + Math.log1p(entity.mentionCount) };
-    });
-    return scored.sort((a, b) => b.score - a.score).slice(0, limit).map((s) => s.entity);
+    return rankEntitiesByName(words, rows.map(toEntity), limit);
   }
 
   searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): ScoredEntity[] {
@@ -104,7 +99,6 @@ export class SqliteGraphReads {
             .all(scope.tenantId, scope.kbId, ...batch) as Row[],
       );
       for (const row of rows) seen.set(String(row.id), toRelationship(row));
-      return [];
     });
     return [...seen.values()];
   }
@@ -121,7 +115,6 @@ export class SqliteGraphReads {
         list.push(row.chunk_id);
         result.set(row.owner, list);
       }
-      return [];
     });
     return result;
   }
@@ -131,19 +124,4 @@ export class SqliteGraphReads {
     const relationships = (this.db.prepare(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? ORDER BY r.id`).all(scope.tenantId, scope.kbId) as Row[]).map(toRelationship);
     return { entities, relationships };
   }
-}
-
-/** SQLite limits bound parameters per statement; run `fn` over slices of `ids`. */
-function inBatches<T>(ids: readonly string[], fn: (batch: string[]) => T[]): T[] {
-  const out: T[] = [];
-  for (let i = 0; i < ids.length; i += 400) out.push(...fn(ids.slice(i, i + 400)));
-  return out;
-}
-
-/*
- * Lookups by id write `+tenant_id` / `+kb_id`: the unary plus keeps SQLite from choosing a
- * (tenant_id, kb_id, ...) index, which would scan the whole knowledge base, over the primary key.
- */
-function marks(values: readonly unknown[]): string {
-  return values.map(() => '?').join(', ');
 }

@@ -3,14 +3,11 @@ import type { KbScope } from '@trellis/contracts';
 import { preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import { vectorToBuffer } from '../vector-math';
+import type { Touched } from '../graph-overlay';
 import type { SqliteGraphOverlay } from './sqlite-graph-overlay';
+import { inBatches, marks } from './sqlite-rows';
 import { CHANGED_SUMMARY } from './sqlite-summaries';
 
-/** Entities and relationships a write touched: what the derived fields are recomputed for. */
-export interface TouchedGraph {
-  entityIds: Set<string>;
-  relationshipIds: Set<string>;
-}
 
 /**
  * How the standalone store turns chunk extractions into the graph: mentions are the facts,
@@ -34,6 +31,8 @@ export class SqliteGraphWrites {
     writtenRelationships: readonly RelationshipMentionWrite[],
     replay: boolean,
   ): void {
+    // A chunk deleted meanwhile (document replaced or removed) must not gain facts.
+    if (this.db.prepare('SELECT 1 FROM chunks WHERE id = ? AND tenant_id = ? AND kb_id = ?').get(chunkId, scope.tenantId, scope.kbId) === undefined) return;
     const insertEntity = this.db.prepare(
       `INSERT INTO entities (id, tenant_id, kb_id, name, normalized_name, type, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO NOTHING`,
@@ -50,8 +49,6 @@ export class SqliteGraphWrites {
       `INSERT INTO relationship_mentions (relationship_id, chunk_id, tenant_id, kb_id, description, strength) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (relationship_id, chunk_id) DO UPDATE SET description = excluded.description, strength = excluded.strength`,
     );
-    // A chunk deleted meanwhile (document replaced or removed) must not gain facts.
-    if (this.db.prepare('SELECT 1 FROM chunks WHERE id = ? AND tenant_id = ? AND kb_id = ?').get(chunkId, scope.tenantId, scope.kbId) === undefined) return;
     const { entities, relationships } = this.overlay.rewrite(scope, chunkId, written, writtenRelationships, replay);
     const touched = this.detachChunks([chunkId]);
     for (const e of entities) {
@@ -69,7 +66,7 @@ export class SqliteGraphWrites {
   }
 
   /** Removes the mentions of these chunks and returns what they touched. */
-  detachChunks(chunkIds: readonly string[]): TouchedGraph {
+  detachChunks(chunkIds: readonly string[]): Touched {
     const entityIds = new Set<string>();
     const relationshipIds = new Set<string>();
     inBatches(chunkIds, (batch) => {
@@ -88,7 +85,7 @@ export class SqliteGraphWrites {
    * concatenation) only when its inputs changed, and then marked pending so the graph writer
    * summarises and embeds it again (see listPendingSummaries).
    */
-  refreshDerived(scope: KbScope, touched: TouchedGraph): void {
+  refreshDerived(scope: KbScope, touched: Touched): void {
     const relationshipMentions = this.db.prepare('SELECT description, strength FROM relationship_mentions WHERE relationship_id = ? ORDER BY chunk_id');
     const updateRelationship = this.db.prepare(
       `UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? WHERE id = ?`,
@@ -112,13 +109,14 @@ export class SqliteGraphWrites {
     const deleteEntity = this.db.prepare("DELETE FROM entities WHERE id = ? AND kind = 'extracted'");
     const danglingIds = this.db.prepare('SELECT id FROM relationships WHERE source_id = ? OR target_id = ?').pluck();
     const deleteRelationshipMentions = this.db.prepare('DELETE FROM relationship_mentions WHERE relationship_id = ?');
+    const deleteDangling = this.db.prepare('DELETE FROM relationships WHERE id = ?');
     for (const id of touched.entityIds) {
       const mentions = entityMentions.all(id) as Array<{ description: string; name: string; needs_review: number }>;
       if (mentions.length === 0) {
         if (deleteEntity.run(id).changes === 0) continue;
         for (const relationshipId of danglingIds.all(id, id) as string[]) {
           deleteRelationshipMentions.run(relationshipId);
-          this.db.prepare('DELETE FROM relationships WHERE id = ?').run(relationshipId);
+          deleteDangling.run(relationshipId);
         }
         continue;
       }
@@ -130,13 +128,4 @@ export class SqliteGraphWrites {
     }
     this.overlay.applyOverrides(scope, touched);
   }
-}
-
-/** SQLite limits bound parameters per statement; run `fn` over slices of `ids`. */
-function inBatches(ids: readonly string[], fn: (batch: string[]) => void): void {
-  for (let i = 0; i < ids.length; i += 400) fn(ids.slice(i, i + 400));
-}
-
-function marks(values: readonly unknown[]): string {
-  return values.map(() => '?').join(', ');
 }

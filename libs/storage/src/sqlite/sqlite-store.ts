@@ -38,6 +38,7 @@ import { GRAPH_EDIT_TABLES, SqliteGraphEdits } from './sqlite-graph-edits';
 import { SqliteGraphOverlay } from './sqlite-graph-overlay';
 import { SqliteGraphWrites } from './sqlite-graph-writes';
 import { SqliteGraphReads } from './sqlite-graph-reads';
+import { CHUNK_COLUMNS, inBatches, marks } from './sqlite-rows';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { byPipelineOrder, toChunk, toDocument, toKnowledgeBase as toKb, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
@@ -298,7 +299,7 @@ export class SqliteStore implements TrellisStore {
 
   async getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]> {
     if (chunkIds.length === 0) return [];
-    const rows = this.inBatches(chunkIds, (batch) =>
+    const rows = inBatches(chunkIds, (batch) =>
       this.db
         .prepare(`SELECT ${CHUNK_COLUMNS} FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`)
         .all(scope.tenantId, scope.kbId, ...batch) as Row[],
@@ -415,9 +416,8 @@ export class SqliteStore implements TrellisStore {
     const touched = this.graph.detachChunks(chunkIds);
     this.overlay.forgetChunks(scope, chunkIds);
     this.deleteFts(chunkIds);
-    this.inBatches(chunkIds, (batch) => {
+    inBatches(chunkIds, (batch) => {
       this.db.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
-      return [];
     });
     this.graph.refreshDerived(scope, touched);
   }
@@ -578,32 +578,15 @@ export class SqliteStore implements TrellisStore {
   // --- helpers ---------------------------------------------------------------------------
 
   private deleteFts(chunkIds: readonly string[]): void {
-    this.inBatches(chunkIds, (batch) => {
+    inBatches(chunkIds, (batch) => {
       this.db.prepare(`DELETE FROM chunk_fts WHERE chunk_id IN (${marks(batch)})`).run(...batch);
-      return [];
     });
   }
 
-  /** SQLite limits bound parameters per statement; run `fn` over slices of `ids`. */
-  private inBatches<T>(ids: readonly string[], fn: (batch: string[]) => T[]): T[] {
-    const out: T[] = [];
-    for (let i = 0; i < ids.length; i += 400) out.push(...fn(ids.slice(i, i + 400)));
-    return out;
-  }
 }
-
-const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
 
 function now(): string {
   return new Date().toISOString();
-}
-
-/*
- * Lookups by id write `+tenant_id` / `+kb_id`: the unary plus keeps SQLite from choosing a
- * (tenant_id, kb_id, ...) index, which would scan the whole knowledge base, over the primary key.
- */
-function marks(values: readonly unknown[]): string {
-  return values.map(() => '?').join(', ');
 }
 
 function documentFilter(filter?: ChunkFilter): { clause: string; params: string[] } {

@@ -1,14 +1,12 @@
 import type Database from 'better-sqlite3';
 import type { KbScope } from '@trellis/contracts';
-import { distinctDescriptions } from '../derivation';
 import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
-import { toEntity } from '../row-mappers';
+import { ENTITY_COLUMNS, inBatches, marks } from './sqlite-rows';
+import { toEntity, toPendingSummaries } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 
 /** Entity resolution candidates and the summaries the graph writer recomputes, on SQLite. */
-
-export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count, needs_review';
 
 /**
  * Keeps a summary whose inputs hash (the first parameter) is unchanged; otherwise writes the
@@ -18,19 +16,14 @@ export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, descripti
 export const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN description ELSE ? END,
   summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
 
-/** SQLite limits bound parameters per statement. */
-const BATCH = 400;
-
 export function listEntityCandidates(db: Database.Database, scope: KbScope, normalizedNames: readonly string[]): EntityCandidate[] {
-  const names = [...new Set(normalizedNames)];
-  const out: EntityCandidate[] = [];
-  for (let i = 0; i < names.length; i += BATCH) {
-    const batch = names.slice(i, i + BATCH);
-    const rows = db
-      .prepare(`SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${batch.map(() => '?').join(', ')})`)
-      .all(scope.tenantId, scope.kbId, ...batch) as Row[];
-    for (const r of rows) out.push({ entity: toEntity(r), embedding: r.embedding ? bufferToVector(r.embedding as Buffer) : new Float32Array(0) });
-  }
+  const out = inBatches([...new Set(normalizedNames)], (batch) =>
+    (
+      db
+        .prepare(`SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${marks(batch)})`)
+        .all(scope.tenantId, scope.kbId, ...batch) as Row[]
+    ).map((r) => ({ entity: toEntity(r), embedding: r.embedding ? bufferToVector(r.embedding as Buffer) : new Float32Array(0) })),
+  );
   return out.sort((a, b) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0));
 }
 
@@ -45,24 +38,11 @@ export function listPendingSummaries(db: Database.Database, scope: KbScope, limi
        WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ?`,
     )
     .all(scope.tenantId, scope.kbId, limit) as Row[];
-  const descriptionsOf = (table: string, column: string, id: string) =>
-    distinctDescriptions(db.prepare(`SELECT description FROM ${table} WHERE ${column} = ? ORDER BY chunk_id`).pluck().all(id) as string[]);
-  return [
-    ...entities.map((r) => ({
-      kind: 'entity' as const,
-      id: String(r.id),
-      summaryHash: String(r.summary_hash),
-      heading: `${String(r.name)} (${String(r.type)})`,
-      descriptions: descriptionsOf('entity_mentions', 'entity_id', String(r.id)),
-    })),
-    ...relationships.map((r) => ({
-      kind: 'relationship' as const,
-      id: String(r.id),
-      summaryHash: String(r.summary_hash),
-      heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
-      descriptions: descriptionsOf('relationship_mentions', 'relationship_id', String(r.id)),
-    })),
-  ];
+  const descriptions = {
+    entity: db.prepare('SELECT description FROM entity_mentions WHERE entity_id = ? ORDER BY chunk_id').pluck(),
+    relationship: db.prepare('SELECT description FROM relationship_mentions WHERE relationship_id = ? ORDER BY chunk_id').pluck(),
+  };
+  return toPendingSummaries(entities, relationships, (kind, id) => descriptions[kind].all(id) as string[]);
 }
 
 export function listScopesWithPendingSummaries(db: Database.Database): KbScope[] {
