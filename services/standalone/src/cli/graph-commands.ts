@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { table } from './output';
+import { integer } from './parsers';
 
 type Run = (action: (client: TrellisClient, ...args: never[]) => Promise<number | void>) => (...args: unknown[]) => Promise<void>;
 
@@ -111,11 +112,11 @@ export function addGraphEditCommands(graph: Command, run: Run): void {
   graph
     .command('log <kb>')
     .description('the edit log, newest first')
-    .option('--limit <n>', 'how many edits', '50')
+    .option('--limit <n>', 'how many edits (1 to 1000)', integer(1, 1000), 50)
     .option('--json', 'print JSON')
     .action(
-      run(async (client, kb: string, opts: { limit: string; json?: boolean }) => {
-        const { edits } = await client.listGraphEdits(kb, Number(opts.limit));
+      run(async (client, kb: string, opts: { limit: number; json?: boolean }) => {
+        const { edits } = await client.listGraphEdits(kb, opts.limit);
         if (opts.json) return void out.write(`${JSON.stringify(edits, null, 2)}\n`);
         const rows = edits.map((e) => [e.id, e.createdAt, e.actor, e.action, e.targetIds.join(' → '), e.undoneAt ? `undone ${e.undoneAt} by ${e.undoneBy}` : '']);
         out.write(`${table([['EDIT', 'AT', 'ACTOR', 'ACTION', 'TARGETS', 'UNDONE'], ...rows])}\n`);

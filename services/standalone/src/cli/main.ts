@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import type { TrellisClient } from '@trellis/client';
 import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
@@ -10,18 +10,11 @@ import { evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
 import { addExtractionOptions, extractionSettings, hasExtractionFlags, usageSummary } from './extraction-options';
 import type { ExtractionFlags } from './extraction-options';
+import { integer } from './parsers';
 import { addResolutionOptions, hasResolutionFlags, resolutionSettings } from './resolution-options';
 import type { ResolutionFlags } from './resolution-options';
 
 const out = process.stdout;
-
-function integer(min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
-    return n;
-  };
-}
 
 interface KbCreateOptions extends ExtractionFlags, ResolutionFlags {
   description: string;

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import type { v1 } from '@trellis/contracts';
+import { integer } from './parsers';
 
 /** The entity-resolution flags shared by `kb create` and `kb update`. */
 export interface ResolutionFlags {
@@ -16,18 +17,12 @@ function fraction(value: string): number {
   return n;
 }
 
-function summaryLimit(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 200 || n > 100_000) throw new InvalidArgumentError('must be an integer from 200 to 100000');
-  return n;
-}
-
 export function addResolutionOptions(command: Command): Command {
   return command
     .addOption(new Option('--resolution <mode>', 'entity resolution (default: embedding with an LLM, name without)').choices(['name', 'embedding']))
     .option('--similarity-threshold <cosine>', 'similarity at which a mention joins a same-name entity (default 0.6)', fraction)
     .addOption(new Option('--llm-merge <on|off>', 'ask the LLM about close same-name entities (default off)').choices(['on', 'off']))
-    .option('--summary-max-chars <n>', 'longest summary before the LLM condenses it (default 2000)', summaryLimit);
+    .option('--summary-max-chars <n>', 'longest summary before the LLM condenses it (default 2000)', integer(200, 100_000));
 }
 
 export function hasResolutionFlags(flags: ResolutionFlags): boolean {
