@@ -48,7 +48,7 @@ const SECOND_HOP_NAMES = 12;
 export type FusionMethod = 'max' | 'score' | 'rrf';
 
 /** Reciprocal-rank-fusion constant (Cormack et al.): damps the weight of top ranks. */
-const RRF_K = 60;
+export const RRF_K = 60;
 
 export interface ChunkQuery {
   readonly scope: KbScope;

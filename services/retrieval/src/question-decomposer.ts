@@ -1,9 +1,9 @@
 import type { ChatModel } from '@trellis/models';
+import { RRF_K } from './chunk-retriever';
 import type { RankedChunk } from './chunk-retriever';
 
 /** Sub-questions asked of the model at most; more rarely help and each costs a retrieval. */
 export const MAX_SUB_QUESTIONS = 3;
-const RRF_K = 60;
 
 const SCHEMA = {
   name: 'sub_questions',

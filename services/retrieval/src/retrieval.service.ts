@@ -56,6 +56,7 @@ export class RetrievalService {
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
     const strategy = validateStrategy(request.strategy);
+    const filter = validateFilter(request.filter);
     const expansion = request.expansion.trim();
     if (expansion.length > MAX_QUERY_CHARS) throw TrellisError.invalid(`expansion is longer than ${MAX_QUERY_CHARS} characters`);
     const names = [...new Set([request.knowledgeBase, ...request.additionalKnowledgeBases])];
@@ -63,10 +64,11 @@ export class RetrievalService {
     const scopes = [...new Map((await Promise.all(names.map((name) => requireKnowledgeBase(this.store, tenant, name)))).map((kb) => [kb.id, kbScope(kb)])).values()];
     const subQuestions = request.decompose && this.decomposer ? await this.decomposer.decompose(query) : [];
     const questions = [query, ...subQuestions];
-    const [expansionVector, ...vectors] = await this.embedder.embed(expansion === '' ? questions : [expansion, ...questions]).then((v) => (expansion === '' ? [undefined, ...v] : v));
+    const vectors = await this.embedder.embed(expansion === '' ? questions : [...questions, expansion]);
+    const expansionVector = expansion === '' ? undefined : vectors[questions.length];
     const rankedPerKb = await Promise.all(
       scopes.map(async (scope) => {
-        const documentIds = await this.allowedDocuments(scope, request.documentIds, request.filter);
+        const documentIds = await this.allowedDocuments(scope, request.documentIds, filter);
         if (documentIds?.length === 0) return [];
         const rankings = await Promise.all(
           questions.map((question, i) =>
@@ -91,7 +93,14 @@ export class RetrievalService {
     const scopeOf = new Map(rankedPerKb.flatMap((ranked, i) => ranked.map((r) => [r.chunk.id, scopes[i]!] as const)));
     const seen = new Set<string>();
     const fused = fuseRankings(rankedPerKb, k * scopes.length).filter((r) => !seen.has(r.chunk.contentHash) && Boolean(seen.add(r.chunk.contentHash))).slice(0, k);
-    return { chunks: (await Promise.all(fused.map((r) => this.toHits(scopeOf.get(r.chunk.id)!, [r])))).flat() };
+    // One document lookup per knowledge base, then back into fused order.
+    const hits = new Map<string, v1.ChunkHit>();
+    await Promise.all(
+      scopes.map(async (scope) => {
+        for (const hit of await this.toHits(scope, fused.filter((r) => scopeOf.get(r.chunk.id) === scope))) hits.set(hit.chunkId, hit);
+      }),
+    );
+    return { chunks: fused.map((r) => hits.get(r.chunk.id)!) };
   }
 
   async retrieveGraph(tenant: TenantScope, request: v1.RetrieveGraphRequest): Promise<v1.GraphContext> {
@@ -133,12 +142,7 @@ export class RetrievalService {
    * The documents a request may retrieve from: its document ids, narrowed by the filter's
    * source-URI prefix and metadata. `null` means every document.
    */
-  private async allowedDocuments(scope: KbScope, ids: readonly string[], filter: v1.DocumentFilter | undefined): Promise<string[] | null> {
-    const prefix = filter?.sourceUriPrefix ?? '';
-    const metadata = Object.entries(filter?.metadata ?? {});
-    if (prefix.length > MAX_FILTER_CHARS) throw TrellisError.invalid(`filter.source_uri_prefix is longer than ${MAX_FILTER_CHARS} characters`);
-    if (metadata.length > MAX_METADATA_FILTERS) throw TrellisError.invalid(`filter.metadata has more than ${MAX_METADATA_FILTERS} entries`);
-    if (metadata.some(([key]) => key.trim() === '')) throw TrellisError.invalid('filter.metadata keys must not be empty');
+  private async allowedDocuments(scope: KbScope, ids: readonly string[], { prefix, metadata }: DocumentFilter): Promise<string[] | null> {
     if (prefix === '' && metadata.length === 0) return ids.length > 0 ? [...ids] : null;
     const requested = ids.length > 0 ? new Set(ids) : null;
     return (await this.store.listDocuments(scope))
@@ -200,6 +204,21 @@ function validateStrategy(strategy: string | undefined): GraphStrategy {
     throw TrellisError.invalid(`unknown graph strategy "${strategy}": use one of ${GRAPH_STRATEGIES.join(', ')}`);
   }
   return strategy as GraphStrategy;
+}
+
+/** A request's document filter: a source-URI prefix and metadata entries that must all match. */
+interface DocumentFilter {
+  prefix: string;
+  metadata: Array<[string, string]>;
+}
+
+function validateFilter(filter: v1.DocumentFilter | undefined): DocumentFilter {
+  const prefix = filter?.sourceUriPrefix ?? '';
+  const metadata = Object.entries(filter?.metadata ?? {});
+  if (prefix.length > MAX_FILTER_CHARS) throw TrellisError.invalid(`filter.source_uri_prefix is longer than ${MAX_FILTER_CHARS} characters`);
+  if (metadata.length > MAX_METADATA_FILTERS) throw TrellisError.invalid(`filter.metadata has more than ${MAX_METADATA_FILTERS} entries`);
+  if (metadata.some(([key]) => key.trim() === '')) throw TrellisError.invalid('filter.metadata keys must not be empty');
+  return { prefix, metadata };
 }
 
 function validateTopK(topK: number): number {
