@@ -3,7 +3,7 @@ import { credentials, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
 import type { Client, ClientDuplexStream, ClientReadableStream, ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { v1 } from '@trellis/contracts';
-import { GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, grpcClientTracing, protoDirectory } from '@trellis/platform';
+import { ACTOR_HEADER, GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, grpcClientTracing, protoDirectory } from '@trellis/platform';
 
 type Unary<Req, Res> = (request: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => void;
 
@@ -191,7 +191,7 @@ export class TrellisClient {
   private metadata(headers: Record<string, string> = {}): Metadata {
     const metadata = new Metadata();
     if (this.options.apiKey) metadata.set('authorization', `Bearer ${this.options.apiKey}`);
-    if (this.options.actor) metadata.set('x-trellis-actor', this.options.actor);
+    if (this.options.actor) metadata.set(ACTOR_HEADER, this.options.actor);
     for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
     return metadata;
   }

@@ -17,3 +17,4 @@ export * from './traced-store';
 export * from './grpc-client-telemetry';
 export * from './shared-llm-budget';
 export * from './graph-actor';
+export * from './summary-refresher.factory';

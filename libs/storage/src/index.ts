@@ -12,3 +12,4 @@ export type { StoreLogger } from './mysql/store-logger';
 export * from './graph-messages';
 export * from './summary-refresher';
 export * from './graph-edit-records';
+export { NO_LLM_USAGE } from './llm-budget';

@@ -3,6 +3,7 @@ import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
 import type { LlmPriceTable } from '@trellis/observability';
+import { NO_LLM_USAGE } from '@trellis/storage';
 import type { KbSettings, LlmUsage, TrellisStore } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { ExtractionReport } from './extraction-report';
@@ -57,7 +58,7 @@ export class ExtractionService {
       if (usage.calls > 0) await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage);
       this.telemetry?.extracted(kb.name, report, usage);
     } else {
-      await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 1 });
+      await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 });
       this.telemetry?.cacheHit(kb.name);
     }
     await this.store.setChunkStatus(scope, chunk.id, 'extracted');

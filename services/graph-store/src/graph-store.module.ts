@@ -2,12 +2,12 @@ import { Logger, Module } from '@nestjs/common';
 import type { TrellisConfig } from '@trellis/config';
 import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
-import { MODELS, summaryModelsOf } from '@trellis/models';
+import { MODELS } from '@trellis/models';
 import type { Models, TokenUsage } from '@trellis/models';
 import { LLM_PRICES, estimateCost } from '@trellis/observability';
 import type { LlmPriceTable } from '@trellis/observability';
-import { CONFIG } from '@trellis/platform';
-import { STORE, SummaryRefresher } from '@trellis/storage';
+import { CONFIG, createSummaryRefresher } from '@trellis/platform';
+import { STORE } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
 import { EntityResolver } from './entity-resolver';
 import { GraphQueryService } from './graph-query.service';
@@ -15,13 +15,6 @@ import { GraphWriterService } from './graph-writer.service';
 import { GraphEditService } from './graph-edit.service';
 import { extractionEventsConsumer } from './handlers/extraction-events.consumer';
 import { GraphController } from './handlers/graph.controller';
-
-/** Embeds, and summarises with the LLM when there is one: what keeps graph summaries current. */
-export function createSummaryRefresher(store: TrellisStore, models: Models, logger: Logger): SummaryRefresher {
-  return new SummaryRefresher(store, summaryModelsOf(models), (error, item) =>
-    logger.warn(`LLM summary of ${item.kind} ${item.id} failed, truncated instead: ${error.message}`),
-  );
-}
 
 @Module({
   controllers: [GraphController],
@@ -32,7 +25,7 @@ export function createSummaryRefresher(store: TrellisStore, models: Models, logg
         const logger = new Logger('GraphWriter');
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
-        return new GraphWriterService(store, bus, models.embedder, resolver, createSummaryRefresher(store, models, logger), config.resolution, models.llm !== null, costOf);
+        return new GraphWriterService(store, bus, models.embedder, resolver, createSummaryRefresher(store, models, (message) => logger.warn(message)), config.resolution, models.llm !== null, costOf);
       },
       inject: [STORE, EVENT_BUS, MODELS, CONFIG, LLM_PRICES],
     },

@@ -118,8 +118,9 @@ export class GraphWriterService {
 
     const entityTexts = chunkEntities.map((e) => `${e.name} (${e.type}): ${e.description}`);
     const relationshipTexts = ends.map(({ r }) => `${r.source} ${r.label} ${r.target}: ${r.description}`);
-    const embedded = await this.embedder.embed([...entityTexts, ...relationshipTexts]);
-    const vectors = new Map([...entityTexts, ...relationshipTexts].map((text, i) => [text, embedded[i]!]));
+    const texts = [...entityTexts, ...relationshipTexts];
+    const embedded = await this.embedder.embed(texts);
+    const vectors = new Map(texts.map((text, i) => [text, embedded[i]!]));
 
     const candidates = policy.mode === 'name' ? [] : await this.store.listEntityCandidates(scope, [...byName.keys()]);
     const previous = policy.mode === 'name' ? new Map<string, string>() : await this.previousResolution(scope, chunkId);

@@ -1,11 +1,11 @@
 import { Logger, Module } from '@nestjs/common';
-import { MODELS, summaryModelsOf } from '@trellis/models';
+import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import type { TrellisConfig } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import { EVENT_BUS } from '@trellis/messaging';
-import { CONFIG } from '@trellis/platform';
-import { STORE, SummaryRefresher } from '@trellis/storage';
+import { CONFIG, createSummaryRefresher } from '@trellis/platform';
+import { STORE } from '@trellis/storage';
 import type { TrellisStore } from '@trellis/storage';
 import { DocumentIngestionService } from './document-ingestion.service';
 import { DocumentReindexService } from './document-reindex.service';
@@ -19,10 +19,7 @@ import { KnowledgeBaseService } from './knowledge-base.service';
       provide: KnowledgeBaseService,
       useFactory: (store: TrellisStore, models: Models, config: TrellisConfig) => {
         const logger = new Logger('KnowledgeBases');
-        const summaries = new SummaryRefresher(store, summaryModelsOf(models), (error, item) =>
-          logger.warn(`LLM summary of ${item.kind} ${item.id} failed, truncated instead: ${error.message}`),
-        );
-        return new KnowledgeBaseService(store, summaries, config.resolution.summaryMaxChars);
+        return new KnowledgeBaseService(store, createSummaryRefresher(store, models, (message) => logger.warn(message)), config.resolution.summaryMaxChars);
       },
       inject: [STORE, MODELS, CONFIG],
     },

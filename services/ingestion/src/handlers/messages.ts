@@ -1,5 +1,6 @@
 import { v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
+import { NO_LLM_USAGE } from '@trellis/storage';
 import type { DocumentRecord, ExtractionOutputMode, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
@@ -11,7 +12,6 @@ const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   failed: v1.IndexStatus.INDEX_STATUS_FAILED,
 };
 
-const NO_USAGE: LlmUsage = { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 };
 
 /** The extraction settings of a request; undefined when the request carries none. */
 export function fromExtractionMessage(message: v1.ExtractionSettings | undefined | null): Partial<ExtractionSettings> | undefined {
@@ -36,7 +36,7 @@ export function toExtractionMessage(settings: ExtractionSettings | undefined): v
   };
 }
 
-export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: number, llmUsage: LlmUsage = NO_USAGE): v1.KnowledgeBase {
+export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: number, llmUsage: LlmUsage = NO_LLM_USAGE): v1.KnowledgeBase {
   const s = kb.settings;
   return {
     id: kb.id,
@@ -84,7 +84,7 @@ export function toDocumentMessage(
   chunkCounts: Partial<Record<IndexStatus, number>>,
   unchanged = false,
   stages: readonly StageRecord[] = [],
-  llmUsage: LlmUsage = NO_USAGE,
+  llmUsage: LlmUsage = NO_LLM_USAGE,
 ): v1.Document {
   return {
     id: d.id,
