@@ -1,32 +1,15 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
 import type { Client, ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
+import { trellis } from './helpers';
 
 const ROOT = resolve(__dirname, '../../..');
-const run = promisify(execFile);
-
-/** Runs the built `trellis` command; resolves with its output and exit code. */
-async function trellis(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', TRELLIS_LOG_LEVEL: 'error', ...env },
-      timeout: 120_000,
-    });
-    return { stdout, stderr, code: 0 };
-  } catch (error) {
-    const e = error as { stdout: string; stderr: string; code: number };
-    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
-  }
-}
 
 describe('the trellis CLI', () => {
   describe('--embedded, on its own data directory', () => {

@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { status } from '@grpc/grpc-js';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { DistributedDeployment, freePort, startStandaloneProcess, waitFor } from '@trellis/testing';
-import { waitUntilIndexed } from './helpers';
+import { grpcCode, waitUntilIndexed } from './helpers';
 
 const ROOT = resolve(__dirname, '../../..');
 const CORPUS = resolve(ROOT, '../shared/datasets/hotpotqa-100/corpus.jsonl');
@@ -162,8 +163,8 @@ describe.skipIf(!enabled)('distributed failure drills (private Kafka and databas
     infra.mariadb('stop');
     const graphStore = deployment.processes.get('graph-store')!;
     await waitFor(async () => (await fetch(`http://127.0.0.1:${graphStore.httpPort}/readyz`)).status === 503, 30_000, 'readiness to turn false');
-    const upload503 = await client.uploadDocument({ knowledgeBase: 'db-outage', filename: 'x.txt' }, Buffer.from('During the outage.')).catch((e: { code: number }) => e.code);
-    expect(upload503).toBe(14); // UNAVAILABLE
+    const outage = await grpcCode(client.uploadDocument({ knowledgeBase: 'db-outage', filename: 'x.txt' }, Buffer.from('During the outage.')));
+    expect(outage.code).toBe(status.UNAVAILABLE);
     await new Promise((r) => setTimeout(r, 5_000));
     infra.mariadb('start');
     await waitFor(async () => (await fetch(`http://127.0.0.1:${graphStore.httpPort}/readyz`)).ok, 60_000, 'readiness to return');

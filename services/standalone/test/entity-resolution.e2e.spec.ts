@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { FakeOpenAiServer, fakeProviderEnv, startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
-import { waitUntilIndexed } from './helpers';
+import { trellis, waitUntilIndexed } from './helpers';
 
 interface Extraction {
   entities: Array<{ name: string; type: string; description: string }>;
@@ -75,23 +72,6 @@ const DOCS = {
   element: ['element.txt', 'Mercury is a toxic heavy metal, liquid at room temperature.'],
 } as const;
 const TIDB_B_EDITED = 'TiDB is a distributed SQL database that keeps analytical replicas in TiFlash.';
-
-const ROOT = resolve(__dirname, '../../..');
-
-/** Runs the built `trellis` command against a server. */
-async function trellis(args: string[]): Promise<{ stdout: string; code: number }> {
-  try {
-    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', TRELLIS_LOG_LEVEL: 'error' },
-      timeout: 120_000,
-    });
-    return { stdout, code: 0 };
-  } catch (error) {
-    const e = error as { stdout: string; code: number };
-    return { stdout: e.stdout, code: e.code };
-  }
-}
 
 function lastUserMessage(request: Record<string, unknown>): string {
   const messages = request.messages as Array<{ role: string; content: string }>;

@@ -1,10 +1,28 @@
+import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import type { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { waitFor } from '@trellis/testing';
 
 export const EXAMPLES_DIR = resolve(__dirname, '../../../examples');
+const ROOT = resolve(__dirname, '../../..');
+
+/** Runs the built `trellis` command; resolves with its output and exit code. */
+export async function trellis(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', TRELLIS_LOG_LEVEL: 'error', ...env },
+      timeout: 120_000,
+    });
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const e = error as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
 
 /** Uploads every file of examples/ over gRPC; returns the created documents. */
 export async function uploadExamples(client: TrellisClient, kb: string): Promise<v1.Document[]> {
