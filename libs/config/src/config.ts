@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { availableParallelism, homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 /** How indexing events travel and where data lives. */
 export type RuntimeMode = 'standalone' | 'distributed';
@@ -10,10 +11,6 @@ export interface OpenAiSettings {
   readonly apiKey?: string;
   /** TRELLIS_LLM_MODEL: chat and extraction model. */
   readonly chatModel: string;
-  /** TRELLIS_EMBEDDING_MODEL: embedding model used when an endpoint is configured. */
-  readonly embeddingModel: string;
-  /** TRELLIS_EMBEDDING_DIMENSIONS: vector size of that model. */
-  readonly embeddingDimensions: number;
   /** TRELLIS_LLM_TIMEOUT_MS: per-request timeout. */
   readonly timeoutMs: number;
   /** TRELLIS_LLM_MAX_RETRIES: retries of a request on 429, 5xx and timeouts, honouring Retry-After. Default 3. */
@@ -24,6 +21,42 @@ export interface OpenAiSettings {
   readonly requestsPerMinute: number;
   /** TRELLIS_LLM_TOKENS_PER_MINUTE: chat tokens (input + output) per minute per model, deployment-wide; 0 = unlimited. */
   readonly tokensPerMinute: number;
+}
+
+/**
+ * Where embeddings come from, chosen independently of the LLM: a local model with a remote
+ * LLM, or an embedding endpoint with the local extractor, are both fine.
+ */
+export interface EmbeddingSettings {
+  /**
+   * TRELLIS_EMBEDDINGS: `local` (a sentence-embedding model run in process, the default),
+   * `openai` (an OpenAI-compatible /embeddings endpoint) or `hash` (hashed word features: no
+   * model, no meaning). When unset, `local`, falling back to `hash` with a warning when the
+   * model cannot be found or downloaded; when set to `local`, a missing model fails start-up.
+   */
+  readonly provider: 'local' | 'openai' | 'hash';
+  /** True when TRELLIS_EMBEDDINGS was set explicitly (no silent fall-back). */
+  readonly explicit: boolean;
+  /**
+   * TRELLIS_EMBEDDING_MODEL: for `local` a model name or hub repository (default
+   * all-MiniLM-L6-v2); for `openai` the endpoint's model (default text-embedding-3-small).
+   */
+  readonly model: string;
+  /** TRELLIS_EMBEDDING_DIMENSIONS: vector size; for `local` a check against the model (0: take the model's). */
+  readonly dimensions: number;
+  /** TRELLIS_EMBEDDING_MODEL_DIR: a sentence-transformers directory (onnx/model.onnx or model.safetensors, tokenizer.json, config.json). */
+  readonly modelDir?: string;
+  /** TRELLIS_MODEL_CACHE_DIR: where models are downloaded and converted. Default ~/.cache/trellis/models. */
+  readonly cacheDir: string;
+  /** TRELLIS_MODEL_DOWNLOAD: `true` (default) downloads a missing local model once from TRELLIS_MODEL_HUB_URL. */
+  readonly download: boolean;
+  /** TRELLIS_MODEL_HUB_URL: a Hugging Face-compatible hub. Default https://huggingface.co. */
+  readonly hubUrl: string;
+  /** TRELLIS_EMBEDDING_THREADS: ONNX Runtime threads of the local model. Default: the machine's cores, at most 4. */
+  readonly threads: number;
+  /** TRELLIS_EMBEDDING_BASE_URL / TRELLIS_EMBEDDING_API_KEY: the `openai` endpoint; default OPENAI_BASE_URL / OPENAI_API_KEY. */
+  readonly baseUrl?: string;
+  readonly apiKey?: string;
 }
 
 /** Server defaults of the per-knowledge-base entity resolution settings. */
@@ -79,8 +112,9 @@ export interface TrellisConfig {
   };
   /** TRELLIS_DB_POOL_SIZE: connections per process to TiDB. Default 10. */
   readonly dbPoolSize: number;
-  /** OpenAI-compatible provider; `enabled` is false when neither key nor base URL is set. */
+  /** OpenAI-compatible provider of chat and extraction; `enabled` is false when neither key nor base URL is set. */
   readonly openai: OpenAiSettings & { readonly enabled: boolean };
+  readonly embeddings: EmbeddingSettings;
   /** TRELLIS_URL_FETCH_TIMEOUT_MS: timeout for adding documents by URL. */
   readonly urlFetchTimeoutMs: number;
   /** TRELLIS_API_KEYS: "key=tenant,key2=tenant2". Empty: no authentication, one default tenant. */
@@ -195,6 +229,8 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     problems.push('TRELLIS_RESOLUTION_LLM_MERGE_FLOOR must not exceed TRELLIS_RESOLUTION_THRESHOLD');
   }
 
+  const embeddings = embeddingSettings(env, text, int, baseUrl, apiKey, problems);
+
   const config: TrellisConfig = {
     mode,
     serviceName,
@@ -226,13 +262,12 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
       apiKey: text('TRELLIS_RERANKER_API_KEY'),
     },
     resolution,
+    embeddings,
     openai: {
       enabled: baseUrl !== undefined || apiKey !== undefined,
       baseUrl,
       apiKey,
       chatModel: text('TRELLIS_LLM_MODEL') ?? 'gpt-4o-mini',
-      embeddingModel: text('TRELLIS_EMBEDDING_MODEL') ?? 'text-embedding-3-small',
-      embeddingDimensions: int('TRELLIS_EMBEDDING_DIMENSIONS', 1536, 8, 8192),
       timeoutMs: int('TRELLIS_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
       maxRetries: int('TRELLIS_LLM_MAX_RETRIES', 3, 0, 20),
       maxConcurrency: int('TRELLIS_LLM_MAX_CONCURRENCY', 0, 0, 10_000),
@@ -242,4 +277,41 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function embeddingSettings(
+  env: Env,
+  text: (name: string) => string | undefined,
+  int: (name: string, fallback: number, min: number, max: number) => number,
+  llmBaseUrl: string | undefined,
+  llmApiKey: string | undefined,
+  problems: string[],
+): EmbeddingSettings {
+  const requested = text('TRELLIS_EMBEDDINGS');
+  if (requested !== undefined && !['local', 'openai', 'hash'].includes(requested)) problems.push('TRELLIS_EMBEDDINGS must be local, openai or hash');
+  const provider = (requested ?? 'local') as EmbeddingSettings['provider'];
+  const baseUrl = text('TRELLIS_EMBEDDING_BASE_URL') ?? llmBaseUrl;
+  const apiKey = text('TRELLIS_EMBEDDING_API_KEY') ?? llmApiKey;
+  if (text('TRELLIS_EMBEDDING_BASE_URL') !== undefined && !/^https?:\/\//.test(baseUrl!)) problems.push('TRELLIS_EMBEDDING_BASE_URL must be an http(s) URL');
+  if (provider === 'openai' && baseUrl === undefined && apiKey === undefined) {
+    problems.push('TRELLIS_EMBEDDINGS=openai needs TRELLIS_EMBEDDING_BASE_URL or OPENAI_BASE_URL (or an API key for api.openai.com)');
+  }
+  const hubUrl = text('TRELLIS_MODEL_HUB_URL') ?? 'https://huggingface.co';
+  if (!/^https?:\/\//.test(hubUrl)) problems.push('TRELLIS_MODEL_HUB_URL must be an http(s) URL');
+  const download = text('TRELLIS_MODEL_DOWNLOAD') ?? 'true';
+  if (!['true', 'false'].includes(download)) problems.push('TRELLIS_MODEL_DOWNLOAD must be true or false');
+  const modelDir = text('TRELLIS_EMBEDDING_MODEL_DIR');
+  return {
+    provider,
+    explicit: requested !== undefined,
+    model: text('TRELLIS_EMBEDDING_MODEL') ?? (provider === 'openai' ? 'text-embedding-3-small' : 'all-MiniLM-L6-v2'),
+    dimensions: int('TRELLIS_EMBEDDING_DIMENSIONS', provider === 'openai' ? 1536 : 0, 0, 8192),
+    modelDir: modelDir === undefined ? undefined : resolve(modelDir),
+    cacheDir: resolve(text('TRELLIS_MODEL_CACHE_DIR') ?? join(env.HOME ?? homedir(), '.cache', 'trellis', 'models')),
+    download: download === 'true',
+    hubUrl,
+    threads: int('TRELLIS_EMBEDDING_THREADS', Math.min(4, availableParallelism()), 1, 64),
+    baseUrl,
+    apiKey,
+  };
 }

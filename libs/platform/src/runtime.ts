@@ -39,7 +39,11 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
       ? new SqliteStore(join(config.dataDir, 'trellis.db'))
       : await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
   const store = traced(adapter, telemetry);
-  const models = createModels(config, { observer: new ModelMetricsObserver(metrics, telemetry.llmPrices), budget: llmBudget(config, store) });
+  const models = await createModels(config, {
+    observer: new ModelMetricsObserver(metrics, telemetry.llmPrices),
+    budget: llmBudget(config, store),
+    log: (line) => logger.info(line),
+  });
   const base = { config, logger, metrics, models, telemetry, store, availability: new StoreAvailability(adapter, logger) };
   if (config.mode === 'standalone') {
     return { ...base, bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })) };

@@ -160,6 +160,7 @@ export function fakeProviderEnv(baseUrl: string, dimensions: number, extra: Reco
     OPENAI_BASE_URL: baseUrl,
     OPENAI_API_KEY: 'test-key',
     TRELLIS_LLM_MODEL: 'fake-model',
+    TRELLIS_EMBEDDINGS: 'openai',
     TRELLIS_EMBEDDING_MODEL: 'fake-embed',
     TRELLIS_EMBEDDING_DIMENSIONS: String(dimensions),
     ...extra,

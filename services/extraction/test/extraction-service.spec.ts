@@ -43,7 +43,7 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       fake.respondWith(() => ({ kind: 'content', content: JSON.stringify(REPLY) }));
       const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
       ({ store, drop } = await openStore());
-      service = new ExtractionService(store, bus as unknown as EventBus, new ExtractorRegistry(createModels(config)), parseLlmPrices(undefined));
+      service = new ExtractionService(store, bus as unknown as EventBus, new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined));
       const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
       scope = { tenantId: 't', kbId: kb.id };
     });

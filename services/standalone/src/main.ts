@@ -1,13 +1,21 @@
 import 'reflect-metadata';
 import { runMain } from '@trellis/platform';
+import type { EmbedderInfo } from '@trellis/models';
 import { startStandaloneServer } from './standalone-server';
+
+function describeEmbeddings(info: EmbedderInfo): string {
+  if (info.fallback !== undefined) return `WARNING hash embeddings (${info.dimensions} dimensions, no semantic search): ${info.fallback}`;
+  return `${info.model} (${info.dimensions} dimensions${info.provider === 'local' ? ', in process' : ''})`;
+}
 
 /** `npm start`: Trellis standalone, configured from the environment. */
 runMain('trellis-standalone', startStandaloneServer, (server, config) =>
   [
     '',
     `Trellis is running: gRPC on ${server.grpcAddress}, health and metrics on http://${config.httpHost}:${server.httpPort}/metrics`,
-    `Data directory: ${config.dataDir}${config.openai.enabled ? '' : ' · local models (no LLM configured)'}`,
+    `Data directory: ${config.dataDir}`,
+    `Embeddings: ${describeEmbeddings(server.runtime.models.embedderInfo)}`,
+    `Language model: ${config.openai.enabled ? `${config.openai.chatModel} at ${config.openai.baseUrl ?? 'api.openai.com'}` : 'none (local extractor, extractive answers)'}`,
     '',
     'Next, in another terminal:',
     '  npx trellis kb create demo',

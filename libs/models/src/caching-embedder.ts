@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import type { EmbeddingProvider } from './embedding-provider';
+
+/**
+ * Remembers the vectors of recently embedded texts by (model, text hash), so a text that comes
+ * back — an entity name in every chunk that mentions it, a summary recomputed unchanged, a
+ * repeated question — is embedded once. Bounded: the least recently used entries go first.
+ * Texts asked for twice in one call are embedded once too.
+ */
+export class CachingEmbedder implements EmbeddingProvider {
+  private readonly entries = new Map<string, Float32Array>();
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly inner: EmbeddingProvider,
+    private readonly maxEntries = 50_000,
+  ) {}
+
+  get model(): string {
+    return this.inner.model;
+  }
+
+  get dimensions(): number {
+    return this.inner.dimensions;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const keys = texts.map((text) => createHash('sha1').update(this.inner.model).update('\0').update(text).digest('base64'));
+    const missing = new Map<string, string>();
+    keys.forEach((key, i) => {
+      if (!this.entries.has(key)) missing.set(key, texts[i]!);
+    });
+    this.hits += texts.length - missing.size;
+    this.misses += missing.size;
+    const fresh = new Map<string, Float32Array>();
+    if (missing.size > 0) {
+      const vectors = await this.inner.embed([...missing.values()]);
+      [...missing.keys()].forEach((key, i) => fresh.set(key, vectors[i]!));
+    }
+    const out = keys.map((key) => {
+      const vector = fresh.get(key) ?? this.entries.get(key)!;
+      this.remember(key, vector);
+      return vector;
+    });
+    return out;
+  }
+
+  private remember(key: string, vector: Float32Array): void {
+    this.entries.delete(key);
+    this.entries.set(key, vector);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+}

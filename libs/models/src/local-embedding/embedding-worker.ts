@@ -1,0 +1,43 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { ModelFiles } from './model-files';
+import { SentenceEncoder } from './sentence-encoder';
+
+/** Messages between the embedder and its worker thread. */
+export type WorkerRequest = { readonly id: number; readonly texts: readonly string[] };
+export type WorkerReply =
+  | { readonly kind: 'ready'; readonly dimensions: number }
+  | { readonly kind: 'failed'; readonly error: string }
+  | { readonly id: number; readonly vectors: Float32Array[] }
+  | { readonly id: number; readonly error: string };
+
+export interface WorkerInit {
+  readonly files: ModelFiles;
+  readonly threads: number;
+  /** Resolved in the parent, so the worker loads the same onnxruntime-node wherever it runs. */
+  readonly runtimePath: string;
+}
+
+/* The worker thread: loads the model once, then answers embedding requests one at a time. */
+if (parentPort !== null && workerData !== null && typeof workerData === 'object' && 'files' in workerData) {
+  const port = parentPort;
+  const init = workerData as WorkerInit;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const ort = require(init.runtimePath) as typeof import('onnxruntime-node');
+  SentenceEncoder.load(ort, init.files, init.threads).then(
+    (encoder) => {
+      let queue = Promise.resolve();
+      port.on('message', (request: WorkerRequest) => {
+        queue = queue.then(async () => {
+          try {
+            const vectors = await encoder.embed(request.texts);
+            port.postMessage({ id: request.id, vectors } satisfies WorkerReply, vectors.map((v) => v.buffer as ArrayBuffer));
+          } catch (error) {
+            port.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) } satisfies WorkerReply);
+          }
+        });
+      });
+      port.postMessage({ kind: 'ready', dimensions: encoder.dimensions } satisfies WorkerReply);
+    },
+    (error: unknown) => port.postMessage({ kind: 'failed', error: error instanceof Error ? error.message : String(error) } satisfies WorkerReply),
+  );
+}

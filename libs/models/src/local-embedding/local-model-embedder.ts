@@ -1,0 +1,91 @@
+import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import type { EmbeddingProvider } from '../embedding-provider';
+import type { ModelFiles } from './model-files';
+import type { WorkerInit, WorkerReply } from './embedding-worker';
+
+/** Texts per worker request: bounds the latency a long indexing batch adds to a query behind it. */
+const REQUEST_TEXTS = 32;
+
+/**
+ * A real sentence-embedding model in process, off the event loop: one worker thread owns the
+ * ONNX session (with `threads` intra-op threads); callers' texts are sent in slices so a query
+ * embedding waits for at most one slice of an indexing batch. Deterministic for the same files.
+ */
+export class LocalModelEmbedder implements EmbeddingProvider {
+  readonly model: string;
+  readonly dimensions: number;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
+  private nextId = 0;
+  private failure: Error | null = null;
+
+  private constructor(name: string, files: ModelFiles, worker: Worker) {
+    this.model = `local:${name}`;
+    this.dimensions = files.dimensions;
+    this.worker = worker;
+    worker.on('message', (reply: WorkerReply) => {
+      if (!('id' in reply)) return;
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
+      if ('error' in reply) waiter.reject(new Error(`embedding model ${name}: ${reply.error}`));
+      else waiter.resolve(reply.vectors);
+    });
+    worker.on('error', (error) => this.fail(error));
+    worker.on('exit', (code) => this.fail(new Error(`embedding worker exited with code ${code}`)));
+    worker.unref();
+  }
+
+  /** Starts the worker and resolves once the model is loaded; rejects with the loader's error. */
+  static async start(name: string, files: ModelFiles, threads: number): Promise<LocalModelEmbedder> {
+    const init: WorkerInit = { files, threads, runtimePath: require.resolve('onnxruntime-node') };
+    const fromSource = __filename.endsWith('.ts');
+    const worker = new Worker(join(__dirname, `embedding-worker.${fromSource ? 'ts' : 'js'}`), {
+      workerData: init,
+      // Tests run this package from its TypeScript source.
+      execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [],
+    });
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (reply: WorkerReply) => {
+        if ('kind' in reply) {
+          worker.off('message', onMessage);
+          if (reply.kind === 'ready') resolve();
+          else reject(new Error(`could not load embedding model ${name} from ${files.dir}: ${reply.error}`));
+        }
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+    });
+    return new LocalModelEmbedder(name, files, worker);
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const slices: Array<Promise<Float32Array[]>> = [];
+    for (let start = 0; start < texts.length; start += REQUEST_TEXTS) slices.push(this.request(texts.slice(start, start + REQUEST_TEXTS)));
+    return (await Promise.all(slices)).flat();
+  }
+
+  async close(): Promise<void> {
+    this.failure ??= new Error('embedding model closed');
+    await this.worker.terminate();
+  }
+
+  private request(texts: readonly string[]): Promise<Float32Array[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      // Referenced only while it owes answers: an idle model never keeps the process alive.
+      if (this.pending.size === 0) this.worker.ref();
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, texts });
+    });
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const waiter of this.pending.values()) waiter.reject(this.failure);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EmbeddingSettings } from '@trellis/config';
+import { exportBertToOnnx } from './bert-onnx-export';
+import { downloadModel, hubRepository } from './model-download';
+import { readModelFiles } from './model-files';
+import type { ModelFiles } from './model-files';
+
+/**
+ * Finds the local embedding model's files, in this order: TRELLIS_EMBEDDING_MODEL_DIR; the
+ * model cache (`<cache>/<name>`, filled by an earlier download or by `npm run models`); a
+ * one-time download from the hub. A directory with only `model.safetensors` (the form
+ * registry packages ship) is converted to ONNX once, into the cache, keyed by the weights'
+ * hash. Throws with a message that says what to fix.
+ */
+export async function locateLocalModel(settings: EmbeddingSettings, log: (line: string) => void): Promise<ModelFiles> {
+  const dir = settings.modelDir ?? join(settings.cacheDir, cacheName(settings.model));
+  if (settings.modelDir === undefined && !existsSync(dir)) {
+    if (!settings.download) {
+      throw new Error(`embedding model ${settings.model} is not in ${dir} and TRELLIS_MODEL_DOWNLOAD=false`);
+    }
+    log(`downloading embedding model ${hubRepository(settings.model)} from ${settings.hubUrl} into ${dir} (once)`);
+    try {
+      await downloadModel(settings.hubUrl, settings.model, dir, log);
+    } catch (error) {
+      throw new Error(`embedding model ${settings.model} is not in ${dir} and could not be downloaded (${describe(error)})`);
+    }
+  }
+  let files = readModelFiles(dir);
+  if (!files.hasOnnx) {
+    const weights = join(dir, 'model.safetensors');
+    const onnxPath = join(settings.cacheDir, 'converted', `${cacheName(settings.model)}-${await fileHash(weights)}.onnx`);
+    if (!existsSync(onnxPath)) {
+      log(`converting ${weights} to ONNX (once) into ${onnxPath}`);
+      exportBertToOnnx(dir, onnxPath);
+    }
+    files = { ...files, onnxPath, hasOnnx: true };
+  }
+  if (settings.dimensions !== 0 && settings.dimensions !== files.dimensions) {
+    throw new Error(
+      `embedding model in ${dir} makes ${files.dimensions}-dimensional vectors but TRELLIS_EMBEDDING_DIMENSIONS is ${settings.dimensions}: fix one of them`,
+    );
+  }
+  if (statSync(files.onnxPath).size < 1024) throw new Error(`${files.onnxPath} is too small to be a model (corrupt download?)`);
+  return files;
+}
+
+/** `BAAI/bge-small-en-v1.5` → `BAAI--bge-small-en-v1.5`: one directory per model. */
+export function cacheName(model: string): string {
+  return model.replace(/[^A-Za-z0-9._-]+/g, '--');
+}
+
+async function fileHash(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex').slice(0, 16);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: { code?: string; message?: string } }).cause;
+    return cause?.code ?? cause?.message ?? error.message;
+  }
+  return String(error);
+}
