@@ -1,14 +1,15 @@
 import type { DocumentStatusCount } from '@trellis/observability';
-import type { TrellisStore } from '@trellis/storage';
+import type { TrellisRepositories } from '@trellis/storage';
 
 /**
  * The rows of `trellis_documents_indexing`: unfinished documents grouped by knowledge base
  * and status, with knowledge-base names looked up once per scrape (ids as a fallback).
  */
-export function documentBacklog(store: TrellisStore): () => Promise<DocumentStatusCount[]> {
+export function documentBacklog(repositories: Pick<TrellisRepositories, 'documents' | 'knowledgeBases'>): () => Promise<DocumentStatusCount[]> {
+  const { documents, knowledgeBases } = repositories;
   return async () => {
     const counts = new Map<string, { tenantId: string; kbId: string; status: string; count: number }>();
-    for (const d of await store.listUnfinishedDocuments()) {
+    for (const d of await documents.listUnfinishedDocuments()) {
       const key = `${d.tenantId}\u0000${d.kbId}\u0000${d.status}`;
       const row = counts.get(key) ?? { tenantId: d.tenantId, kbId: d.kbId, status: String(d.status), count: 0 };
       row.count++;
@@ -18,7 +19,7 @@ export function documentBacklog(store: TrellisStore): () => Promise<DocumentStat
     for (const row of counts.values()) {
       const key = `${row.tenantId}\u0000${row.kbId}`;
       if (names.has(key)) continue;
-      const kb = await store.findKnowledgeBase({ tenantId: row.tenantId }, row.kbId).catch(() => null);
+      const kb = await knowledgeBases.findKnowledgeBase({ tenantId: row.tenantId }, row.kbId).catch(() => null);
       names.set(key, kb?.name ?? row.kbId);
     }
     return [...counts.values()].map((r) => ({

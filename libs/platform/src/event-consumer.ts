@@ -5,8 +5,8 @@ import type { EventBus } from '@trellis/messaging';
 import { SpanKind, context as otelContext, trace } from '@opentelemetry/api';
 import { LOGGER, METRICS, contextFromCarrier, failSpan, trellisTracer } from '@trellis/observability';
 import type { Logger, TrellisMetrics } from '@trellis/observability';
-import { STORE } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import { DOCUMENT_REPOSITORY } from '@trellis/storage';
+import type { DocumentRepository } from '@trellis/storage';
 import { PipelineStages } from './pipeline-stages';
 import { STORE_AVAILABILITY } from './store-availability';
 import type { StoreAvailability } from './store-availability';
@@ -111,10 +111,10 @@ export interface TopicConsumerSpec<T extends TopicName, S> {
 export function topicConsumer<T extends TopicName, S>(spec: TopicConsumerSpec<T, S>): FactoryProvider {
   return {
     provide: Symbol.for(`trellis.consumer.${spec.group}.${spec.topic}`),
-    inject: [EVENT_BUS, METRICS, LOGGER, STORE_AVAILABILITY, STORE, spec.service],
-    useFactory: async (bus: EventBus, metrics: TrellisMetrics, logger: Logger, availability: StoreAvailability, store: TrellisStore, service: S) => {
+    inject: [EVENT_BUS, METRICS, LOGGER, STORE_AVAILABILITY, DOCUMENT_REPOSITORY, spec.service],
+    useFactory: async (bus: EventBus, metrics: TrellisMetrics, logger: Logger, availability: StoreAvailability, documents: DocumentRepository, service: S) => {
       await consumeTopic(
-        { bus, metrics, logger, availability, stages: new PipelineStages(store, logger) },
+        { bus, metrics, logger, availability, stages: new PipelineStages(documents, logger) },
         spec.topic,
         spec.group,
         (payload) => spec.handle(service, payload),

@@ -1,6 +1,6 @@
 import type { TopicName } from '@trellis/contracts';
 import type { Logger } from '@trellis/observability';
-import type { PipelineStage, TrellisStore } from '@trellis/storage';
+import type { DocumentRepository, PipelineStage } from '@trellis/storage';
 
 /** Which stage of a document's indexing handling each topic is. */
 const STAGE_OF_TOPIC: Readonly<Partial<Record<TopicName, PipelineStage>>> = {
@@ -23,7 +23,7 @@ interface EventContext {
  */
 export class PipelineStages {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly documents: Pick<DocumentRepository, 'recordStage'>,
     private readonly logger: Logger,
   ) {}
 
@@ -32,7 +32,7 @@ export class PipelineStages {
     const context = (payload as { context?: EventContext } | undefined)?.context;
     if (!stage || !context?.documentId) return;
     try {
-      await this.store.recordStage(
+      await this.documents.recordStage(
         { tenantId: context.tenantId, kbId: context.knowledgeBaseId },
         { documentId: context.documentId, version: context.documentVersion, stage, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), error: error?.message ?? null },
       );

@@ -3,14 +3,18 @@ import type { DynamicModule } from '@nestjs/common';
 import { EVENT_BUS } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
-import { STORE } from '@trellis/storage';
+import { REPOSITORY_TOKENS } from '@trellis/storage';
+import type { TrellisRepositories } from '@trellis/storage';
 import type { Runtime } from './runtime';
 import { STORE_AVAILABILITY } from './store-availability';
 import { TENANT_RESOLVER, TenantResolver } from './tenant-resolver';
 
 export const CONFIG = Symbol.for('trellis.config');
 
-/** Makes the runtime's infrastructure injectable in every service module. */
+/**
+ * Makes the runtime's infrastructure injectable in every service module: each repository under
+ * its own token, so a module asks for exactly the repositories its services use.
+ */
 @Global()
 @Module({})
 export class PlatformModule {
@@ -20,11 +24,11 @@ export class PlatformModule {
       { provide: LOGGER, useValue: runtime.logger },
       { provide: METRICS, useValue: runtime.metrics },
       { provide: LLM_PRICES, useValue: runtime.telemetry.llmPrices },
-      { provide: STORE, useValue: runtime.store },
       { provide: EVENT_BUS, useValue: runtime.bus },
       { provide: MODELS, useValue: runtime.models },
       { provide: STORE_AVAILABILITY, useValue: runtime.availability },
       { provide: TENANT_RESOLVER, useValue: new TenantResolver(runtime.config.apiKeys, runtime.config.internalToken) },
+      ...(Object.keys(REPOSITORY_TOKENS) as Array<keyof TrellisRepositories>).map((name) => ({ provide: REPOSITORY_TOKENS[name], useValue: runtime.repositories[name] })),
     ];
     return { module: PlatformModule, providers, exports: providers.map((p) => p.provide) };
   }

@@ -6,8 +6,8 @@ import { createModels } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { TrellisMetrics, createLogger, currentTraceparent, tracingStarted } from '@trellis/observability';
 import type { Logger, TelemetrySettings } from '@trellis/observability';
-import { MysqlStore, SqliteStore } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
+import type { LlmBudgetRepository, StoreConnection, TrellisRepositories, TrellisStore } from '@trellis/storage';
 import { ModelMetricsObserver } from './model-telemetry';
 import { SharedLlmBudget } from './shared-llm-budget';
 import { StoreAvailability } from './store-availability';
@@ -20,7 +20,10 @@ export interface Runtime {
   readonly config: TrellisConfig;
   readonly logger: Logger;
   readonly metrics: TrellisMetrics;
-  readonly store: TrellisStore;
+  /** The store's repositories, one per aggregate (traced when tracing runs); modules inject the ones they use. */
+  readonly repositories: TrellisRepositories;
+  /** The store's connection: readiness and shutdown. */
+  readonly database: StoreConnection;
   readonly bus: EventBus;
   readonly models: Models;
   readonly availability: StoreAvailability;
@@ -38,13 +41,13 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
     config.mode === 'standalone'
       ? new SqliteStore(join(config.dataDir, 'trellis.db'))
       : await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
-  const store = traced(adapter, telemetry);
+  const repositories = repositoriesOf(traced(adapter, telemetry));
   const models = await createModels(config, {
     observer: new ModelMetricsObserver(metrics, telemetry.llmPrices),
-    budget: llmBudget(config, store),
+    budget: llmBudget(config, repositories.llmBudget),
     log: (line) => logger.info(line),
   });
-  const base = { config, logger, metrics, models, telemetry, store, availability: new StoreAvailability(adapter, logger) };
+  const base = { config, logger, metrics, models, telemetry, repositories, database: adapter, availability: new StoreAvailability(adapter, logger) };
   if (config.mode === 'standalone') {
     return { ...base, bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })) };
   }
@@ -59,7 +62,7 @@ function traced(store: SqliteStore | MysqlStore, telemetry: TelemetrySettings): 
 }
 
 /** The deployment-wide chat call budget, or none when no limit is configured. */
-function llmBudget(config: TrellisConfig, store: TrellisStore): SharedLlmBudget | undefined {
+function llmBudget(config: TrellisConfig, store: LlmBudgetRepository): SharedLlmBudget | undefined {
   const { maxConcurrency, requestsPerMinute, tokensPerMinute, timeoutMs, maxRetries } = config.openai;
   // A lease outlives the longest call: every attempt timing out, plus the SDK's backoff between them.
   const budget = new SharedLlmBudget(store, { maxConcurrency, requestsPerMinute, tokensPerMinute, leaseMs: timeoutMs * (maxRetries + 1) + 60_000 });

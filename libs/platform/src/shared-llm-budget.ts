@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallBudget, CallRelease } from '@trellis/models';
-import type { TrellisStore } from '@trellis/storage';
+import type { LlmBudgetRepository } from '@trellis/storage';
 
 export interface SharedLlmBudgetSettings {
   /** Calls in flight per model across the deployment; 0 = unlimited. */
@@ -26,7 +26,7 @@ const MIN_POLL_MS = 25;
  */
 export class SharedLlmBudget implements CallBudget {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly store: LlmBudgetRepository,
     private readonly settings: SharedLlmBudgetSettings,
     private readonly clock: () => number = Date.now,
   ) {}

@@ -1,5 +1,5 @@
 import type { Logger } from '@trellis/observability';
-import type { TrellisStore } from '@trellis/storage';
+import type { StoreConnection } from '@trellis/storage';
 
 /**
  * Tells a handler failure caused by an unreachable database from one caused by the event,
@@ -10,7 +10,7 @@ export class StoreAvailability {
   private closed = false;
 
   constructor(
-    private readonly store: TrellisStore,
+    private readonly store: Pick<StoreConnection, 'ping'>,
     private readonly logger: Logger,
     private readonly pollMs = 1_000,
   ) {}

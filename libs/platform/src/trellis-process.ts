@@ -50,7 +50,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     throw error;
   });
   // One process owns the documents API, so only it reports the document backlog.
-  if (spec.grpcServices.includes('knowledge_base')) runtime.metrics.trackDocuments(documentBacklog(runtime.store));
+  if (spec.grpcServices.includes('knowledge_base')) runtime.metrics.trackDocuments(documentBacklog(runtime.repositories));
   // Each process reports the lag of the groups it consumes in (standalone: all of them).
   runtime.metrics.trackConsumerLag(
     () => runtime.bus.consumerLag(),
@@ -72,7 +72,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       app = await NestFactory.createApplicationContext(root, { logger: ['error', 'warn'] });
     }
     const readiness = async () => {
-      await runtime.store.ping();
+      await runtime.database.ping();
       await runtime.bus.ping();
     };
     runtime.metrics.trackReadiness(readiness);
@@ -93,14 +93,14 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
         await runtime.bus.stop();
         await nest.close();
         await new Promise<void>((resolve) => probes.server.close(() => resolve()));
-        await runtime.store.close();
+        await runtime.database.close();
         await tracing.shutdown();
       },
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await runtime.bus.stop().catch(() => undefined);
-    await runtime.store.close().catch(() => undefined);
+    await runtime.database.close().catch(() => undefined);
     await tracing.shutdown().catch(() => undefined);
     throw error;
   }

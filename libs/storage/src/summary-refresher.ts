@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import { summarizeDescriptions } from './derivation';
 import type { PendingSummary, SummaryUpdate } from './records';
-import type { TrellisStore } from './trellis-store';
+import type { GraphSummaryRepository } from './repositories/graph-summary.repository';
 
 /** What the refresher needs of the models: structural, so storage does not depend on them. */
 export interface SummaryModels {
@@ -33,7 +33,7 @@ const MAX_PAGES = 50;
  */
 export class SummaryRefresher {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly summaries: GraphSummaryRepository,
     private readonly models: SummaryModels,
     private readonly onSummaryFailure: (error: Error, item: PendingSummary) => void = () => undefined,
   ) {}
@@ -50,10 +50,10 @@ export class SummaryRefresher {
   ): Promise<number> {
     let saved = 0;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const pending = await this.store.listPendingSummaries(scope, PAGE);
+      const pending = await this.summaries.listPendingSummaries(scope, PAGE);
       if (pending.length === 0) break;
       const updates = await this.compute(pending, maxChars, knownVectors, onUsage);
-      const written = await this.store.saveSummaries(scope, updates);
+      const written = await this.summaries.saveSummaries(scope, updates);
       saved += written;
       // Nothing saved: every row changed under us; another writer's refresh will follow it.
       if (written === 0) break;

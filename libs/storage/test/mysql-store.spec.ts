@@ -7,9 +7,10 @@ import { MysqlStore } from '../src/mysql/mysql-store';
 import { MYSQL_MIGRATIONS } from '../src/mysql/mysql-schema';
 import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
-import { describeStoreContract, vectorFor } from './store-contract';
+import { TEST_KB_SETTINGS, describeStoreContract, vectorFor } from './store-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
+import { describeExtractionCacheContract } from './extraction-cache-contract';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -90,6 +91,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   });
 
   describeGraphEditContract('MysqlStore', freshStore);
+  describeExtractionCacheContract('MysqlStore', freshStore);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -134,6 +136,28 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
       async function migrations() {
         return query(`SELECT version, name, applied_at FROM \`${database}\`.schema_migrations ORDER BY version`);
+      }
+    });
+
+    it('replaces the tenant-less extraction cache of a version 7 database: its entries go, new ones are per tenant', async () => {
+      const store = await freshStore();
+      const database = databases[databases.length - 1]!;
+      try {
+        // Back to version 7: the old table, with an entry no tenant can be told from.
+        await query(`DROP TABLE \`${database}\`.extraction_cache`);
+        await query(`CREATE TABLE \`${database}\`.extraction_cache (cache_key VARCHAR(191) NOT NULL, result JSON NOT NULL, created_at DATETIME(3) NOT NULL, PRIMARY KEY (cache_key))`);
+        await query(`INSERT INTO \`${database}\`.extraction_cache VALUES ('k', '{"entities":[],"relationships":[]}', NOW(3))`);
+        await query(`DELETE FROM \`${database}\`.schema_migrations WHERE version = 8`);
+
+        expect(await store.migrate()).toEqual([8]);
+        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const scope = { tenantId: 't1', kbId: kb.id };
+        expect(await store.getCachedExtraction(scope, 'k')).toBeNull();
+        await store.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
+        expect(await store.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
+        expect(await store.migrate()).toEqual([]);
+      } finally {
+        await store.close();
       }
     });
 

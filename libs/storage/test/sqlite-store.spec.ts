@@ -1,8 +1,46 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
-import { describeStoreContract } from './store-contract';
+import { SQLITE_MIGRATIONS } from '../src/sqlite/sqlite-schema';
+import { TEST_KB_SETTINGS, describeStoreContract } from './store-contract';
 import { describeLlmBudgetContract } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
+import { describeExtractionCacheContract } from './extraction-cache-contract';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeLlmBudgetContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeGraphEditContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':memory:'));
+
+describe('SqliteStore migrations', () => {
+  it('replaces the tenant-less extraction cache of a version 7 file: its entries go, new ones are per tenant', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+    try {
+      const path = join(dir, 'trellis.db');
+      const old = new Database(path);
+      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)');
+      for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version <= 7)) {
+        old.exec(migration.sql);
+        old.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, '2026-01-01T00:00:00.000Z');
+      }
+      old.prepare('INSERT INTO extraction_cache (cache_key, result, created_at) VALUES (?, ?, ?)').run('k', '{"entities":[],"relationships":[]}', '2026-01-01T00:00:00.000Z');
+      old.close();
+
+      const store = new SqliteStore(path);
+      try {
+        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const scope = { tenantId: 't1', kbId: kb.id };
+        expect(await store.getCachedExtraction(scope, 'k')).toBeNull();
+        await store.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
+        expect(await store.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

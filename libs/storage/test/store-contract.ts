@@ -328,14 +328,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect(await store.listStages(scope, 'd1', 2)).toEqual([]);
     });
 
-    it('caches extractions by key', async () => {
-      expect(await store.getCachedExtraction('k')).toBeNull();
-      const result = { entities: [{ name: 'A', type: 'concept', description: 'x' }], relationships: [] };
-      await store.putCachedExtraction('k', result);
-      await store.putCachedExtraction('k', result);
-      expect(await store.getCachedExtraction('k')).toEqual(result);
-    });
-
     it('ends with one entity row when two writers upsert the same entity at once', async () => {
       await addDocument('d1');
       const a = chunk('d1', 1, 0, 'a', 1);

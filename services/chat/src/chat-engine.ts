@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TrellisError } from '@trellis/contracts';
 import type { TenantScope, v1 } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import type { TrellisRepositories } from '@trellis/storage';
 import type { AnswerComposer } from './answer-composer';
 import type { QuestionRefiner } from './question-refiner';
 import type { RetrievalPort } from './retrieval-port';
@@ -19,7 +19,7 @@ const SNIPPET_CHARS = 240;
  */
 export class ChatEngine {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'chats'>,
     private readonly retrieval: RetrievalPort,
     private readonly refiner: QuestionRefiner,
     private readonly composer: AnswerComposer,
@@ -30,7 +30,7 @@ export class ChatEngine {
     if (question === '') throw TrellisError.invalid('question is empty');
     if (question.length > MAX_QUESTION_CHARS) throw TrellisError.invalid(`question is longer than ${MAX_QUESTION_CHARS} characters`);
     if (request.topK > MAX_SOURCES) throw TrellisError.invalid(`top_k must be at most ${MAX_SOURCES}`);
-    const kb = await requireKnowledgeBase(this.store, tenant, request.knowledgeBase);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
 
     yield stage('graph_retrieval');
     const graph = await this.retrieval.retrieveGraph(tenant, { knowledgeBase: kb.id, query: question, depth: 0, maxRelationships: 0 });
@@ -56,7 +56,7 @@ export class ChatEngine {
     const citations = citationsIn(text, chunks);
     for (const citation of citations) yield { citation };
     const chatId = request.chatId || randomUUID();
-    await this.store.saveChatTurn(kbScope(kb), { chatId, question, answer: text, citations });
+    await this.repos.chats.saveChatTurn(kbScope(kb), { chatId, question, answer: text, citations });
     yield { done: { chatId, text, citations, refinedQuestion: refined } };
   }
 

@@ -2,8 +2,8 @@ import { Module } from '@nestjs/common';
 import type { DynamicModule, ModuleMetadata, Provider } from '@nestjs/common';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { STORE } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import { CHAT_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
+import type { ChatRepository, KnowledgeBaseRepository } from '@trellis/storage';
 import { ExtractiveAnswerComposer, LlmAnswerComposer } from './answer-composer';
 import { ChatEngine } from './chat-engine';
 import { ChatController } from './handlers/chat.controller';
@@ -27,11 +27,11 @@ export class ChatModule {
         { ...(options.retrievalPort as object), provide: RETRIEVAL_PORT } as Provider,
         {
           provide: ChatEngine,
-          useFactory: (store: TrellisStore, retrieval: RetrievalPort, models: Models) =>
+          useFactory: (knowledgeBases: KnowledgeBaseRepository, chats: ChatRepository, retrieval: RetrievalPort, models: Models) =>
             models.llm
-              ? new ChatEngine(store, retrieval, new LlmQuestionRefiner(models.llm), new LlmAnswerComposer(models.llm))
-              : new ChatEngine(store, retrieval, new GraphQuestionRefiner(), new ExtractiveAnswerComposer(models.embedder)),
-          inject: [STORE, RETRIEVAL_PORT, MODELS],
+              ? new ChatEngine({ knowledgeBases, chats }, retrieval, new LlmQuestionRefiner(models.llm), new LlmAnswerComposer(models.llm))
+              : new ChatEngine({ knowledgeBases, chats }, retrieval, new GraphQuestionRefiner(), new ExtractiveAnswerComposer(models.embedder)),
+          inject: [KNOWLEDGE_BASE_REPOSITORY, CHAT_REPOSITORY, RETRIEVAL_PORT, MODELS],
         },
       ],
     };

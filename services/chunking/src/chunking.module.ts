@@ -3,8 +3,8 @@ import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { STORE } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
+import type { ChunkRepository, DocumentRepository, KnowledgeBaseRepository } from '@trellis/storage';
 import { ChunkingService } from './chunking.service';
 import { documentEventsConsumer } from './handlers/document-events.consumer';
 
@@ -12,8 +12,9 @@ import { documentEventsConsumer } from './handlers/document-events.consumer';
   providers: [
     {
       provide: ChunkingService,
-      useFactory: (store: TrellisStore, bus: EventBus, models: Models) => new ChunkingService(store, bus, models.embedder),
-      inject: [STORE, EVENT_BUS, MODELS],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, bus: EventBus, models: Models) =>
+        new ChunkingService({ knowledgeBases, documents, chunks }, bus, models.embedder),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EVENT_BUS, MODELS],
     },
     documentEventsConsumer,
   ],

@@ -2,7 +2,7 @@ import { contentHash, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider } from '@trellis/models';
-import type { NewChunk, TrellisStore } from '@trellis/storage';
+import type { NewChunk, TrellisRepositories } from '@trellis/storage';
 import { splitText } from './text-splitter';
 
 const DEFAULT_CHUNK_SIZE = 512;
@@ -16,7 +16,7 @@ const EMBED_BATCH = 64;
  */
 export class ChunkingService {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks'>,
     private readonly bus: EventBus,
     private readonly embedder: EmbeddingProvider,
   ) {}
@@ -25,12 +25,12 @@ export class ChunkingService {
     const ctx = event.context;
     if (!ctx) return;
     const scope: KbScope = { tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId };
-    const document = await this.store.getDocument(scope, ctx.documentId);
+    const document = await this.repos.documents.getDocument(scope, ctx.documentId);
     // A newer version or a deletion supersedes this event.
     if (document === null || document.version !== ctx.documentVersion) return;
     const [kb, text] = await Promise.all([
-      this.store.findKnowledgeBase(scope, scope.kbId),
-      this.store.getDocumentText(scope, document.id, document.version),
+      this.repos.knowledgeBases.findKnowledgeBase(scope, scope.kbId),
+      this.repos.documents.getDocumentText(scope, document.id, document.version),
     ]);
     if (kb === null || text === null) return;
 
@@ -61,8 +61,8 @@ export class ChunkingService {
         });
       });
     }
-    await this.store.upsertChunks(scope, chunks);
-    await this.store.setDocumentStatus(scope, document.id, document.version, 'embedded');
+    await this.repos.chunks.upsertChunks(scope, chunks);
+    await this.repos.documents.setDocumentStatus(scope, document.id, document.version, 'embedded');
     for (const chunk of chunks) {
       await this.bus.publish('chunk.ready', document.id, { context: ctx, chunkId: chunk.id, contentHash: chunk.contentHash }, {
         'trellis-tenant': scope.tenantId,
@@ -75,6 +75,6 @@ export class ChunkingService {
   async onFailure(event: events.DocumentIngested, error: Error): Promise<void> {
     const ctx = event.context;
     if (!ctx) return;
-    await this.store.setDocumentStatus({ tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId }, ctx.documentId, ctx.documentVersion, 'failed', `chunking failed: ${error.message}`);
+    await this.repos.documents.setDocumentStatus({ tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId }, ctx.documentId, ctx.documentVersion, 'failed', `chunking failed: ${error.message}`);
   }
 }

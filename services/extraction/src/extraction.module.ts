@@ -5,8 +5,8 @@ import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { LLM_PRICES, METRICS } from '@trellis/observability';
 import type { LlmPriceTable, TrellisMetrics } from '@trellis/observability';
-import { STORE } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
+import type { ChunkRepository, DocumentRepository, ExtractionCacheRepository, KnowledgeBaseRepository, LlmUsageRepository } from '@trellis/storage';
 import { ExtractionService } from './extraction.service';
 import { ExtractionMetrics } from './extraction-metrics';
 import { ExtractorRegistry } from './extractor-registry';
@@ -18,9 +18,25 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
       provide: ExtractionService,
       // With a language model configured each knowledge base extracts with its own model and
       // prompt; otherwise the local NLP extractor does.
-      useFactory: (store: TrellisStore, bus: EventBus, models: Models, prices: LlmPriceTable, metrics: TrellisMetrics) =>
-        new ExtractionService(store, bus, new ExtractorRegistry(models), prices, new ExtractionMetrics(metrics)),
-      inject: [STORE, EVENT_BUS, MODELS, LLM_PRICES, METRICS],
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        documents: DocumentRepository,
+        chunks: ChunkRepository,
+        extractionCache: ExtractionCacheRepository,
+        llmUsage: LlmUsageRepository,
+        bus: EventBus,
+        models: Models,
+        prices: LlmPriceTable,
+        metrics: TrellisMetrics,
+      ) =>
+        new ExtractionService(
+          { knowledgeBases, documents, chunks, extractionCache, llmUsage },
+          bus,
+          new ExtractorRegistry(models),
+          prices,
+          new ExtractionMetrics(metrics),
+        ),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, LLM_USAGE_REPOSITORY, EVENT_BUS, MODELS, LLM_PRICES, METRICS],
     },
     chunkEventsConsumer,
   ],

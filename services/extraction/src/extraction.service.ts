@@ -4,7 +4,7 @@ import type { EventBus } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
 import type { LlmPriceTable } from '@trellis/observability';
 import { NO_LLM_USAGE } from '@trellis/storage';
-import type { KbSettings, LlmUsage, TrellisStore } from '@trellis/storage';
+import type { KbSettings, LlmUsage, TrellisRepositories } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { ExtractionReport } from './extraction-report';
 
@@ -21,12 +21,12 @@ export interface ExtractorSource {
 
 /**
  * Handles `chunk.ready`: extracts the chunk's entities and relationships with its knowledge
- * base's extractor, or takes them from the cache keyed by (content hash, model, prompt
+ * base's extractor, or takes them from the tenant's cache keyed by (content hash, model, prompt
  * version), records what the LLM work cost for the document, and publishes `chunk.extracted`.
  */
 export class ExtractionService {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'llmUsage'>,
     private readonly bus: EventBus,
     private readonly extractors: ExtractorSource,
     private readonly prices: LlmPriceTable = new Map(),
@@ -37,17 +37,18 @@ export class ExtractionService {
     const ctx = event.context;
     if (!ctx) throw TrellisError.invalid('chunk.ready event without context');
     const scope: KbScope = { tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId };
-    const chunk = await this.store.getChunk(scope, event.chunkId);
+    const chunk = await this.repos.chunks.getChunk(scope, event.chunkId);
     // The chunk belongs to a version that was replaced or deleted meanwhile.
     if (chunk === null) return;
-    const kb = await this.store.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
+    const kb = await this.repos.knowledgeBases.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
     if (kb === null) return;
     const extractor = this.extractors.forKnowledgeBase(kb.settings);
     const key = stableId('ext', chunk.contentHash, extractor.model, extractor.promptVersion);
-    if ((await this.store.getCachedExtraction(key)) === null) {
+    const cached = await this.repos.extractionCache.getCachedExtraction(scope, key);
+    if (cached === null) {
       const report = new ExtractionReport();
       const result = await extractor.extract(chunk.text, { heading: chunk.heading }, report);
-      await this.store.putCachedExtraction(key, result);
+      await this.repos.extractionCache.putCachedExtraction(scope, key, result);
       const usage: LlmUsage = {
         calls: report.calls,
         inputTokens: report.inputTokens,
@@ -55,13 +56,16 @@ export class ExtractionService {
         estimatedCostUsd: estimateCost(this.prices, extractor.model, report.inputTokens, report.outputTokens),
         cacheHits: 0,
       };
-      if (usage.calls > 0) await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage);
+      if (usage.calls > 0) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage);
       this.telemetry?.extracted(kb.name, report, usage);
     } else {
-      await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 });
+      // Written by another knowledge base of the tenant: this one keeps its own copy, so the
+      // entry stays while this knowledge base uses it and goes when this one is deleted.
+      if (cached.kbId !== scope.kbId) await this.repos.extractionCache.putCachedExtraction(scope, key, cached.result);
+      await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 });
       this.telemetry?.cacheHit(kb.name);
     }
-    await this.store.setChunkStatus(scope, chunk.id, 'extracted');
+    await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted');
     await this.bus.publish('chunk.extracted', ctx.documentId, { context: ctx, chunkId: chunk.id, extractionKey: key }, {
       'trellis-tenant': scope.tenantId,
       'trellis-kb': scope.kbId,
@@ -72,7 +76,7 @@ export class ExtractionService {
     const ctx = event.context;
     if (!ctx) return;
     const scope: KbScope = { tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId };
-    await this.store.setChunkStatus(scope, event.chunkId, 'failed', `extraction failed: ${error.message}`);
-    await this.store.setDocumentStatus(scope, ctx.documentId, ctx.documentVersion, 'failed', `extraction of chunk ${event.chunkId} failed: ${error.message}`);
+    await this.repos.chunks.setChunkStatus(scope, event.chunkId, 'failed', `extraction failed: ${error.message}`);
+    await this.repos.documents.setDocumentStatus(scope, ctx.documentId, ctx.documentVersion, 'failed', `extraction of chunk ${event.chunkId} failed: ${error.message}`);
   }
 }

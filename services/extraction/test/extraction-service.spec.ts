@@ -7,7 +7,7 @@ import type { EventBus } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';
-import { MysqlStore, SqliteStore } from '@trellis/storage';
+import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { KbSettings, TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer } from '@trellis/testing';
 import { ExtractionService } from '../src/extraction.service';
@@ -16,7 +16,7 @@ import { ExtractorRegistry } from '../src/extractor-registry';
 /**
  * ExtractionService with real stores (SQLite, and MariaDB/TiDB when TRELLIS_TEST_MYSQL_URL is
  * set), the real OpenAI client and models, and the fake provider over HTTP: the cache, the
- * usage accounting and per-KB prompts behave the same on both adapters.
+ * usage accounting, per-KB prompts and the cache's tenant boundary behave the same on both adapters.
  */
 const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 
@@ -36,16 +36,16 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
     let store: TrellisStore;
     let drop: () => Promise<void>;
     let service: ExtractionService;
-    let scope: KbScope;
+    let kbScope: KbScope;
     const bus = new RecordingBus();
 
     beforeAll(async () => {
       fake.respondWith(() => ({ kind: 'content', content: JSON.stringify(REPLY) }));
-      const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
+      const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDINGS: 'openai', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
       ({ store, drop } = await openStore());
-      service = new ExtractionService(store, bus as unknown as EventBus, new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined));
+      service = new ExtractionService(repositoriesOf(store), bus as unknown as EventBus, new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined));
       const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
-      scope = { tenantId: 't', kbId: kb.id };
+      kbScope = { tenantId: 't', kbId: kb.id };
     });
 
     afterAll(async () => {
@@ -54,7 +54,7 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       await fake.stop();
     });
 
-    async function chunkOf(documentId: string, text: string) {
+    async function chunkOf(documentId: string, text: string, scope: KbScope = kbScope) {
       await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: text.length, metadata: {}, text });
       const chunk = { id: stableId('chk', documentId, 1, 0), documentId, version: 1, ordinal: 0, text, heading: '', tokenCount: 5, contentHash: stableId('h', text), embedding: new Float32Array(16).fill(0.25) };
       await store.upsertChunks(scope, [chunk]);
@@ -62,12 +62,15 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       return service.onChunkReady({ context, chunkId: chunk.id, contentHash: chunk.contentHash });
     }
 
+    const lastExtractionKey = () => (bus.published.at(-1)!.payload as { extractionKey: string }).extractionKey;
+
     it('extracts once, caches with attributes, and charges the document', async () => {
+      const scope = kbScope;
       await chunkOf('d1', 'Marie Curie discovered radium.');
       expect(fake.chatRequests()).toHaveLength(1);
-      const published = bus.published.at(-1)!.payload as { extractionKey: string };
-      const cached = await store.getCachedExtraction(published.extractionKey);
-      expect(cached?.entities).toEqual([
+      const cached = await store.getCachedExtraction(scope, lastExtractionKey());
+      expect(cached?.kbId).toBe(scope.kbId);
+      expect(cached?.result.entities).toEqual([
         { name: 'Marie Curie', type: 'person', description: 'Physicist.', attributes: { born: '1867' } },
         { name: 'Radium', type: 'concept', description: '', needsReview: true },
       ]);
@@ -78,6 +81,7 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
     });
 
     it('makes no call for the same content in another document, and counts the hit', async () => {
+      const scope = kbScope;
       await chunkOf('d2', 'Marie Curie discovered radium.');
       expect(fake.chatRequests()).toHaveLength(1);
       expect(await store.getDocumentLlmUsage(scope, 'd2', 1)).toMatchObject({ calls: 0, cacheHits: 1 });
@@ -85,10 +89,34 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
     });
 
     it('extracts again, with the new prompt, once the knowledge base changes it', async () => {
+      const scope = kbScope;
       await store.updateKnowledgeBase(scope, { description: '', settings: { ...SETTINGS, extraction: { entityTypes: ['person'], instructions: 'Scientists only.', examples: '', gleaningPasses: 0, outputMode: 'auto' } } });
       await chunkOf('d3', 'Marie Curie discovered radium.');
       expect(fake.chatRequests()).toHaveLength(2);
       expect(JSON.stringify(fake.chatRequests()[1]!.body.messages)).toContain('Scientists only.');
+    });
+
+    it("makes another tenant's first extraction of the same text a call, not a hit", async () => {
+      const kb = await store.createKnowledgeBase({ tenantId: 'u' }, { name: 'kb', description: '', settings: SETTINGS });
+      const scope = { tenantId: 'u', kbId: kb.id };
+      await chunkOf('u1', 'Marie Curie discovered radium.', scope);
+      expect(fake.chatRequests()).toHaveLength(3);
+      expect(await store.getDocumentLlmUsage(scope, 'u1', 1)).toMatchObject({ calls: 1, cacheHits: 0 });
+      expect((await store.getCachedExtraction(scope, lastExtractionKey()))?.kbId).toBe(scope.kbId);
+    });
+
+    it('reuses the entry in a second knowledge base of the tenant, which keeps it when the first is deleted', async () => {
+      const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'second', description: '', settings: SETTINGS });
+      const scope = { tenantId: 't', kbId: kb.id };
+      await chunkOf('s1', 'Marie Curie discovered radium.', scope);
+      expect(fake.chatRequests()).toHaveLength(3);
+      expect(await store.getDocumentLlmUsage(scope, 's1', 1)).toMatchObject({ calls: 0, cacheHits: 1 });
+      const key = lastExtractionKey();
+      expect(await store.deleteKnowledgeBase(kbScope)).toBe(true);
+      expect((await store.getCachedExtraction(scope, key))?.kbId).toBe(scope.kbId);
+      await chunkOf('s2', 'Marie Curie discovered radium.', scope);
+      expect(fake.chatRequests()).toHaveLength(3);
+      expect(await store.getDocumentLlmUsage(scope, 's2', 1)).toMatchObject({ calls: 0, cacheHits: 1 });
     });
   });
 }

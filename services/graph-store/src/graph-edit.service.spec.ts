@@ -4,7 +4,7 @@ import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import { LocalHashEmbedder } from '@trellis/models';
 import { resolveActor } from '@trellis/platform';
-import { SqliteStore } from '@trellis/storage';
+import { SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { EntityMentionWrite } from '@trellis/storage';
 import { GraphEditService } from './graph-edit.service';
 import type { EditContext } from './graph-edit.service';
@@ -29,7 +29,7 @@ describe('GraphEditService', () => {
     store = new SqliteStore(':memory:');
     const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
-    edits = new GraphEditService(store, embedder);
+    edits = new GraphEditService(repositoriesOf(store), embedder);
     await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
     await store.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'x', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('x') }]);
     const [ada, charles] = [entity('Ada Lovelace'), entity('Charles Babbage')];
@@ -81,7 +81,7 @@ describe('GraphEditService', () => {
   it('a renamed entity is found by its new name; undo gives the old one back', async () => {
     const ada = entity('Ada Lovelace').entityId;
     await edits.updateEntity(ctx, ada, { name: 'Augusta Ada King', type: 'mathematician' });
-    const query = new GraphQueryService(store);
+    const query = new GraphQueryService(repositoriesOf(store));
     expect((await query.getEntity(ctx.tenant, 'kb', 'augusta ada king')).entity).toMatchObject({ id: ada, name: 'Augusta Ada King', type: 'mathematician' });
     const [edit] = await edits.listEdits(ctx, 0);
     await edits.undo({ ...ctx, actor: 'bob' }, edit!.id);

@@ -3,7 +3,7 @@ import { TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { EntityPatch, EntityRecord, GraphEditMeta, GraphEditRecord, RelationshipPatch, RelationshipRecord, TrellisStore } from '@trellis/storage';
+import type { EntityPatch, EntityRecord, GraphEditMeta, GraphEditRecord, RelationshipPatch, RelationshipRecord, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
 
 /** Who edits, in which tenant and knowledge base. */
@@ -38,7 +38,7 @@ const MAX_LOG_LIMIT = 1000;
  */
 export class GraphEditService {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads' | 'graphEdits'>,
     private readonly embedder: EmbeddingProvider,
     private readonly clock: () => Date = () => new Date(),
   ) {}
@@ -54,7 +54,7 @@ export class GraphEditService {
     if (changes.type !== undefined) patch.type = requireName(changes.type, 'type');
     if (changes.description !== undefined) patch.description = changes.description.trim();
     if (Object.keys(patch).length === 0) throw TrellisError.invalid('nothing to change: set name, type or description');
-    return this.store.updateEntity(await this.scope(ctx), entityId, patch, this.meta(ctx));
+    return this.repos.graphEdits.updateEntity(await this.scope(ctx), entityId, patch, this.meta(ctx));
   }
 
   /** Resolves the relationship as it now reads, with the chunks that state it. */
@@ -69,15 +69,15 @@ export class GraphEditService {
     }
     if (Object.keys(patch).length === 0) throw TrellisError.invalid('nothing to change: set label, description or weight');
     const scope = await this.scope(ctx);
-    const updated = await this.store.updateRelationship(scope, relationshipId, patch, this.meta(ctx));
-    return { ...updated, chunkIds: (await this.store.chunkIdsForRelationships(scope, [relationshipId])).get(relationshipId) ?? [] };
+    const updated = await this.repos.graphEdits.updateRelationship(scope, relationshipId, patch, this.meta(ctx));
+    return { ...updated, chunkIds: (await this.repos.graphReads.chunkIdsForRelationships(scope, [relationshipId])).get(relationshipId) ?? [] };
   }
 
   async deleteEntity(ctx: EditContext, entityId: string): Promise<GraphEditRecord> {
     requireId(entityId, 'entity_id');
     const scope = await this.scope(ctx);
     const meta = this.meta(ctx);
-    await this.store.deleteEntity(scope, entityId, meta);
+    await this.repos.graphEdits.deleteEntity(scope, entityId, meta);
     return this.logged(scope, meta.id);
   }
 
@@ -85,7 +85,7 @@ export class GraphEditService {
     requireId(relationshipId, 'relationship_id');
     const scope = await this.scope(ctx);
     const meta = this.meta(ctx);
-    await this.store.deleteRelationship(scope, relationshipId, meta);
+    await this.repos.graphEdits.deleteRelationship(scope, relationshipId, meta);
     return this.logged(scope, meta.id);
   }
 
@@ -94,7 +94,7 @@ export class GraphEditService {
     requireId(targetId, 'target_entity_id');
     const scope = await this.scope(ctx);
     const meta = this.meta(ctx);
-    const entity = await this.store.mergeEntities(scope, sourceId, targetId, meta);
+    const entity = await this.repos.graphEdits.mergeEntities(scope, sourceId, targetId, meta);
     return { edit: await this.logged(scope, meta.id), entity };
   }
 
@@ -105,7 +105,7 @@ export class GraphEditService {
     if (members.length === 0 || members.includes('')) throw TrellisError.invalid('entity_ids must name at least one entity, none empty');
     if (members.length > MAX_SYNOPSIS_MEMBERS) throw TrellisError.invalid(`a synopsis links at most ${MAX_SYNOPSIS_MEMBERS} entities`);
     const scope = await this.scope(ctx);
-    const found = await this.store.getEntities(scope, members);
+    const found = await this.repos.graphReads.getEntities(scope, members);
     const missing = members.filter((id) => !found.some((e) => e.id === id));
     if (missing.length > 0) throw TrellisError.notFound(`entities not found: ${missing.join(', ')}`);
     const meta = this.meta(ctx);
@@ -122,21 +122,21 @@ export class GraphEditService {
       embedding: vectors[i + 1]!,
     }));
     const entity = { id, name, normalizedName: normalizeEntityName(name), type, description, embedding: vectors[0]! };
-    return this.store.createManualEntity(scope, entity, links, meta);
+    return this.repos.graphEdits.createManualEntity(scope, entity, links, meta);
   }
 
   async undo(ctx: EditContext, editId: string): Promise<GraphEditRecord> {
     requireId(editId, 'edit_id');
-    return this.store.undoGraphEdit(await this.scope(ctx), editId, this.meta(ctx));
+    return this.repos.graphEdits.undoGraphEdit(await this.scope(ctx), editId, this.meta(ctx));
   }
 
   async listEdits(ctx: Omit<EditContext, 'actor'>, limit: number): Promise<GraphEditRecord[]> {
     if (limit < 0 || limit > MAX_LOG_LIMIT) throw TrellisError.invalid(`limit must be between 1 and ${MAX_LOG_LIMIT}`);
-    return this.store.listGraphEdits(await this.scope(ctx), limit === 0 ? 50 : limit);
+    return this.repos.graphEdits.listGraphEdits(await this.scope(ctx), limit === 0 ? 50 : limit);
   }
 
   private async scope(ctx: Omit<EditContext, 'actor'>): Promise<KbScope> {
-    return kbScope(await requireKnowledgeBase(this.store, ctx.tenant, ctx.knowledgeBase));
+    return kbScope(await requireKnowledgeBase(this.repos.knowledgeBases, ctx.tenant, ctx.knowledgeBase));
   }
 
   /** Ids sort by time (then by chance), the order undo checks later edits in. */
@@ -146,7 +146,7 @@ export class GraphEditService {
   }
 
   private async logged(scope: KbScope, editId: string): Promise<GraphEditRecord> {
-    const edit = await this.store.getGraphEdit(scope, editId);
+    const edit = await this.repos.graphEdits.getGraphEdit(scope, editId);
     if (edit === null) throw new Error(`graph edit ${editId} is missing from the log`);
     return edit;
   }

@@ -1,7 +1,7 @@
 import { TrellisError } from '@trellis/contracts';
 import type { TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { EntityRecord, RelationshipRecord, TrellisStore } from '@trellis/storage';
+import type { EntityRecord, RelationshipRecord, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
 
 export interface EntityDetail {
@@ -19,43 +19,43 @@ const MAX_LIMIT = 1000;
 
 /** Read access to a knowledge base's graph. */
 export class GraphQueryService {
-  constructor(private readonly store: TrellisStore) {}
+  constructor(private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads'>) {}
 
   async searchEntities(tenant: TenantScope, knowledgeBase: string, query: string, limit: number): Promise<EntityRecord[]> {
     if (query.trim() === '') throw TrellisError.invalid('query is required');
-    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
-    return this.store.searchEntitiesByName(kbScope(kb), query, clampLimit(limit, 20));
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
+    return this.repos.graphReads.searchEntitiesByName(kbScope(kb), query, clampLimit(limit, 20));
   }
 
   async getEntity(tenant: TenantScope, knowledgeBase: string, idOrName: string): Promise<EntityDetail> {
     if (idOrName.trim() === '') throw TrellisError.invalid('entity is required');
-    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const scope = kbScope(kb);
     const entity =
-      (await this.store.getEntities(scope, [idOrName]))[0] ??
-      (await this.store.findEntitiesByNormalizedName(scope, normalizeEntityName(idOrName))).sort((a, b) => b.mentionCount - a.mentionCount)[0];
+      (await this.repos.graphReads.getEntities(scope, [idOrName]))[0] ??
+      (await this.repos.graphReads.findEntitiesByNormalizedName(scope, normalizeEntityName(idOrName))).sort((a, b) => b.mentionCount - a.mentionCount)[0];
     if (entity === undefined) throw TrellisError.notFound(`entity "${idOrName}" not found in knowledge base "${kb.name}"`);
-    const relationships = await this.store.relationshipsOfEntities(scope, [entity.id]);
+    const relationships = await this.repos.graphReads.relationshipsOfEntities(scope, [entity.id]);
     const neighbourIds = [...new Set(relationships.map((r) => (r.sourceId === entity.id ? r.targetId : r.sourceId)))];
     return {
       entity,
       relationships: await this.withChunks(tenant, kb.id, relationships),
-      neighbours: await this.store.getEntities(scope, neighbourIds),
+      neighbours: await this.repos.graphReads.getEntities(scope, neighbourIds),
     };
   }
 
   async getSubgraph(tenant: TenantScope, knowledgeBase: string, entityIds: readonly string[], depth: number, maxEntities: number): Promise<Subgraph> {
     if (entityIds.length === 0) throw TrellisError.invalid('entity_ids must name at least one entity');
     if (depth > 4) throw TrellisError.invalid('depth must be at most 4');
-    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const scope = kbScope(kb);
     const limit = clampLimit(maxEntities, 200);
-    const entityIdSet = new Set((await this.store.getEntities(scope, entityIds)).map((e) => e.id));
+    const entityIdSet = new Set((await this.repos.graphReads.getEntities(scope, entityIds)).map((e) => e.id));
     const relationships = new Map<string, RelationshipRecord>();
     let frontier = [...entityIdSet];
     for (let hop = 0; hop < Math.max(1, depth) && frontier.length > 0; hop++) {
       const next: string[] = [];
-      for (const r of await this.store.relationshipsOfEntities(scope, frontier)) {
+      for (const r of await this.repos.graphReads.relationshipsOfEntities(scope, frontier)) {
         for (const id of [r.sourceId, r.targetId]) {
           if (!entityIdSet.has(id) && entityIdSet.size < limit) {
             entityIdSet.add(id);
@@ -67,19 +67,19 @@ export class GraphQueryService {
       frontier = next;
     }
     return {
-      entities: await this.store.getEntities(scope, [...entityIdSet]),
+      entities: await this.repos.graphReads.getEntities(scope, [...entityIdSet]),
       relationships: await this.withChunks(tenant, kb.id, [...relationships.values()]),
     };
   }
 
   async exportGraph(tenant: TenantScope, knowledgeBase: string): Promise<Subgraph> {
-    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
-    const graph = await this.store.exportGraph(kbScope(kb));
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
+    const graph = await this.repos.graphReads.exportGraph(kbScope(kb));
     return { entities: graph.entities, relationships: await this.withChunks(tenant, kb.id, graph.relationships) };
   }
 
   private async withChunks(tenant: TenantScope, kbId: string, relationships: RelationshipRecord[]): Promise<Array<RelationshipRecord & { chunkIds: string[] }>> {
-    const chunks = await this.store.chunkIdsForRelationships({ tenantId: tenant.tenantId, kbId }, relationships.map((r) => r.id));
+    const chunks = await this.repos.graphReads.chunkIdsForRelationships({ tenantId: tenant.tenantId, kbId }, relationships.map((r) => r.id));
     return relationships.map((r) => ({ ...r, chunkIds: chunks.get(r.id) ?? [] }));
   }
 }

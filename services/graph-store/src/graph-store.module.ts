@@ -7,8 +7,28 @@ import type { Models, TokenUsage } from '@trellis/models';
 import { LLM_PRICES, estimateCost } from '@trellis/observability';
 import type { LlmPriceTable } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/platform';
-import { STORE } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import {
+  CHUNK_REPOSITORY,
+  DOCUMENT_REPOSITORY,
+  EXTRACTION_CACHE_REPOSITORY,
+  GRAPH_EDIT_REPOSITORY,
+  GRAPH_READ_REPOSITORY,
+  GRAPH_SUMMARY_REPOSITORY,
+  GRAPH_WRITE_REPOSITORY,
+  KNOWLEDGE_BASE_REPOSITORY,
+  LLM_USAGE_REPOSITORY,
+} from '@trellis/storage';
+import type {
+  ChunkRepository,
+  DocumentRepository,
+  ExtractionCacheRepository,
+  GraphEditRepository,
+  GraphReadRepository,
+  GraphSummaryRepository,
+  GraphWriteRepository,
+  KnowledgeBaseRepository,
+  LlmUsageRepository,
+} from '@trellis/storage';
 import { EntityResolver } from './entity-resolver';
 import { GraphQueryService } from './graph-query.service';
 import { GraphWriterService } from './graph-writer.service';
@@ -21,16 +41,51 @@ import { GraphController } from './handlers/graph.controller';
   providers: [
     {
       provide: GraphWriterService,
-      useFactory: (store: TrellisStore, bus: EventBus, models: Models, config: TrellisConfig, prices: LlmPriceTable) => {
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        documents: DocumentRepository,
+        chunks: ChunkRepository,
+        extractionCache: ExtractionCacheRepository,
+        graphWrites: GraphWriteRepository,
+        graphSummaries: GraphSummaryRepository,
+        llmUsage: LlmUsageRepository,
+        bus: EventBus,
+        models: Models,
+        config: TrellisConfig,
+        prices: LlmPriceTable,
+      ) => {
         const logger = new Logger('GraphWriter');
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
-        return new GraphWriterService(store, bus, models.embedder, resolver, createSummaryRefresher(store, models, (message) => logger.warn(message)), config.resolution, models.llm !== null, costOf);
+        const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
+        const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage };
+        return new GraphWriterService(repos, bus, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
       },
-      inject: [STORE, EVENT_BUS, MODELS, CONFIG, LLM_PRICES],
+      inject: [
+        KNOWLEDGE_BASE_REPOSITORY,
+        DOCUMENT_REPOSITORY,
+        CHUNK_REPOSITORY,
+        EXTRACTION_CACHE_REPOSITORY,
+        GRAPH_WRITE_REPOSITORY,
+        GRAPH_SUMMARY_REPOSITORY,
+        LLM_USAGE_REPOSITORY,
+        EVENT_BUS,
+        MODELS,
+        CONFIG,
+        LLM_PRICES,
+      ],
     },
-    { provide: GraphQueryService, useFactory: (store: TrellisStore) => new GraphQueryService(store), inject: [STORE] },
-    { provide: GraphEditService, useFactory: (store: TrellisStore, models: Models) => new GraphEditService(store, models.embedder), inject: [STORE, MODELS] },
+    {
+      provide: GraphQueryService,
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository) => new GraphQueryService({ knowledgeBases, graphReads }),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY],
+    },
+    {
+      provide: GraphEditService,
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository, graphEdits: GraphEditRepository, models: Models) =>
+        new GraphEditService({ knowledgeBases, graphReads, graphEdits }, models.embedder),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, GRAPH_EDIT_REPOSITORY, MODELS],
+    },
     extractionEventsConsumer,
   ],
 })

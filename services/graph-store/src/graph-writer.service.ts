@@ -3,7 +3,7 @@ import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider, TokenUsage } from '@trellis/models';
-import type { EntityMentionWrite, ExtractionResult, RelationshipMentionWrite, SummaryRefresher, TrellisStore } from '@trellis/storage';
+import type { EntityMentionWrite, ExtractionResult, RelationshipMentionWrite, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
 import { EntityResolver } from './entity-resolver';
 import { LlmUsageMeter } from './llm-usage-meter';
@@ -28,7 +28,7 @@ interface ChunkEntity {
  */
 export class GraphWriterService {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphSummaries' | 'llmUsage'>,
     private readonly bus: EventBus,
     private readonly embedder: EmbeddingProvider,
     private readonly resolver: EntityResolver,
@@ -43,19 +43,19 @@ export class GraphWriterService {
     const ctx = event.context;
     if (!ctx) throw TrellisError.invalid('chunk.extracted event without context');
     const scope: KbScope = { tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId };
-    const chunk = await this.store.getChunk(scope, event.chunkId);
+    const chunk = await this.repos.chunks.getChunk(scope, event.chunkId);
     if (chunk === null) return;
-    const extraction = await this.store.getCachedExtraction(event.extractionKey);
+    const extraction = (await this.repos.extractionCache.getCachedExtraction(scope, event.extractionKey))?.result ?? null;
     if (extraction === null) throw new TrellisError(ErrorCode.FailedPrecondition, `extraction ${event.extractionKey} is missing from the cache`);
 
     const policy = await this.policyOf(scope);
     // LLM summaries and merge decisions count towards the document whose chunk caused them.
     const usage = new LlmUsageMeter();
     const { entities, relationships, vectors } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
-    await this.store.applyChunkExtraction(scope, chunk.id, entities, relationships);
+    await this.repos.graphWrites.applyChunkExtraction(scope, chunk.id, entities, relationships);
     await this.summaries.refresh(scope, policy.summaryMaxChars, vectors, usage.record);
-    if (!usage.empty) await this.store.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
-    await this.store.setChunkStatus(scope, chunk.id, 'graphed');
+    if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
+    await this.repos.chunks.setChunkStatus(scope, chunk.id, 'graphed');
     await this.completeDocumentIfDone(scope, ctx.documentId, ctx.documentVersion, policy);
     await this.bus.publish(
       'graph.updated',
@@ -71,7 +71,7 @@ export class GraphWriterService {
    */
   async refreshPendingSummaries(): Promise<number> {
     let saved = 0;
-    for (const scope of await this.store.listScopesWithPendingSummaries()) {
+    for (const scope of await this.repos.graphSummaries.listScopesWithPendingSummaries()) {
       saved += await this.summaries.refresh(scope, (await this.policyOf(scope)).summaryMaxChars);
     }
     return saved;
@@ -81,12 +81,12 @@ export class GraphWriterService {
     const ctx = event.context;
     if (!ctx) return;
     const scope: KbScope = { tenantId: ctx.tenantId, kbId: ctx.knowledgeBaseId };
-    await this.store.setChunkStatus(scope, event.chunkId, 'failed', `graph write failed: ${error.message}`);
-    await this.store.setDocumentStatus(scope, ctx.documentId, ctx.documentVersion, 'failed', `graph write of chunk ${event.chunkId} failed: ${error.message}`);
+    await this.repos.chunks.setChunkStatus(scope, event.chunkId, 'failed', `graph write failed: ${error.message}`);
+    await this.repos.documents.setDocumentStatus(scope, ctx.documentId, ctx.documentVersion, 'failed', `graph write of chunk ${event.chunkId} failed: ${error.message}`);
   }
 
   private async policyOf(scope: KbScope): Promise<GraphPolicy> {
-    const kb = await this.store.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
+    const kb = await this.repos.knowledgeBases.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
     return graphPolicy(kb?.settings.resolution, this.defaults, this.llmConfigured);
   }
 
@@ -122,7 +122,7 @@ export class GraphWriterService {
     const embedded = await this.embedder.embed(texts);
     const vectors = new Map(texts.map((text, i) => [text, embedded[i]!]));
 
-    const candidates = policy.mode === 'name' ? [] : await this.store.listEntityCandidates(scope, [...byName.keys()]);
+    const candidates = policy.mode === 'name' ? [] : await this.repos.graphWrites.listEntityCandidates(scope, [...byName.keys()]);
     const previous = policy.mode === 'name' ? new Map<string, string>() : await this.previousResolution(scope, chunkId);
     const mentions = chunkEntities.map((e, i) => ({ ...e, embedding: embedded[i]! }));
     const ids = await this.resolver.resolve(scope, chunkId, mentions, candidates, policy, previous, onUsage);
@@ -155,7 +155,7 @@ export class GraphWriterService {
   /** Name → entity that chunks with this chunk's content mention; names they split are left out. */
   private async previousResolution(scope: KbScope, chunkId: string): Promise<Map<string, string>> {
     const byName = new Map<string, string | null>();
-    for (const { name, entityId } of await this.store.entityMentionsOfSameContent(scope, chunkId)) {
+    for (const { name, entityId } of await this.repos.graphWrites.entityMentionsOfSameContent(scope, chunkId)) {
       const normalizedName = normalizeEntityName(name);
       byName.set(normalizedName, byName.has(normalizedName) && byName.get(normalizedName) !== entityId ? null : entityId);
     }
@@ -163,13 +163,13 @@ export class GraphWriterService {
   }
 
   private async completeDocumentIfDone(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {
-    const counts = await this.store.countChunksByStatus(scope, documentId);
+    const counts = await this.repos.chunks.countChunksByStatus(scope, documentId);
     const total = Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0);
     if (total === 0 || (counts.graphed ?? 0) !== total) return;
-    const document = await this.store.getDocument(scope, documentId);
+    const document = await this.repos.documents.getDocument(scope, documentId);
     if (document === null || document.version !== version || document.status === 'failed') return;
-    if ((await this.store.deleteStaleVersions(scope, documentId, version)) > 0) await this.summaries.refresh(scope, policy.summaryMaxChars);
-    await this.store.setDocumentStatus(scope, documentId, version, 'graphed');
+    if ((await this.repos.documents.deleteStaleVersions(scope, documentId, version)) > 0) await this.summaries.refresh(scope, policy.summaryMaxChars);
+    await this.repos.documents.setDocumentStatus(scope, documentId, version, 'graphed');
   }
 }
 

@@ -6,7 +6,7 @@ import type { KbScope } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider } from '@trellis/models';
-import { MysqlStore, SqliteStore, SummaryRefresher, cosineSimilarity } from '@trellis/storage';
+import { MysqlStore, SqliteStore, SummaryRefresher, cosineSimilarity, repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
 import { EntityResolver } from '../src/entity-resolver';
@@ -81,7 +81,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: kbName, description: '', settings: SETTINGS });
     const scope: KbScope = { tenantId: 't', kbId: kb.id };
     const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
-    const writer = new GraphWriterService(store, bus, embedder, new EntityResolver(null), refresher, DEFAULTS, true);
+    const writer = new GraphWriterService(repositoriesOf(store), bus, embedder, new EntityResolver(null), refresher, DEFAULTS, true);
     /** Stores a one-chunk version of a document and writes its (cached) extraction to the graph. */
     const index = async (name: string, key: keyof typeof TEXTS, version = 1) => {
       // Document ids are unique per deployment in real use (derived from tenant, KB and source).
@@ -91,7 +91,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
       const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
       await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: await embedder.embed([text]).then((v) => v[0]!) }]);
       const extractionKey = stableId('ext', key);
-      await store.putCachedExtraction(extractionKey, TEXTS[key]!);
+      await store.putCachedExtraction(scope, extractionKey, TEXTS[key]!);
       await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '' }, chunkId, extractionKey });
     };
     const entities = async (name: string) => (await store.exportGraph(scope)).entities.filter((e) => e.name === name);

@@ -3,7 +3,7 @@ import { ErrorCode, TrellisError, contentHash, stableId } from '@trellis/contrac
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, TrellisStore } from '@trellis/storage';
+import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
 import { parseDocument } from './parsing/document-parser';
 
 export interface IncomingDocument {
@@ -33,7 +33,7 @@ export interface IngestionLimits {
  */
 export class DocumentIngestionService {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents'>,
     private readonly bus: EventBus,
     private readonly limits: IngestionLimits,
   ) {}
@@ -52,11 +52,11 @@ export class DocumentIngestionService {
     const filename = basename(incoming.filename.trim());
     if (filename === '') throw TrellisError.invalid('filename is required');
     this.assertWithinLimit(incoming.bytes.byteLength, filename);
-    const kb = await requireKnowledgeBase(this.store, tenant, incoming.knowledgeBase);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, incoming.knowledgeBase);
     const scope = kbScope(kb);
     const sourceUri = incoming.sourceUri.trim() || filename;
     const hash = contentHash(incoming.bytes);
-    const existing = await this.store.findDocumentBySource(scope, sourceUri);
+    const existing = await this.repos.documents.findDocumentBySource(scope, sourceUri);
     if (existing !== null && existing.contentHash === hash && existing.status !== 'failed') {
       return { document: existing, unchanged: true };
     }
@@ -71,17 +71,17 @@ export class DocumentIngestionService {
     };
     const startedAt = new Date().toISOString();
     const stage = (error: string | null) =>
-      this.store.recordStage(scope, { documentId: identity.id, version: identity.version, stage: 'ingestion', startedAt, finishedAt: new Date().toISOString(), error });
+      this.repos.documents.recordStage(scope, { documentId: identity.id, version: identity.version, stage: 'ingestion', startedAt, finishedAt: new Date().toISOString(), error });
     let parsed;
     try {
       parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType);
     } catch (error) {
       const message = error instanceof TrellisError ? error.message : `could not parse "${filename}": ${(error as Error).message}`;
-      await this.store.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
+      await this.repos.documents.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
       await stage(message);
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }
-    const document = await this.store.saveDocumentVersion(scope, { ...identity, mimeType: parsed.mimeType, text: parsed.text });
+    const document = await this.repos.documents.saveDocumentVersion(scope, { ...identity, mimeType: parsed.mimeType, text: parsed.text });
     await stage(null);
     await this.announce(scope, document);
     return { document, unchanged: false };
@@ -96,7 +96,7 @@ export class DocumentIngestionService {
       throw TrellisError.invalid(`"${url}" is not a valid URL`);
     }
     if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw TrellisError.invalid('only http and https URLs can be added');
-    await requireKnowledgeBase(this.store, tenant, knowledgeBase);
+    await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const { bytes, mimeType } = await this.download(parsedUrl);
     const filename = basename(parsedUrl.pathname) || parsedUrl.hostname;
     const withExtension = /\.[a-z0-9]+$/i.test(filename) ? filename : `${filename}.html`;
@@ -109,9 +109,9 @@ export class DocumentIngestionService {
    * event; the status columns say what is left to do, and every stage is idempotent.
    */
   async redriveUnfinished(): Promise<number> {
-    const unfinished = await this.store.listUnfinishedDocuments();
+    const unfinished = await this.repos.documents.listUnfinishedDocuments();
     for (const entry of unfinished) {
-      const document = await this.store.getDocument(entry, entry.documentId);
+      const document = await this.repos.documents.getDocument(entry, entry.documentId);
       if (document !== null) await this.announce(entry, document);
     }
     return unfinished.length;

@@ -1,7 +1,7 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, TrellisStore } from '@trellis/storage';
+import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from './document-ingestion.service';
 
 /**
@@ -14,13 +14,13 @@ import type { DocumentIngestionService } from './document-ingestion.service';
  */
 export class DocumentReindexService {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents'>,
     private readonly ingestion: Pick<DocumentIngestionService, 'announce'>,
   ) {}
 
   async reindexDocument(tenant: TenantScope, knowledgeBase: string, documentId: string): Promise<DocumentRecord> {
-    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
-    const document = await this.store.getDocument(kbScope(kb), documentId);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
+    const document = await this.repos.documents.getDocument(kbScope(kb), documentId);
     if (document === null) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
     const next = await this.newVersion(kbScope(kb), document);
     if (next === null) throw new TrellisError(ErrorCode.FailedPrecondition, `document "${documentId}" has no stored text to index (it could not be parsed)`);
@@ -29,9 +29,9 @@ export class DocumentReindexService {
 
   /** Every document with stored text, each as a new version; documents without text are skipped. */
   async reindexKnowledgeBase(tenant: TenantScope, knowledgeBase: string): Promise<DocumentRecord[]> {
-    const kb = await requireKnowledgeBase(this.store, tenant, knowledgeBase);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const reindexed: DocumentRecord[] = [];
-    for (const document of await this.store.listDocuments(kbScope(kb))) {
+    for (const document of await this.repos.documents.listDocuments(kbScope(kb))) {
       const next = await this.newVersion(kbScope(kb), document);
       if (next !== null) reindexed.push(next);
     }
@@ -39,9 +39,9 @@ export class DocumentReindexService {
   }
 
   private async newVersion(scope: KbScope, document: DocumentRecord): Promise<DocumentRecord | null> {
-    const text = await this.store.getDocumentText(scope, document.id, document.version);
+    const text = await this.repos.documents.getDocumentText(scope, document.id, document.version);
     if (text === null) return null;
-    const next = await this.store.saveDocumentVersion(scope, {
+    const next = await this.repos.documents.saveDocumentVersion(scope, {
       id: document.id,
       sourceUri: document.sourceUri,
       filename: document.filename,

@@ -5,8 +5,8 @@ import type { TrellisConfig } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import { EVENT_BUS } from '@trellis/messaging';
 import { CONFIG, createSummaryRefresher } from '@trellis/platform';
-import { STORE } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
+import type { ChunkRepository, DocumentRepository, GraphSummaryRepository, KnowledgeBaseRepository, LlmUsageRepository } from '@trellis/storage';
 import { DocumentIngestionService } from './document-ingestion.service';
 import { DocumentReindexService } from './document-reindex.service';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
@@ -17,21 +17,32 @@ import { KnowledgeBaseService } from './knowledge-base.service';
   providers: [
     {
       provide: KnowledgeBaseService,
-      useFactory: (store: TrellisStore, models: Models, config: TrellisConfig) => {
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        documents: DocumentRepository,
+        chunks: ChunkRepository,
+        llmUsage: LlmUsageRepository,
+        graphSummaries: GraphSummaryRepository,
+        models: Models,
+        config: TrellisConfig,
+      ) => {
         const logger = new Logger('KnowledgeBases');
-        return new KnowledgeBaseService(store, createSummaryRefresher(store, models, (message) => logger.warn(message)), config.resolution.summaryMaxChars);
+        const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
+        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage }, summaries, config.resolution.summaryMaxChars);
       },
-      inject: [STORE, MODELS, CONFIG],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, MODELS, CONFIG],
     },
     {
       provide: DocumentIngestionService,
-      useFactory: (store: TrellisStore, bus: EventBus, config: TrellisConfig) => new DocumentIngestionService(store, bus, config),
-      inject: [STORE, EVENT_BUS, CONFIG],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, bus: EventBus, config: TrellisConfig) =>
+        new DocumentIngestionService({ knowledgeBases, documents }, bus, config),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EVENT_BUS, CONFIG],
     },
     {
       provide: DocumentReindexService,
-      useFactory: (store: TrellisStore, ingestion: DocumentIngestionService) => new DocumentReindexService(store, ingestion),
-      inject: [STORE, DocumentIngestionService],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, ingestion: DocumentIngestionService) =>
+        new DocumentReindexService({ knowledgeBases, documents }, ingestion),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, DocumentIngestionService],
     },
   ],
   exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService],

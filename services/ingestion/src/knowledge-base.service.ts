@@ -1,7 +1,7 @@
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, SummaryRefresher, TrellisStore } from '@trellis/storage';
+import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
@@ -33,7 +33,7 @@ const MAX_PROMPT_TEXT = 20_000;
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'llmUsage'>,
     /** Re-summarises and re-embeds what a document delete changed. */
     private readonly summaries: SummaryRefresher,
     /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
@@ -41,7 +41,7 @@ export class KnowledgeBaseService {
   ) {}
 
   async create(scope: TenantScope, input: KnowledgeBaseInput): Promise<KnowledgeBaseRecord> {
-    return this.store.createKnowledgeBase(scope, {
+    return this.repos.knowledgeBases.createKnowledgeBase(scope, {
       name: validateName(input.name),
       description: input.description.slice(0, 2000),
       settings: validateSettings(input.settings),
@@ -49,7 +49,7 @@ export class KnowledgeBaseService {
   }
 
   async update(scope: TenantScope, idOrName: string, changes: KnowledgeBaseChanges): Promise<KnowledgeBaseRecord> {
-    const kb = await requireKnowledgeBase(this.store, scope, idOrName);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, idOrName);
     const settings: KbSettings = {
       ...kb.settings,
       llmModel: changes.llmModel !== undefined ? changes.llmModel.trim() : kb.settings.llmModel,
@@ -57,57 +57,57 @@ export class KnowledgeBaseService {
       resolution: changes.resolution !== undefined ? validateResolution(changes.resolution) : kb.settings.resolution,
     };
     const description = changes.description !== undefined ? changes.description.slice(0, 2000) : kb.description;
-    const updated = await this.store.updateKnowledgeBase(kbScope(kb), { description, settings });
+    const updated = await this.repos.knowledgeBases.updateKnowledgeBase(kbScope(kb), { description, settings });
     if (updated === null) throw TrellisError.notFound(`knowledge base "${idOrName}" not found`);
     return updated;
   }
 
   llmUsage(kb: KnowledgeBaseRecord): Promise<LlmUsage> {
-    return this.store.getKnowledgeBaseLlmUsage(kbScope(kb));
+    return this.repos.llmUsage.getKnowledgeBaseLlmUsage(kbScope(kb));
   }
 
   list(scope: TenantScope): Promise<KnowledgeBaseRecord[]> {
-    return this.store.listKnowledgeBases(scope);
+    return this.repos.knowledgeBases.listKnowledgeBases(scope);
   }
 
   get(scope: TenantScope, idOrName: string): Promise<KnowledgeBaseRecord> {
-    return requireKnowledgeBase(this.store, scope, idOrName);
+    return requireKnowledgeBase(this.repos.knowledgeBases, scope, idOrName);
   }
 
   async documentCount(kb: KnowledgeBaseRecord): Promise<number> {
-    return this.store.countDocuments(kbScope(kb));
+    return this.repos.documents.countDocuments(kbScope(kb));
   }
 
   async delete(scope: TenantScope, idOrName: string): Promise<void> {
-    const kb = await requireKnowledgeBase(this.store, scope, idOrName);
-    await this.store.deleteKnowledgeBase(kbScope(kb));
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, idOrName);
+    await this.repos.knowledgeBases.deleteKnowledgeBase(kbScope(kb));
   }
 
   async listDocuments(scope: TenantScope, kbIdOrName: string): Promise<DocumentWithCounts[]> {
-    const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
-    const documents = await this.store.listDocuments(kbScope(kb));
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, kbIdOrName);
+    const documents = await this.repos.documents.listDocuments(kbScope(kb));
     return Promise.all(documents.map((document) => this.withProgress(kbScope(kb), document)));
   }
 
   async getDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<DocumentWithCounts> {
-    const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
-    const document = await this.store.getDocument(kbScope(kb), documentId);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, kbIdOrName);
+    const document = await this.repos.documents.getDocument(kbScope(kb), documentId);
     if (document === null) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
     return this.withProgress(kbScope(kb), document);
   }
 
   private async withProgress(scope: KbScope, document: DocumentRecord): Promise<DocumentWithCounts> {
     const [chunkCounts, stages, llmUsage] = await Promise.all([
-      this.store.countChunksByStatus(scope, document.id),
-      this.store.listStages(scope, document.id, document.version),
-      this.store.getDocumentLlmUsage(scope, document.id, document.version),
+      this.repos.chunks.countChunksByStatus(scope, document.id),
+      this.repos.documents.listStages(scope, document.id, document.version),
+      this.repos.llmUsage.getDocumentLlmUsage(scope, document.id, document.version),
     ]);
     return { document, chunkCounts, stages, llmUsage };
   }
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {
-    const kb = await requireKnowledgeBase(this.store, scope, kbIdOrName);
-    const deleted = await this.store.deleteDocument(kbScope(kb), documentId);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, kbIdOrName);
+    const deleted = await this.repos.documents.deleteDocument(kbScope(kb), documentId);
     // The delete already left only the remaining text in every description; this brings the
     // summaries and embeddings of what it touched up to date. Were it interrupted, the rows
     // stay pending until the next graph write of the knowledge base, a retried delete, or a

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RerankerProvider } from '@trellis/models';
-import type { ChunkRecord, TrellisStore } from '@trellis/storage';
+import type { ChunkRecord } from '@trellis/storage';
 import { ChunkRetriever } from './chunk-retriever';
+import type { ChunkRetrieverReads } from './chunk-retriever';
 
 const scope = { tenantId: 't', kbId: 'kb' };
 
@@ -10,7 +11,7 @@ function chunk(id: string, text: string): ChunkRecord {
 }
 
 /** Full text over a fixed list: a chunk matches when it shares a word with the query, scored by how many. */
-function fakeStore(chunks: ChunkRecord[]): TrellisStore {
+function fakeReads(chunks: ChunkRecord[]): ChunkRetrieverReads {
   const words = (t: string) => new Set(t.toLowerCase().match(/[a-z]+/g) ?? []);
   const search = async (_scope: unknown, query: string, k: number) => {
     const q = words(query);
@@ -21,11 +22,9 @@ function fakeStore(chunks: ChunkRecord[]): TrellisStore {
       .slice(0, k);
   };
   return {
-    searchChunksFullText: search,
-    searchChunksByVector: async () => [],
-    chunkIdsForEntities: async () => new Map(),
-    getChunks: async () => [],
-  } as unknown as TrellisStore;
+    chunks: { searchChunksFullText: search, searchChunksByVector: async () => [], getChunks: async () => [] },
+    graphReads: { chunkIdsForEntities: async () => new Map() },
+  };
 }
 
 describe('ChunkRetriever', () => {
@@ -37,7 +36,7 @@ describe('ChunkRetriever', () => {
   const query = { scope, queryVector: new Float32Array(4), queryText: 'Where was the director of Harbour of Lanterns born', k: 2 };
 
   it('hybrid mode follows the names of the best first-pass passage to the second hop', async () => {
-    const hits = await new ChunkRetriever(fakeStore(corpus)).retrieve('hybrid', query);
+    const hits = await new ChunkRetriever(fakeReads(corpus)).retrieve('hybrid', query);
     expect(hits.map((h) => h.chunk.id)).toEqual(['film', 'director']);
     expect(hits[1]!.signals.map((s) => s.source)).toContain('second-hop');
   });
@@ -47,7 +46,7 @@ describe('ChunkRetriever', () => {
       model: 'reverse',
       rerank: async (_q, candidates) => candidates.map((c, i) => ({ id: c.id, score: i })).reverse(),
     };
-    const hits = await new ChunkRetriever(fakeStore(corpus), undefined, 'max', reverse).retrieve('fulltext', { ...query, k: 1 });
+    const hits = await new ChunkRetriever(fakeReads(corpus), undefined, 'max', reverse).retrieve('fulltext', { ...query, k: 1 });
     expect(hits).toHaveLength(1);
     expect(hits[0]!.signals.map((s) => s.source)).toEqual(['fulltext', 'rerank']);
     expect(hits[0]!.chunk.id).not.toBe('film');

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import type { RerankerProvider } from '@trellis/models';
-import type { ChunkFilter, ChunkRecord, TrellisStore } from '@trellis/storage';
+import type { ChunkFilter, ChunkRecord, ChunkRepository, GraphReadRepository } from '@trellis/storage';
 import type { GraphRetrieval } from './graph-retriever';
 import { secondHopNames } from './second-hop';
 
@@ -62,10 +62,16 @@ export interface ChunkQuery {
   readonly expansion?: { readonly text: string; readonly vector: Float32Array };
 }
 
+/** What ranking reads: chunk search, and the chunks that mention the graph's entities. */
+export interface ChunkRetrieverReads {
+  readonly chunks: Pick<ChunkRepository, 'getChunks' | 'searchChunksByVector' | 'searchChunksFullText'>;
+  readonly graphReads: Pick<GraphReadRepository, 'chunkIdsForEntities'>;
+}
+
 /** Ranks chunks by one signal, or by a weighted fusion of all of them (hybrid). */
 export class ChunkRetriever {
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: ChunkRetrieverReads,
     private readonly weights: HybridWeights = DEFAULT_HYBRID_WEIGHTS,
     private readonly fusion: FusionMethod = 'max',
     /** When set, re-orders an oversampled candidate list before the cut to k. */
@@ -137,9 +143,9 @@ export class ChunkRetriever {
   private async signal(source: Exclude<RetrievalMode, 'hybrid'>, query: ChunkQuery, k: number): Promise<RankedChunk[]> {
     const scored =
       source === 'vector'
-        ? await this.store.searchChunksByVector(query.scope, query.queryVector, k, query.filter)
+        ? await this.repos.chunks.searchChunksByVector(query.scope, query.queryVector, k, query.filter)
         : source === 'fulltext'
-          ? await this.store.searchChunksFullText(query.scope, query.queryText, k, query.filter)
+          ? await this.repos.chunks.searchChunksFullText(query.scope, query.queryText, k, query.filter)
           : await this.viaGraph(query, k);
     return scored.map(({ chunk, score }, i) => ({ chunk, score, signals: [{ source, score, rank: i + 1 }] }));
   }
@@ -154,14 +160,14 @@ export class ChunkRetriever {
     if (!query.graph) return [];
     const graph = await query.graph();
     const scores = new Map<string, number>();
-    const entityChunks = await this.store.chunkIdsForEntities(query.scope, [...graph.entityScores.keys()]);
+    const entityChunks = await this.repos.graphReads.chunkIdsForEntities(query.scope, [...graph.entityScores.keys()]);
     for (const [entityId, chunkIds] of entityChunks) {
       const share = (graph.entityScores.get(entityId) ?? 0) / Math.max(1, chunkIds.length);
       for (const chunkId of chunkIds) scores.set(chunkId, (scores.get(chunkId) ?? 0) + share);
     }
     const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
     const allowed = query.filter?.documentIds?.length ? new Set(query.filter.documentIds) : null;
-    const chunks = new Map((await this.store.getChunks(query.scope, ranked.slice(0, k * 4).map(([id]) => id))).map((c) => [c.id, c]));
+    const chunks = new Map((await this.repos.chunks.getChunks(query.scope, ranked.slice(0, k * 4).map(([id]) => id))).map((c) => [c.id, c]));
     const out: Array<{ chunk: ChunkRecord; score: number }> = [];
     for (const [id, score] of ranked) {
       const chunk = chunks.get(id);

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import { fullTextTerms } from '@trellis/storage';
-import type { EntityRecord, RelationshipRecord, TrellisStore } from '@trellis/storage';
+import type { EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
 import { personalizedPageRank } from './personalized-pagerank';
 
 export const GRAPH_STRATEGIES = ['weighted', 'ppr'] as const;
@@ -60,7 +60,7 @@ const PPR_TOP_ENTITIES = 40;
  * weight are never walked.
  */
 export class GraphRetriever {
-  constructor(private readonly store: TrellisStore) {}
+  constructor(private readonly graphReads: GraphReadRepository) {}
 
   async retrieve(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const strategy = options.strategy ?? DEFAULT_GRAPH_STRATEGY;
@@ -85,7 +85,7 @@ export class GraphRetriever {
   private async pageRank(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const [named, nearest] = await Promise.all([
       this.namedEntities(scope, queryText),
-      this.store.searchRelationshipsByVector(scope, queryVector, PPR_RELATIONSHIP_SEEDS),
+      this.graphReads.searchRelationshipsByVector(scope, queryVector, PPR_RELATIONSHIP_SEEDS),
     ]);
     const seeds = new Map(named);
     const addSeed = (id: string, weight: number) => seeds.set(id, (seeds.get(id) ?? 0) + weight);
@@ -101,7 +101,7 @@ export class GraphRetriever {
     let frontier = [...seeds.keys()];
     for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
       const next: string[] = [];
-      for (const r of await this.store.relationshipsOfEntities(scope, frontier)) {
+      for (const r of await this.graphReads.relationshipsOfEntities(scope, frontier)) {
         if (r.weight < 0) continue;
         edges.set(r.id, r);
         for (const id of [r.sourceId, r.targetId]) {
@@ -131,13 +131,13 @@ export class GraphRetriever {
       }))
       .sort((a, b) => b.score - a.score)
       .slice(0, options.maxRelationships);
-    const entities = await this.store.getEntities(scope, [...entityScores.keys()]);
+    const entities = await this.graphReads.getEntities(scope, [...entityScores.keys()]);
     entities.sort((a, b) => (entityScores.get(b.id) ?? 0) - (entityScores.get(a.id) ?? 0));
     return { entities, relationships, entityScores };
   }
 
   private async weightedWalk(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
-    const seeds = await this.store.searchRelationshipsByVector(scope, queryVector, Math.max(options.maxRelationships, 10));
+    const seeds = await this.graphReads.searchRelationshipsByVector(scope, queryVector, Math.max(options.maxRelationships, 10));
     const selected = new Map<string, WalkedRelationship>();
     for (const { relationship, score } of seeds) {
       if (relationship.weight < 0) continue;
@@ -148,9 +148,9 @@ export class GraphRetriever {
 
     let frontier = this.frontier(selected, entityScores);
     for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
-      const candidates = (await this.store.relationshipsOfEntities(scope, frontier)).filter((r) => r.weight >= 0 && !selected.has(r.id));
+      const candidates = (await this.graphReads.relationshipsOfEntities(scope, frontier)).filter((r) => r.weight >= 0 && !selected.has(r.id));
       if (candidates.length === 0) break;
-      const similarities = await this.store.relationshipSimilarities(scope, queryVector, candidates.map((r) => r.id));
+      const similarities = await this.graphReads.relationshipSimilarities(scope, queryVector, candidates.map((r) => r.id));
       const scored = candidates
         .map((relationship) => ({ relationship, score: this.score(similarities.get(relationship.id) ?? 0, relationship, hop), hop }))
         .sort((a, b) => b.score - a.score)
@@ -165,7 +165,7 @@ export class GraphRetriever {
         entityScores.set(id, Math.max(entityScores.get(id) ?? 0, r.score));
       }
     }
-    const entities = await this.store.getEntities(scope, [...entityScores.keys()]);
+    const entities = await this.graphReads.getEntities(scope, [...entityScores.keys()]);
     entities.sort((a, b) => (entityScores.get(b.id) ?? 0) - (entityScores.get(a.id) ?? 0));
     return { entities, relationships, entityScores };
   }
@@ -178,7 +178,7 @@ export class GraphRetriever {
   private async namedEntities(scope: KbScope, queryText: string): Promise<Map<string, number>> {
     const terms = new Set(fullTextTerms(queryText));
     const weighted: Array<[string, number]> = [];
-    for (const e of await this.store.searchEntitiesByName(scope, queryText, NAME_CANDIDATES)) {
+    for (const e of await this.graphReads.searchEntitiesByName(scope, queryText, NAME_CANDIDATES)) {
       const words = fullTextTerms(e.name);
       if (words.length === 0) continue;
       const coverage = words.filter((w) => terms.has(w)).length / words.length;

@@ -1,15 +1,20 @@
 import { Module } from '@nestjs/common';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { STORE } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_READ_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
+import type { ChunkRepository, DocumentRepository, GraphReadRepository, KnowledgeBaseRepository } from '@trellis/storage';
 import { RetrievalController } from './handlers/retrieval.controller';
 import { RetrievalService } from './retrieval.service';
 
 @Module({
   controllers: [RetrievalController],
   providers: [
-    { provide: RetrievalService, useFactory: (store: TrellisStore, models: Models) => new RetrievalService(store, models.embedder, { llm: models.llm, reranker: models.reranker ?? undefined }), inject: [STORE, MODELS] },
+    {
+      provide: RetrievalService,
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, graphReads: GraphReadRepository, models: Models) =>
+        new RetrievalService({ knowledgeBases, documents, chunks, graphReads }, models.embedder, { llm: models.llm, reranker: models.reranker ?? undefined }),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, GRAPH_READ_REPOSITORY, MODELS],
+    },
   ],
   exports: [RetrievalService],
 })

@@ -3,7 +3,7 @@ import type { KbScope, TenantScope, v1 } from '@trellis/contracts';
 import { refineQuestionWithEntities } from '@trellis/models';
 import type { ChatModel, EmbeddingProvider, RerankerProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase, toEntityMessage, toRelationshipMessage } from '@trellis/storage';
-import type { TrellisStore } from '@trellis/storage';
+import type { TrellisRepositories } from '@trellis/storage';
 import { ChunkRetriever, DEFAULT_HYBRID_WEIGHTS, RETRIEVAL_MODES } from './chunk-retriever';
 import type { RankedChunk, RetrievalMode } from './chunk-retriever';
 import { DEFAULT_GRAPH_STRATEGY, GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever';
@@ -42,12 +42,12 @@ export class RetrievalService {
   private readonly decomposer: QuestionDecomposer | null;
 
   constructor(
-    private readonly store: TrellisStore,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'graphReads'>,
     private readonly embedder: EmbeddingProvider,
     options: RetrievalServiceOptions = {},
   ) {
-    this.graphs = new GraphRetriever(store);
-    this.chunks = new ChunkRetriever(store, DEFAULT_HYBRID_WEIGHTS, 'max', options.reranker);
+    this.graphs = new GraphRetriever(repos.graphReads);
+    this.chunks = new ChunkRetriever(repos, DEFAULT_HYBRID_WEIGHTS, 'max', options.reranker);
     this.decomposer = options.llm ? new QuestionDecomposer(options.llm) : null;
   }
 
@@ -61,7 +61,7 @@ export class RetrievalService {
     if (expansion.length > MAX_QUERY_CHARS) throw TrellisError.invalid(`expansion is longer than ${MAX_QUERY_CHARS} characters`);
     const names = [...new Set([request.knowledgeBase, ...request.additionalKnowledgeBases])];
     if (names.length > MAX_KNOWLEDGE_BASES) throw TrellisError.invalid(`at most ${MAX_KNOWLEDGE_BASES} knowledge bases per request`);
-    const scopes = [...new Map((await Promise.all(names.map((name) => requireKnowledgeBase(this.store, tenant, name)))).map((kb) => [kb.id, kbScope(kb)])).values()];
+    const scopes = [...new Map((await Promise.all(names.map((name) => requireKnowledgeBase(this.repos.knowledgeBases, tenant, name)))).map((kb) => [kb.id, kbScope(kb)])).values()];
     const subQuestions = request.decompose && this.decomposer ? await this.decomposer.decompose(query) : [];
     const questions = [query, ...subQuestions];
     const vectors = await this.embedder.embed(expansion === '' ? questions : [...questions, expansion]);
@@ -106,7 +106,7 @@ export class RetrievalService {
   async retrieveGraph(tenant: TenantScope, request: v1.RetrieveGraphRequest): Promise<v1.GraphContext> {
     const query = validateQuery(request.query);
     const strategy = validateStrategy(request.strategy);
-    const scope = kbScope(await requireKnowledgeBase(this.store, tenant, request.knowledgeBase));
+    const scope = kbScope(await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase));
     const [vector] = await this.embedder.embed([query]);
     const graph = await this.graphs.retrieve(scope, vector!, query, { ...graphOptions(request.depth, request.maxRelationships), strategy });
     return this.toGraphContext(scope, graph);
@@ -122,7 +122,7 @@ export class RetrievalService {
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
     const strategy = validateStrategy(request.strategy);
-    const scope = kbScope(await requireKnowledgeBase(this.store, tenant, request.knowledgeBase));
+    const scope = kbScope(await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase));
     const [vector] = await this.embedder.embed([query]);
     const graph = await this.graphs.retrieve(scope, vector!, query, { ...graphOptions(request.depth, 0), strategy });
     const refinedQuery = refineQuestionWithEntities(query, graph.entities.map((e) => e.name));
@@ -145,14 +145,14 @@ export class RetrievalService {
   private async allowedDocuments(scope: KbScope, ids: readonly string[], { prefix, metadata }: DocumentFilter): Promise<string[] | null> {
     if (prefix === '' && metadata.length === 0) return ids.length > 0 ? [...ids] : null;
     const requested = ids.length > 0 ? new Set(ids) : null;
-    return (await this.store.listDocuments(scope))
+    return (await this.repos.documents.listDocuments(scope))
       .filter((d) => (!requested || requested.has(d.id)) && d.sourceUri.startsWith(prefix) && metadata.every(([key, value]) => d.metadata[key] === value))
       .map((d) => d.id);
   }
 
   private async toHits(scope: KbScope, ranked: RankedChunk[]): Promise<v1.ChunkHit[]> {
     const documentIds = [...new Set(ranked.map((r) => r.chunk.documentId))];
-    const documents = new Map((await Promise.all(documentIds.map((id) => this.store.getDocument(scope, id)))).flatMap((d) => (d ? [[d.id, d] as const] : [])));
+    const documents = new Map((await Promise.all(documentIds.map((id) => this.repos.documents.getDocument(scope, id)))).flatMap((d) => (d ? [[d.id, d] as const] : [])));
     return ranked.map((r) => {
       const document = documents.get(r.chunk.documentId);
       return {
@@ -170,7 +170,7 @@ export class RetrievalService {
   }
 
   private async toGraphContext(scope: KbScope, graph: GraphRetrieval): Promise<v1.GraphContext> {
-    const chunkIds = await this.store.chunkIdsForRelationships(scope, graph.relationships.map((r) => r.relationship.id));
+    const chunkIds = await this.repos.graphReads.chunkIdsForRelationships(scope, graph.relationships.map((r) => r.relationship.id));
     return {
       entities: graph.entities.map(toEntityMessage),
       relationships: graph.relationships.map((r) => ({

@@ -137,7 +137,7 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
         strength DOUBLE NOT NULL,
         PRIMARY KEY (tenant_id, kb_id, relationship_id, chunk_id),
         KEY relationship_mentions_by_chunk (tenant_id, kb_id, chunk_id)`),
-      // Keyed by (content hash, model, prompt version) alone, as in the storage API.
+      // Replaced by a per-tenant table in migration 8.
       table(c, 'extraction_cache', `
         cache_key VARCHAR(191) NOT NULL,
         result JSON NOT NULL,
@@ -270,6 +270,22 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
     version: 7,
     name: 'chunks by content hash, to resolve re-indexed text as before',
     statements: () => ['ALTER TABLE chunks ADD KEY chunks_by_content (tenant_id, kb_id, content_hash)'],
+  },
+  {
+    version: 8,
+    name: 'extraction cache per tenant and knowledge base',
+    // Entries without a tenant cannot be attributed to one: they are dropped (a cache; the next
+    // extraction of the same text refills it). Drop and create are each safe to run again.
+    statements: (c) => [
+      'DROP TABLE IF EXISTS extraction_cache',
+      table(c, 'extraction_cache', `
+        tenant_id ${ID}, kb_id ${ID},
+        cache_key VARCHAR(191) NOT NULL,
+        result JSON NOT NULL,
+        created_at DATETIME(3) NOT NULL,
+        PRIMARY KEY (tenant_id, kb_id, cache_key),
+        KEY extraction_cache_by_key (tenant_id, cache_key)`),
+    ],
   },
 ];
 

@@ -26,6 +26,7 @@ import type {
   SummaryUpdate,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
+import type { CachedExtraction } from '../repositories/extraction-cache.repository';
 import { PooledSql, errnoOf } from './mysql-session';
 import { createDataSource, prepareServer } from './mysql-connection';
 import type { ServerCapabilities } from './mysql-capabilities';
@@ -62,7 +63,7 @@ const ER_DUP_ENTRY = 1062;
 /** Every table with rows of a knowledge base, dependents first. */
 const KB_TABLES = [
   'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunk_terms', 'kb_text_stats',
-  'chunks', 'document_texts', 'document_stages', 'documents', 'chat_messages', 'llm_usage',
+  'chunks', 'document_texts', 'document_stages', 'documents', 'chat_messages', 'llm_usage', 'extraction_cache',
   'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
 ] as const;
 
@@ -342,15 +343,19 @@ export class MysqlStore implements TrellisStore {
 
   // --- extraction cache ------------------------------------------------------------------
 
-  async getCachedExtraction(key: string): Promise<ExtractionResult | null> {
-    const [row] = await this.sql.rows('SELECT result FROM extraction_cache WHERE cache_key = ?', [key]);
-    return row ? readJson<ExtractionResult>(row.result) : null;
+  async getCachedExtraction(scope: KbScope, key: string): Promise<CachedExtraction | null> {
+    const [row] = await this.sql.rows(
+      'SELECT kb_id, result FROM extraction_cache WHERE tenant_id = ? AND cache_key = ? ORDER BY kb_id = ? DESC LIMIT 1',
+      [scope.tenantId, key, scope.kbId],
+    );
+    return row ? { kbId: String(row.kb_id), result: readJson<ExtractionResult>(row.result) } : null;
   }
 
-  async putCachedExtraction(key: string, result: ExtractionResult): Promise<void> {
+  async putCachedExtraction(scope: KbScope, key: string, result: ExtractionResult): Promise<void> {
     await this.sql.exec(
-      'INSERT INTO extraction_cache (cache_key, result, created_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE result = VALUES(result)',
-      [key, JSON.stringify(result), toSqlTime(new Date().toISOString())],
+      `INSERT INTO extraction_cache (tenant_id, kb_id, cache_key, result, created_at) VALUES (?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE result = VALUES(result)`,
+      [scope.tenantId, scope.kbId, key, JSON.stringify(result), toSqlTime(new Date().toISOString())],
     );
   }
 

@@ -253,4 +253,22 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
     name: 'chunks by content hash, to resolve re-indexed text as before',
     sql: `CREATE INDEX chunks_by_content ON chunks (tenant_id, kb_id, content_hash);`,
   },
+  {
+    version: 8,
+    // Entries without a tenant cannot be attributed to one: they are dropped (a cache; the
+    // next extraction of the same text refills it).
+    name: 'extraction cache per tenant and knowledge base',
+    sql: `
+      DROP TABLE extraction_cache;
+      CREATE TABLE extraction_cache (
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        cache_key TEXT NOT NULL,
+        result TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, kb_id, cache_key)
+      );
+      CREATE INDEX extraction_cache_by_key ON extraction_cache (tenant_id, cache_key);
+    `,
+  },
 ];

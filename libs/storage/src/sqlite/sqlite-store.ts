@@ -28,6 +28,7 @@ import type {
   SummaryUpdate,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
+import type { CachedExtraction } from '../repositories/extraction-cache.repository';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms } from '../derivation';
@@ -141,7 +142,7 @@ export class SqliteStore implements TrellisStore {
       this.llm.deleteKnowledgeBase(scope);
       const chunkIds = this.db.prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?').pluck().all(scope.tenantId, scope.kbId) as string[];
       this.deleteFts(chunkIds);
-      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages', ...GRAPH_EDIT_TABLES]) {
+      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages', 'extraction_cache', ...GRAPH_EDIT_TABLES]) {
         this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`).run(scope.tenantId, scope.kbId);
       }
       this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
@@ -360,15 +361,20 @@ export class SqliteStore implements TrellisStore {
 
   // --- extraction cache ------------------------------------------------------------------
 
-  async getCachedExtraction(key: string): Promise<ExtractionResult | null> {
-    const json = this.db.prepare('SELECT result FROM extraction_cache WHERE cache_key = ?').pluck().get(key) as string | undefined;
-    return json === undefined ? null : (JSON.parse(json) as ExtractionResult);
+  async getCachedExtraction(scope: KbScope, key: string): Promise<CachedExtraction | null> {
+    const row = this.db
+      .prepare('SELECT kb_id, result FROM extraction_cache WHERE tenant_id = ? AND cache_key = ? ORDER BY kb_id = ? DESC LIMIT 1')
+      .get(scope.tenantId, key, scope.kbId) as { kb_id: string; result: string } | undefined;
+    return row === undefined ? null : { kbId: row.kb_id, result: JSON.parse(row.result) as ExtractionResult };
   }
 
-  async putCachedExtraction(key: string, result: ExtractionResult): Promise<void> {
+  async putCachedExtraction(scope: KbScope, key: string, result: ExtractionResult): Promise<void> {
     this.db
-      .prepare('INSERT INTO extraction_cache (cache_key, result, created_at) VALUES (?, ?, ?) ON CONFLICT (cache_key) DO UPDATE SET result = excluded.result')
-      .run(key, JSON.stringify(result), now());
+      .prepare(
+        `INSERT INTO extraction_cache (tenant_id, kb_id, cache_key, result, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (tenant_id, kb_id, cache_key) DO UPDATE SET result = excluded.result`,
+      )
+      .run(scope.tenantId, scope.kbId, key, JSON.stringify(result), now());
   }
 
   // --- LLM usage and budget --------------------------------------------------------------

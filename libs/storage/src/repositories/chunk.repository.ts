@@ -1,0 +1,18 @@
+import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
+
+/** Chunks of document versions with their embeddings, index status and search. */
+export interface ChunkRepository {
+  /** Upserts chunks with their embeddings; status becomes embedded. */
+  upsertChunks(scope: KbScope, chunks: readonly NewChunk[]): Promise<void>;
+  getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null>;
+  getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]>;
+  listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]>;
+  setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error?: string | null): Promise<void>;
+  /** Chunk counts per status for the document's current version. */
+  countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>>;
+  /** Nearest chunks of current document versions by cosine similarity. */
+  searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]>;
+  /** BM25 ranking of current chunks for the words of `query`. */
+  searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]>;
+}

@@ -1,0 +1,36 @@
+import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
+
+/** A document of an unfinished indexing run, as a restart finds it. */
+export type UnfinishedDocument = KbScope & { documentId: string; version: number; status: IndexStatus };
+
+/** Documents with their versions, texts, index status and pipeline stage timings. */
+export interface DocumentRepository {
+  findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null>;
+  /** Stores a version and its text and makes it current, status pending. */
+  saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord>;
+  /** Records a document that could not be parsed, so its error shows in status. */
+  saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord>;
+  getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null>;
+  listDocuments(scope: KbScope): Promise<DocumentRecord[]>;
+  countDocuments(scope: KbScope): Promise<number>;
+  getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null>;
+  /** Ignored when `version` is no longer the document's current version. */
+  setDocumentStatus(
+    scope: KbScope,
+    documentId: string,
+    version: number,
+    status: IndexStatus,
+    error?: string | null,
+  ): Promise<void>;
+  /** Removes the document and everything derived only from it. */
+  deleteDocument(scope: KbScope, documentId: string): Promise<boolean>;
+  /** Removes chunks (and the graph facts they alone supported) of versions older than `current`. */
+  deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number>;
+  /** Documents whose indexing has not finished, in every tenant: what a restart re-drives. */
+  listUnfinishedDocuments(): Promise<UnfinishedDocument[]>;
+  /** Adds one piece of work to its stage's aggregate (earliest start, latest finish, counts). */
+  recordStage(scope: KbScope, event: StageEvent): Promise<void>;
+  /** The stages of a document version, in pipeline order. */
+  listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]>;
+}

@@ -1,0 +1,21 @@
+import type { KbScope } from '@trellis/contracts';
+import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
+
+/** Reads of the graph as retrieval and the graph API see it (edits applied). */
+export interface GraphReadRepository {
+  getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]>;
+  findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]>;
+  /** Entities whose name contains the query's words, best match first. */
+  searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]>;
+  searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]>;
+  searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]>;
+  /** Cosine similarity of `vector` to each of these relationships' embeddings. */
+  relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>>;
+  /** Relationships with either end in `entityIds`. */
+  relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]>;
+  /** Chunk ids that mention each relationship. */
+  chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
+  /** Chunk ids that mention each entity. */
+  chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>>;
+  exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }>;
+}

@@ -1,0 +1,25 @@
+import type { KbScope } from '@trellis/contracts';
+import type { EntityCandidate, EntityMentionWrite, RelationshipMentionWrite } from '../records';
+
+/** What writing one chunk's extraction into the graph reads and writes. */
+export interface GraphWriteRepository {
+  /**
+   * Replaces what one chunk says about the graph: its previous mentions go, the new ones are
+   * written, entities and relationships are created as needed, and the summaries of every
+   * entity and relationship touched are recomputed from their remaining mentions. Entities
+   * and relationships left without any mention are deleted. One transaction.
+   */
+  applyChunkExtraction(
+    scope: KbScope,
+    chunkId: string,
+    entities: readonly EntityMentionWrite[],
+    relationships: readonly RelationshipMentionWrite[],
+  ): Promise<void>;
+  /** Entities with any of these normalised names, with their embeddings, by id: what a mention may resolve to. */
+  listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]>;
+  /**
+   * The entity mentions (name as written, entity id) of the other chunks with the same content
+   * as this one: an earlier version of its document, or a copy in another document.
+   */
+  entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>>;
+}
