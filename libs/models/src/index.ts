@@ -13,3 +13,4 @@ export * from './caching-embedder';
 export { LocalModelEmbedder } from './local-embedding/local-model-embedder';
 export { locateLocalModel, cacheName } from './local-embedding/local-model-source';
 export { exportBertToOnnx } from './local-embedding/bert-onnx-export';
+export * from './embedding-compatibility';

@@ -2,6 +2,8 @@ import { basename } from 'node:path';
 import { ErrorCode, TrellisError, contentHash, stableId } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
+import { assertVectorsCompatible } from '@trellis/models';
+import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
 import { parseDocument } from './parsing/document-parser';
@@ -36,6 +38,8 @@ export class DocumentIngestionService {
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents'>,
     private readonly bus: EventBus,
     private readonly limits: IngestionLimits,
+    /** New text is refused for a knowledge base whose vectors another model made. */
+    private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
   ) {}
 
   /** Raises RESOURCE_EXHAUSTED as soon as a stream passes the upload limit. */
@@ -53,6 +57,7 @@ export class DocumentIngestionService {
     if (filename === '') throw TrellisError.invalid('filename is required');
     this.assertWithinLimit(incoming.bytes.byteLength, filename);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, incoming.knowledgeBase);
+    assertVectorsCompatible(kb, this.embedding);
     const scope = kbScope(kb);
     const sourceUri = incoming.sourceUri.trim() || filename;
     const hash = contentHash(incoming.bytes);

@@ -28,21 +28,21 @@ import { KnowledgeBaseService } from './knowledge-base.service';
       ) => {
         const logger = new Logger('KnowledgeBases');
         const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
-        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage }, summaries, config.resolution.summaryMaxChars);
+        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage }, summaries, config.resolution.summaryMaxChars, models.embedder);
       },
       inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, MODELS, CONFIG],
     },
     {
       provide: DocumentIngestionService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, bus: EventBus, config: TrellisConfig) =>
-        new DocumentIngestionService({ knowledgeBases, documents }, bus, config),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EVENT_BUS, CONFIG],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, bus: EventBus, config: TrellisConfig, models: Models) =>
+        new DocumentIngestionService({ knowledgeBases, documents }, bus, config, models.embedder),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EVENT_BUS, CONFIG, MODELS],
     },
     {
       provide: DocumentReindexService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, ingestion: DocumentIngestionService) =>
-        new DocumentReindexService({ knowledgeBases, documents }, ingestion),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, DocumentIngestionService],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, ingestion: DocumentIngestionService, models: Models) =>
+        new DocumentReindexService({ knowledgeBases, documents }, ingestion, models.embedder),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, DocumentIngestionService, MODELS],
     },
   ],
   exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService],

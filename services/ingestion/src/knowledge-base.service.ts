@@ -1,5 +1,6 @@
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
 
@@ -38,13 +39,19 @@ export class KnowledgeBaseService {
     private readonly summaries: SummaryRefresher,
     /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
     private readonly defaultSummaryMaxChars: number,
+    /** The model this server embeds with: recorded in every new knowledge base. */
+    private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
   ) {}
 
   async create(scope: TenantScope, input: KnowledgeBaseInput): Promise<KnowledgeBaseRecord> {
+    const requested = input.settings.embeddingModel?.trim() ?? '';
+    if (requested !== '' && requested !== this.embedding.model) {
+      throw TrellisError.invalid(`this server embeds with ${this.embedding.model}; embedding model "${requested}" is not available (set TRELLIS_EMBEDDING_MODEL on the server)`);
+    }
     return this.repos.knowledgeBases.createKnowledgeBase(scope, {
       name: validateName(input.name),
       description: input.description.slice(0, 2000),
-      settings: validateSettings(input.settings),
+      settings: { ...validateSettings(input.settings), embeddingModel: this.embedding.model, embeddingDimensions: this.embedding.dimensions },
     });
   }
 

@@ -1,9 +1,9 @@
 import { TrellisError } from '@trellis/contracts';
 import type { KbScope, TenantScope, v1 } from '@trellis/contracts';
-import { refineQuestionWithEntities } from '@trellis/models';
+import { refineQuestionWithEntities, vectorsCompatible } from '@trellis/models';
 import type { ChatModel, EmbeddingProvider, RerankerProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase, toEntityMessage, toRelationshipMessage } from '@trellis/storage';
-import type { TrellisRepositories } from '@trellis/storage';
+import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import { ChunkRetriever, DEFAULT_HYBRID_WEIGHTS, RETRIEVAL_MODES } from './chunk-retriever';
 import type { RankedChunk, RetrievalMode } from './chunk-retriever';
 import { DEFAULT_GRAPH_STRATEGY, GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever';
@@ -61,18 +61,20 @@ export class RetrievalService {
     if (expansion.length > MAX_QUERY_CHARS) throw TrellisError.invalid(`expansion is longer than ${MAX_QUERY_CHARS} characters`);
     const names = [...new Set([request.knowledgeBase, ...request.additionalKnowledgeBases])];
     if (names.length > MAX_KNOWLEDGE_BASES) throw TrellisError.invalid(`at most ${MAX_KNOWLEDGE_BASES} knowledge bases per request`);
-    const scopes = [...new Map((await Promise.all(names.map((name) => requireKnowledgeBase(this.repos.knowledgeBases, tenant, name)))).map((kb) => [kb.id, kbScope(kb)])).values()];
+    const kbs = [...new Map((await Promise.all(names.map((name) => requireKnowledgeBase(this.repos.knowledgeBases, tenant, name)))).map((kb) => [kb.id, kb])).values()];
+    const scopes = kbs.map(kbScope);
     const subQuestions = request.decompose && this.decomposer ? await this.decomposer.decompose(query) : [];
     const questions = [query, ...subQuestions];
     const vectors = await this.embedder.embed(expansion === '' ? questions : [...questions, expansion]);
     const expansionVector = expansion === '' ? undefined : vectors[questions.length];
     const rankedPerKb = await Promise.all(
-      scopes.map(async (scope) => {
+      scopes.map(async (scope, kbIndex) => {
         const documentIds = await this.allowedDocuments(scope, request.documentIds, filter);
         if (documentIds?.length === 0) return [];
+        const kbMode = this.vectorsUsable(kbs[kbIndex]!) ? mode : withoutVectors(mode);
         const rankings = await Promise.all(
           questions.map((question, i) =>
-            this.chunks.retrieve(mode, {
+            this.chunks.retrieve(kbMode, {
               scope,
               queryVector: vectors[i]!,
               queryText: question,
@@ -106,9 +108,10 @@ export class RetrievalService {
   async retrieveGraph(tenant: TenantScope, request: v1.RetrieveGraphRequest): Promise<v1.GraphContext> {
     const query = validateQuery(request.query);
     const strategy = validateStrategy(request.strategy);
-    const scope = kbScope(await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase));
-    const [vector] = await this.embedder.embed([query]);
-    const graph = await this.graphs.retrieve(scope, vector!, query, { ...graphOptions(request.depth, request.maxRelationships), strategy });
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
+    const scope = kbScope(kb);
+    const vector = await this.questionVector(kb, query);
+    const graph = await this.graphs.retrieve(scope, vector, query, { ...graphOptions(request.depth, request.maxRelationships), strategy });
     return this.toGraphContext(scope, graph);
   }
 
@@ -122,14 +125,15 @@ export class RetrievalService {
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
     const strategy = validateStrategy(request.strategy);
-    const scope = kbScope(await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase));
-    const [vector] = await this.embedder.embed([query]);
-    const graph = await this.graphs.retrieve(scope, vector!, query, { ...graphOptions(request.depth, 0), strategy });
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
+    const scope = kbScope(kb);
+    const vector = await this.questionVector(kb, query);
+    const graph = await this.graphs.retrieve(scope, vector, query, { ...graphOptions(request.depth, 0), strategy });
     const refinedQuery = refineQuestionWithEntities(query, graph.entities.map((e) => e.name));
     const [refinedVector] = refinedQuery === query ? [undefined] : await this.embedder.embed([refinedQuery]);
-    const ranked = await this.chunks.retrieve(mode, {
+    const ranked = await this.chunks.retrieve(this.vectorsUsable(kb) ? mode : withoutVectors(mode), {
       scope,
-      queryVector: vector!,
+      queryVector: vector,
       queryText: query,
       k,
       graph: async () => graph,
@@ -142,6 +146,18 @@ export class RetrievalService {
    * The documents a request may retrieve from: its document ids, narrowed by the filter's
    * source-URI prefix and metadata. `null` means every document.
    */
+  /** False for a knowledge base whose vectors another embedding model made (until it is re-indexed). */
+  private vectorsUsable(kb: KnowledgeBaseRecord): boolean {
+    return vectorsCompatible(kb, this.embedder);
+  }
+
+  /** The question's embedding; zeros where the stored vectors are of another model, so they rank nothing. */
+  private async questionVector(kb: KnowledgeBaseRecord, query: string): Promise<Float32Array> {
+    if (!this.vectorsUsable(kb)) return new Float32Array(this.embedder.dimensions);
+    const [vector] = await this.embedder.embed([query]);
+    return vector!;
+  }
+
   private async allowedDocuments(scope: KbScope, ids: readonly string[], { prefix, metadata }: DocumentFilter): Promise<string[] | null> {
     if (prefix === '' && metadata.length === 0) return ids.length > 0 ? [...ids] : null;
     const requested = ids.length > 0 ? new Set(ids) : null;
@@ -236,4 +252,9 @@ function graphOptions(depth: number, maxRelationships: number): { depth: number;
 function lazy<T>(make: () => Promise<T>): () => Promise<T> {
   let value: Promise<T> | undefined;
   return () => (value ??= make());
+}
+
+/** The mode that answers without vector search: full text for `vector` and `hybrid`. */
+function withoutVectors(mode: RetrievalMode): RetrievalMode {
+  return mode === 'graph' || mode === 'fulltext' ? mode : 'fulltext';
 }
