@@ -9,6 +9,11 @@ import { statusName, table } from './output';
 const POLL_MS = 500;
 /** Modes whose ranking depends on the graph strategy. */
 const GRAPH_MODES = new Set(['graph', 'hybrid']);
+/**
+ * The run that asks with neither mode nor strategy, so it measures whatever the server uses by
+ * default; regression checks follow the default even when it changes.
+ */
+export const SERVER_DEFAULT_MODE = 'default';
 
 export interface EvalOptions {
   readonly modes: readonly string[];
@@ -45,7 +50,8 @@ export async function evalCommand(client: TrellisClient, corpusFile: string, que
   for (const mode of options.modes) {
     for (const strategy of GRAPH_MODES.has(mode) ? options.strategies : ['']) {
       const perQuestion: Run['perQuestion'] = [];
-      for (const q of questions) perQuestion.push({ id: q.id, ...(await retrievePassages(client, kb, q, mode, strategy, maxK)) });
+      const requestedMode = mode === SERVER_DEFAULT_MODE ? '' : mode;
+      for (const q of questions) perQuestion.push({ id: q.id, ...(await retrievePassages(client, kb, q, requestedMode, strategy, maxK)) });
       runs.push({ mode, strategy, summary: summarize(perQuestion, options.ks), perQuestion });
     }
   }
@@ -54,7 +60,7 @@ export async function evalCommand(client: TrellisClient, corpusFile: string, que
   const header = ['MODE', 'STRATEGY', ...options.ks.map((k) => `R@${k}`), 'MRR', 'P50 MS', 'P95 MS'];
   const rows = runs.map((r) => [
     r.mode,
-    r.strategy || (GRAPH_MODES.has(r.mode) ? 'default' : '-'),
+    r.strategy || (GRAPH_MODES.has(r.mode) || r.mode === SERVER_DEFAULT_MODE ? 'default' : '-'),
     ...options.ks.map((k) => pct(r.summary.recall[k] ?? 0)),
     r.summary.mrr.toFixed(3),
     r.summary.latencyP50Ms.toFixed(1),

@@ -6,7 +6,7 @@ import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
 import { addGraphEditCommands } from './graph-commands';
 import { ingestCommand, waitForIndexing } from './ingest-command';
-import { evalCommand, integerList, stringList } from './eval-command';
+import { SERVER_DEFAULT_MODE, evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
 import { addExtractionOptions, extractionSettings, hasExtractionFlags, usageSummary } from './extraction-options';
 import type { ExtractionFlags } from './extraction-options';
@@ -192,7 +192,12 @@ program
 program
   .command('eval <corpus> <questions>')
   .description('measure retrieval quality on a gold set: Recall@k, MRR and latency per mode (JSONL files, see docs/benchmarks.md)')
-  .option('--mode <modes>', 'comma-separated retrieval modes', stringList(['vector', 'fulltext', 'graph', 'hybrid']), ['vector', 'fulltext', 'graph', 'hybrid'])
+  .option(
+    '--mode <modes>',
+    `comma-separated retrieval modes; "${SERVER_DEFAULT_MODE}" asks with no mode and no strategy, measuring the server's defaults`,
+    stringList(['vector', 'fulltext', 'graph', 'hybrid', SERVER_DEFAULT_MODE]),
+    ['vector', 'fulltext', 'graph', 'hybrid'],
+  )
   .option('--k <ks>', 'comma-separated cut-offs for Recall@k', integerList(1, 1000), [2, 5, 10])
   .option('--strategy <strategies>', 'comma-separated graph strategies for graph and hybrid modes (weighted, ppr; default: the server default)', stringList(['weighted', 'ppr']), [''])
   .option('--kb <name>', 'an already indexed knowledge base holding the corpus (default: ingest into a fresh one)')
