@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureInstalled } from './ensure-installed.mjs';
+import { ensureTidbSqlCheck } from '../tools/tidb-sql-check/ensure-built.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = { ...process.env };
@@ -23,6 +24,13 @@ for (const script of ['build', 'typecheck', 'lint']) {
 }
 if (existsSync(join(root, 'scripts/install-deploy-tools.sh')) && run('bash', ['scripts/install-deploy-tools.sh']) !== 0) {
   console.error('could not install helm and kubeconform for the deployment checks');
+  process.exit(1);
+}
+// TiDB's SQL parser, built once with Go, judges every statement the MySQL-family adapter sends.
+try {
+  ensureTidbSqlCheck();
+} catch (error) {
+  console.error(error.message);
   process.exit(1);
 }
 
