@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureInstalled } from './ensure-installed.mjs';
 import { fetchEmbeddingModel } from './fetch-embedding-model.mjs';
+import { ensureTidbSqlCheck } from '../tools/tidb-sql-check/ensure-built.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const env = { ...process.env };
@@ -24,6 +25,13 @@ for (const script of ['build', 'typecheck', 'lint']) {
 }
 if (existsSync(join(root, 'scripts/install-deploy-tools.sh')) && run('bash', ['scripts/install-deploy-tools.sh']) !== 0) {
   console.error('could not install helm and kubeconform for the deployment checks');
+  process.exit(1);
+}
+// TiDB's SQL parser, built once with Go, judges every statement the MySQL-family adapter sends.
+try {
+  ensureTidbSqlCheck();
+} catch (error) {
+  console.error(error.message);
   process.exit(1);
 }
 

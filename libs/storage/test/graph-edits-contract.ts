@@ -283,6 +283,36 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect((await store.relationshipsOfEntities(scope, [curie().entityId])).some((r) => r.sourceId === synopsisId)).toBe(false);
     });
 
+    it('undoing updates of an entity and a relationship gives back what they were', async () => {
+      await indexCurie();
+      const before = await graphState();
+      const discovered = relationship(curie(), polonium(), 'discovered', '');
+      const renamed = meta();
+      await store.updateEntity(scope, curie().entityId, { name: 'Maria Curie', normalizedName: 'maria curie', type: 'chemist', description: 'Chemist.' }, renamed);
+      const reweighted = meta();
+      await store.updateRelationship(scope, discovered.relationshipId, { label: 'isolated', description: 'By hand.', weight: 1 }, reweighted);
+      expect(await graphState()).not.toEqual(before);
+      await store.undoGraphEdit(scope, reweighted.id, meta());
+      await store.undoGraphEdit(scope, renamed.id, meta());
+      expect(await graphState()).toEqual(before);
+    });
+
+    it('merging an entity a synopsis links moves the link to the target', async () => {
+      await indexCurie();
+      const synopsisId = stableId('syn', scope.kbId, 'found');
+      const links = [mCurie(), polonium()].map((member) => ({
+        id: stableId('rel', synopsisId, member.entityId), sourceId: synopsisId, targetId: member.entityId, label: 'summarizes', description: '', weight: 1, embedding: vectorFor(3),
+      }));
+      await store.createManualEntity(
+        scope,
+        { id: synopsisId, name: 'Findings', normalizedName: 'findings', type: 'synopsis', description: 'What was found.', embedding: vectorFor(4) },
+        links,
+        meta(),
+      );
+      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
+      expect((await store.relationshipsOfEntities(scope, [synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
+    });
+
     it('logs every edit with who and when, newest first', async () => {
       await indexCurie();
       const update = meta('alice');

@@ -328,6 +328,31 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect(await store.listStages(scope, 'd1', 2)).toEqual([]);
     });
 
+    it('finds documents by source, records unparseable ones, sets chunk status, saves chat turns', async () => {
+      await addDocument('d1');
+      expect((await store.findDocumentBySource(scope, 'd1.txt'))?.id).toBe('d1');
+      expect(await store.findDocumentBySource(scope, 'missing.txt')).toBeNull();
+      const failed = await store.saveFailedDocument(
+        scope,
+        { id: 'bad', sourceUri: 'bad.pdf', filename: 'bad.pdf', mimeType: 'application/pdf', contentHash: 'bad', version: 1, sizeBytes: 3, metadata: {} },
+        'not a PDF',
+      );
+      expect(failed).toMatchObject({ status: 'failed', error: 'not a PDF' });
+      expect(await store.countDocuments(scope)).toBe(2);
+      expect(await store.countDocuments({ tenantId: 't2', kbId: scope.kbId })).toBe(0);
+
+      const c = chunk('d1', 1, 0, 'one chunk', 1);
+      await store.upsertChunks(scope, [c]);
+      await store.setChunkStatus(scope, c.id, 'failed', 'extraction refused');
+      expect(await store.getChunk(scope, c.id)).toMatchObject({ status: 'failed', error: 'extraction refused' });
+      expect(await store.getChunk({ tenantId: 't2', kbId: scope.kbId }, c.id)).toBeNull();
+
+      await store.applyChunkExtraction(scope, c.id, [entity(scope, 'Curie', 'A chemist.')], []);
+      expect((await store.findEntitiesByNormalizedName(scope, 'curie')).map((e) => e.name)).toEqual(['Curie']);
+      await store.saveChatTurn(scope, { chatId: 'chat-1', question: 'Who?', answer: 'Curie [1]', citations: [{ chunkId: c.id }] });
+      await store.ping();
+    });
+
     it('ends with one entity row when two writers upsert the same entity at once', async () => {
       await addDocument('d1');
       const a = chunk('d1', 1, 0, 'a', 1);

@@ -115,9 +115,9 @@ describe('retrieval quality: NestJS documentation corpus', () => {
   });
 });
 
-/** The knowledge base's recorded embedding model, else the one the server's configuration selects. */
+/** The embedding model the knowledge base recorded at creation: the server's. */
 async function activeEmbeddingModel(client: TrellisClient, knowledgeBase: string): Promise<string> {
   const recorded = (await client.getKnowledgeBase(knowledgeBase)).models?.embeddingModel;
-  if (recorded) return recorded;
-  return createModels(loadConfig({ PATH: process.env.PATH ?? '', TRELLIS_MODE: 'standalone', ...SERVER_ENV }, 'retrieval-quality-docs')).embedder.model;
+  if (!recorded) throw new Error(`knowledge base ${knowledgeBase} recorded no embedding model`);
+  return recorded;
 }

@@ -29,6 +29,7 @@ import type { TrellisStore } from '../trellis-store';
 import type { CachedExtraction } from '../repositories/extraction-cache.repository';
 import { PooledSql, errnoOf } from './mysql-session';
 import { createDataSource, prepareServer } from './mysql-connection';
+import type { StatementTap } from './mysql-connection';
 import type { ServerCapabilities } from './mysql-capabilities';
 import { applyMigrations } from './mysql-migrator';
 import { parseMysqlUrl } from './mysql-url';
@@ -57,6 +58,8 @@ export interface MysqlStoreOptions {
   createDatabase?: boolean;
   /** Where the store reports its vector path; default JSON lines on stderr. */
   logger?: StoreLogger;
+  /** Sees (and may rewrite) every statement sent; tests use it, production leaves it unset. */
+  statementTap?: StatementTap;
 }
 
 const ER_DUP_ENTRY = 1062;
@@ -93,8 +96,8 @@ export class MysqlStore implements TrellisStore {
   /** Opens a pool on `mysql://user:pass@host:port/db`, creating the database if missing. */
   static async connect(url: string, options: MysqlStoreOptions = {}): Promise<MysqlStore> {
     const settings = parseMysqlUrl(url);
-    const server = await prepareServer(settings, options.createDatabase ?? true);
-    const dataSource = await createDataSource(settings, settings.database, options.poolSize ?? 10);
+    const server = await prepareServer(settings, options.createDatabase ?? true, options.statementTap);
+    const dataSource = await createDataSource(settings, settings.database, options.poolSize ?? 10, options.statementTap);
     await dataSource.initialize();
     const store = new MysqlStore(dataSource, settings.database, server, options.logger ?? stderrStoreLogger);
     try {

@@ -14,7 +14,9 @@ import type { StoreLogger } from './store-logger';
 export class VectorPath {
   private current: VectorSql;
   private pathLogged = false;
+  private settled = false;
   private exactSearchReported = false;
+  private exactSearchCauseReported = false;
 
   constructor(
     private readonly server: ServerCapabilities,
@@ -30,6 +32,8 @@ export class VectorPath {
 
   /** Reads the path from the schema (if there is one yet) and logs it the first time. */
   async settle(session: SqlSession): Promise<void> {
+    const wasSettled = this.settled;
+    this.settled = true;
     const fromSchema = await schemaVectorStorage(session);
     const storage = fromSchema ?? (this.server.vectorFunctions ? 'tidb-vector' : 'blob');
     const changed = storage !== this.current.storage;
@@ -45,7 +49,8 @@ export class VectorPath {
             : 'vectors in float32 BLOBs ranked in the service: the server has no VEC_COSINE_DISTANCE',
       );
     }
-    if (fromSchema === 'tidb-vector') {
+    // At connect only: after a migration ensureIndexes() reports, with the reason the build failed.
+    if (fromSchema === 'tidb-vector' && !wasSettled) {
       const missing = await missingVectorIndexes(session, this.current);
       if (missing.length > 0) this.reportExactSearch(missing, []);
     }
@@ -57,10 +62,15 @@ export class VectorPath {
     if (state.missing.length > 0) this.reportExactSearch(state.missing, state.failures);
   }
 
-  /** Once per store: the condition lasts until an operator adds TiFlash and migrates again. */
+  /**
+   * Once per store (the condition lasts until an operator adds TiFlash and migrates again), and
+   * once more when a failed index build says why, since that is what the operator needs to see.
+   */
   private reportExactSearch(tables: readonly EmbeddingTable[], failures: readonly string[]): void {
-    if (this.exactSearchReported) return;
+    const withCause = failures.length > 0;
+    if (withCause ? this.exactSearchCauseReported : this.exactSearchReported) return;
     this.exactSearchReported = true;
+    this.exactSearchCauseReported ||= withCause;
     this.logger.warn({ database: this.database, tables, failures }, 'no HNSW vector index (ERROR 8200 without TiFlash): exact vector search is used');
   }
 }
