@@ -52,6 +52,12 @@ export interface EmbeddingSettings {
   readonly download: boolean;
   /** TRELLIS_MODEL_HUB_URL: a Hugging Face-compatible hub. Default https://huggingface.co. */
   readonly hubUrl: string;
+  /**
+   * TRELLIS_EMBEDDING_QUANTIZE: `true` (default) converts safetensors weights to int8 (dynamic
+   * quantization): on hotpotqa-100 vector R@5 79.5 against 78.5 in float, 2.6× faster.
+   * A supplied onnx/model.onnx is used as it is.
+   */
+  readonly quantize: boolean;
   /** TRELLIS_EMBEDDING_THREADS: ONNX Runtime threads of the local model. Default: the machine's cores, at most 4. */
   readonly threads: number;
   /** TRELLIS_EMBEDDING_BASE_URL / TRELLIS_EMBEDDING_API_KEY: the `openai` endpoint; default OPENAI_BASE_URL / OPENAI_API_KEY. */
@@ -301,6 +307,8 @@ function embeddingSettings(
   const download = text('TRELLIS_MODEL_DOWNLOAD') ?? 'true';
   if (!['true', 'false'].includes(download)) problems.push('TRELLIS_MODEL_DOWNLOAD must be true or false');
   const modelDir = text('TRELLIS_EMBEDDING_MODEL_DIR');
+  const quantize = text('TRELLIS_EMBEDDING_QUANTIZE') ?? 'true';
+  if (!['true', 'false'].includes(quantize)) problems.push('TRELLIS_EMBEDDING_QUANTIZE must be true or false');
   return {
     provider,
     explicit: requested !== undefined,
@@ -309,6 +317,7 @@ function embeddingSettings(
     modelDir: modelDir === undefined ? undefined : resolve(modelDir),
     cacheDir: resolve(text('TRELLIS_MODEL_CACHE_DIR') ?? join(env.HOME ?? homedir(), '.cache', 'trellis', 'models')),
     download: download === 'true',
+    quantize: quantize === 'true',
     hubUrl,
     threads: int('TRELLIS_EMBEDDING_THREADS', Math.min(4, availableParallelism()), 1, 64),
     baseUrl,

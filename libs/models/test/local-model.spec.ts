@@ -33,7 +33,7 @@ describe('local sentence-embedding model', () => {
       throw new Error(`${MODEL_DIR} is missing: run \`npm run models\` (npm test does this first)`);
     }
     cache = mkdtempSync(join(tmpdir(), 'trellis-models-'));
-    const config = loadConfig({ TRELLIS_EMBEDDING_MODEL_DIR: MODEL_DIR, TRELLIS_MODEL_CACHE_DIR: cache }, 'test');
+    const config = loadConfig({ TRELLIS_EMBEDDING_MODEL_DIR: MODEL_DIR, TRELLIS_MODEL_CACHE_DIR: cache, TRELLIS_EMBEDDING_QUANTIZE: 'false' }, 'test');
     const files = await locateLocalModel(config.embeddings, () => undefined);
     embedder = await LocalModelEmbedder.start('all-MiniLM-L6-v2', files, 2);
   }, 120_000);
@@ -47,6 +47,19 @@ describe('local sentence-embedding model', () => {
     // The first values sentence-transformers prints for this sentence.
     expect(Array.from(vector!.slice(0, 4)).map((v) => v.toFixed(3))).toEqual(['0.068', '0.063', '0.049', '0.079']);
     expect(cosine(vector!, vector!)).toBeCloseTo(1, 5);
+  });
+
+  it('quantized to int8 (the default), agrees with the float model', async () => {
+    const config = loadConfig({ TRELLIS_EMBEDDING_MODEL_DIR: MODEL_DIR, TRELLIS_MODEL_CACHE_DIR: cache }, 'test');
+    const files = await locateLocalModel(config.embeddings, () => undefined);
+    expect(files.onnxPath).toMatch(/-int8\.onnx$/);
+    const int8 = await LocalModelEmbedder.start('all-MiniLM-L6-v2', files, 2);
+    try {
+      const [a, b] = await Promise.all([embedder.embed(TEXTS), int8.embed(TEXTS)]);
+      for (let i = 0; i < TEXTS.length; i++) expect(cosine(a[i]!, b[i]!)).toBeGreaterThan(0.98);
+    } finally {
+      await int8.close();
+    }
   });
 
   it('puts a paraphrase nearer than a text that shares its words but not its meaning', async () => {

@@ -30,10 +30,11 @@ export async function locateLocalModel(settings: EmbeddingSettings, log: (line: 
   let files = readModelFiles(dir);
   if (!files.hasOnnx) {
     const weights = join(dir, 'model.safetensors');
-    const onnxPath = join(settings.cacheDir, 'converted', `${cacheName(settings.model)}-${await fileHash(weights)}.onnx`);
+    const variant = settings.quantize ? '-int8' : '';
+    const onnxPath = join(settings.cacheDir, 'converted', `${cacheName(settings.model)}-${await fileHash(weights)}${variant}.onnx`);
     if (!existsSync(onnxPath)) {
-      log(`converting ${weights} to ONNX (once) into ${onnxPath}`);
-      exportBertToOnnx(dir, onnxPath);
+      log(`converting ${weights} to ONNX${settings.quantize ? ' (int8)' : ''} (once) into ${onnxPath}`);
+      exportBertToOnnx(dir, onnxPath, { quantize: settings.quantize });
     }
     files = { ...files, onnxPath, hasOnnx: true };
   }
