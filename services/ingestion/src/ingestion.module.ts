@@ -28,7 +28,7 @@ import { KnowledgeBaseService } from './knowledge-base.service';
       ) => {
         const logger = new Logger('KnowledgeBases');
         const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
-        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage }, summaries, config.resolution.summaryMaxChars, models.embedder);
+        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage }, summaries, config.resolution.summaryMaxChars, models.embedderInfo);
       },
       inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, MODELS, CONFIG],
     },

@@ -1,6 +1,6 @@
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
-import type { EmbeddingProvider } from '@trellis/models';
+import type { EmbedderInfo } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
 
@@ -40,8 +40,13 @@ export class KnowledgeBaseService {
     /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
     private readonly defaultSummaryMaxChars: number,
     /** The model this server embeds with: recorded in every new knowledge base. */
-    private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
+    private readonly embedding: EmbedderInfo,
   ) {}
+
+  /** The embeddings this server uses, with the reason when they are a fall-back. */
+  serverEmbedding(): EmbedderInfo {
+    return this.embedding;
+  }
 
   async create(scope: TenantScope, input: KnowledgeBaseInput): Promise<KnowledgeBaseRecord> {
     const requested = input.settings.embeddingModel?.trim() ?? '';

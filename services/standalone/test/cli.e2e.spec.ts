@@ -40,7 +40,8 @@ describe('the trellis CLI', () => {
       const graph = await embedded('graph', 'docs', '--entity', 'Marie Curie');
       expect(graph.stdout).toMatch(/^Marie Curie \(person, \d+ mentions\)/);
       expect((await embedded('kb', 'list')).stdout).toMatch(/docs\s+5\s+256/);
-    });
+      // Seven CLI runs, each loading the embedding model into its own process.
+    }, 180_000);
 
     it('re-ingesting unchanged files is a no-op, and errors exit non-zero with a clear message', async () => {
       const again = await embedded('ingest', 'docs', 'examples/polonium.txt');

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
-import { EXAMPLES_DIR, grpcCode, uploadExamples, waitUntilIndexed } from './helpers';
+import { EXAMPLES_DIR, grpcCode, trellis, uploadExamples, waitUntilIndexed } from './helpers';
 
 /**
  * The default server embeds with the real local model (fetched by `npm test`), records it in
@@ -49,6 +49,20 @@ describe('the embedding model of a knowledge base', () => {
     expect(server.output()).toMatch(/Embeddings: local:all-MiniLM-L6-v2 \(384 dimensions, in process\)/);
   }, 120_000);
 
+  it('falls back to hash embeddings when the model cannot be had, and the banner and status say how to fix it', async () => {
+    const fallback = await startStandaloneProcess({ env: { TRELLIS_MODEL_CACHE_DIR: join(dataDir, 'no-models'), TRELLIS_MODEL_DOWNLOAD: 'false' } });
+    try {
+      expect(fallback.output()).toMatch(/Embeddings: WARNING hash embeddings .*npm run models/);
+      const fallbackClient = new TrellisClient({ address: fallback.grpcAddress });
+      await fallbackClient.createKnowledgeBase({ name: 'plain' });
+      fallbackClient.close();
+      const report = await trellis(['--server', fallback.grpcAddress, 'status', 'plain']);
+      expect(report.stdout).toMatch(/warning: embedding model all-MiniLM-L6-v2 is not in .*TRELLIS_EMBEDDING_MODEL_DIR/);
+    } finally {
+      await fallback.dispose();
+    }
+  }, 120_000);
+
   it('refuses new text for a knowledge base of another model, naming the fix, and still answers its queries', async () => {
     const upload = grpcCode(client.uploadDocument({ knowledgeBase: 'science', filename: 'more.txt' }, Buffer.from('Radium glows in the dark.')));
     const refused = await upload;
@@ -57,6 +71,9 @@ describe('the embedding model of a knowledge base', () => {
     const { chunks } = await client.retrieveChunks({ knowledgeBase: 'science', query: 'Who discovered polonium?', topK: 3 });
     expect(chunks.length).toBeGreaterThan(0);
     expect(chunks[0]!.text).toMatch(/polonium/i);
+    const report = await trellis(['--server', server.grpcAddress, 'status', 'science']);
+    expect(report.stdout).toMatch(/embeddings: local-hash-v1-512; server: local:all-MiniLM-L6-v2/);
+    expect(report.stdout).toMatch(/Run `trellis reindex science`/);
   }, 60_000);
 
   it('moves to the server model on reindex and then searches by meaning', async () => {

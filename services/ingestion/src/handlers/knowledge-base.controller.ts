@@ -41,7 +41,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
         resolution: fromResolutionMessage(request.resolution),
       },
     });
-    return toKnowledgeBaseMessage(kb, 0);
+    return toKnowledgeBaseMessage(kb, 0, this.serverEmbedding());
   }
 
   async updateKnowledgeBase(request: v1.UpdateKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
@@ -51,17 +51,17 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
       extraction: fromExtractionMessage(request.extraction),
       resolution: fromResolutionMessage(request.resolution),
     });
-    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), await this.knowledgeBases.llmUsage(kb));
+    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), this.serverEmbedding(), await this.knowledgeBases.llmUsage(kb));
   }
 
   async listKnowledgeBases(_request: v1.ListKnowledgeBasesRequest, metadata?: Metadata): Promise<v1.ListKnowledgeBasesResponse> {
     const kbs = await this.knowledgeBases.list(this.tenants.resolve(metadata));
-    return { knowledgeBases: await Promise.all(kbs.map(async (kb) => toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb)))) };
+    return { knowledgeBases: await Promise.all(kbs.map(async (kb) => toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), this.serverEmbedding()))) };
   }
 
   async getKnowledgeBase(request: v1.GetKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
     const kb = await this.knowledgeBases.get(this.tenants.resolve(metadata), request.knowledgeBase);
-    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), await this.knowledgeBases.llmUsage(kb));
+    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), this.serverEmbedding(), await this.knowledgeBases.llmUsage(kb));
   }
 
   async deleteKnowledgeBase(request: v1.DeleteKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.DeleteKnowledgeBaseResponse> {
@@ -136,5 +136,10 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   async reindexKnowledgeBase(request: v1.ReindexKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.ReindexKnowledgeBaseResponse> {
     const documents = await this.reindexer.reindexKnowledgeBase(this.tenants.resolve(metadata), request.knowledgeBase);
     return { documents: documents.map((d) => toDocumentMessage(d, {})) };
+  }
+
+  private serverEmbedding(): v1.ServerEmbedding {
+    const { model, dimensions, fallback } = this.knowledgeBases.serverEmbedding();
+    return { model, dimensions, fallback: fallback ?? '' };
   }
 }

@@ -36,7 +36,12 @@ export function toExtractionMessage(settings: ExtractionSettings | undefined): v
   };
 }
 
-export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: number, llmUsage: LlmUsage = NO_LLM_USAGE): v1.KnowledgeBase {
+export function toKnowledgeBaseMessage(
+  kb: KnowledgeBaseRecord,
+  documentCount: number,
+  server: v1.ServerEmbedding,
+  llmUsage: LlmUsage = NO_LLM_USAGE,
+): v1.KnowledgeBase {
   const s = kb.settings;
   return {
     id: kb.id,
@@ -49,6 +54,7 @@ export function toKnowledgeBaseMessage(kb: KnowledgeBaseRecord, documentCount: n
       llmModel: s.llmModel,
       extractionPromptVersion: s.extractionPromptVersion,
     },
+    serverEmbedding: server,
     createdAt: kb.createdAt,
     documentCount,
     extraction: toExtractionMessage(s.extraction),

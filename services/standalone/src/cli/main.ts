@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Command, Option } from 'commander';
 import type { TrellisClient } from '@trellis/client';
+import type { v1 } from '@trellis/contracts';
 import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
@@ -136,21 +137,36 @@ program
     }),
   );
 
+/** Which model made the knowledge base's vectors, which one the server has, and what to do when they differ. */
+function embeddingSummary(kb: v1.KnowledgeBase): string {
+  const server = kb.serverEmbedding;
+  const recorded = kb.models?.embeddingModel ?? '';
+  const lines = [`embeddings: ${recorded || '(not recorded)'}; server: ${server?.model ?? 'unknown'}`];
+  if (server?.fallback) lines.push(`warning: ${server.fallback}`);
+  if (recorded !== '' && server && recorded !== server.model) {
+    lines.push(`warning: this knowledge base's vectors are of another model; new documents are refused and queries use full text. Run \`trellis reindex ${kb.name}\``);
+  }
+  return lines.join('\n');
+}
+
 program
   .command('status <kb>')
   .description('index status of every document')
   .action(
     run(async (client, kbName: string) => {
       const { documents } = await client.listDocuments(kbName);
-      if (documents.length === 0) return void out.write('no documents yet\n');
-      out.write(
-        `${table([
-          ['DOCUMENT', 'STATUS', 'STAGE', 'VERSION', 'CHUNKS', 'STAGE TIMES', 'LLM USAGE', 'ERROR'],
-          ...documents.map((d) => [d.sourceUri, statusName(d.status), d.currentStage, String(d.version), chunkSummary(d), stageSummary(d), usageSummary(d.llmUsage), d.error]),
-        ])}\n`,
-      );
+      if (documents.length === 0) out.write('no documents yet\n');
+      else {
+        out.write(
+          `${table([
+            ['DOCUMENT', 'STATUS', 'STAGE', 'VERSION', 'CHUNKS', 'STAGE TIMES', 'LLM USAGE', 'ERROR'],
+            ...documents.map((d) => [d.sourceUri, statusName(d.status), d.currentStage, String(d.version), chunkSummary(d), stageSummary(d), usageSummary(d.llmUsage), d.error]),
+          ])}\n`,
+        );
+      }
       const knowledgeBase = await client.getKnowledgeBase(kbName);
-      out.write(`knowledge base LLM usage: ${usageSummary(knowledgeBase.llmUsage)}\n`);
+      if (documents.length > 0) out.write(`knowledge base LLM usage: ${usageSummary(knowledgeBase.llmUsage)}\n`);
+      out.write(`${embeddingSummary(knowledgeBase)}\n`);
       return documents.some((d) => statusName(d.status) === 'failed') ? 1 : 0;
     }),
   );
