@@ -1,10 +1,12 @@
-// npm run bench:standalone [-- --corpus DIR] — standalone ingest throughput and query latency.
-// Starts the built server on free ports with a fresh data directory, ingests a corpus in the
-// shared datasets format over gRPC, waits for the graph, then times Retrieve and Ask.
+// npm run bench:standalone [-- --corpus DIR] [--embeddings local,hash] — standalone ingest
+// throughput and query latency. For each embedder (default: the local model, then hash, side
+// by side in one run) starts the built server on free ports with a fresh data directory,
+// ingests a corpus in the shared datasets format over gRPC while probing /healthz every 100 ms
+// (indexing must not stall the server), waits for the graph, then times Retrieve and Ask.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -39,72 +41,94 @@ const ms = (n) => `${n.toFixed(1)} ms`;
 
 // --data-dir keeps the indexed corpus between runs (ingestion is skipped when already done).
 const keptDir = option('data-dir', undefined);
-const dataDir = keptDir ? resolve(keptDir) : mkdtempSync(join(tmpdir(), 'trellis-bench-'));
-const grpcPort = await freePort();
-const httpPort = await freePort();
-const bootStart = performance.now();
-const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], {
-  cwd: root,
-  env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-let ready = false;
-while (!ready) {
-  ready = await fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false);
-  if (!ready) await new Promise((r) => setTimeout(r, 50));
-}
-const bootMs = performance.now() - bootStart;
-const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 120_000 });
+const embedders = option('embeddings', 'local,hash').split(',').filter(Boolean);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`);
+console.log(`corpus: ${corpusDir} (${passages.length} passages, ${questions.length} questions)`);
+for (const embeddings of embedders) await benchOnce(embeddings);
 
-try {
-  const existing = (await client.listKnowledgeBases()).knowledgeBases.some((k) => k.name === 'bench');
-  if (!existing) await client.createKnowledgeBase({ name: 'bench' });
-  const ingestStart = performance.now();
-  const ids = [];
-  for (const p of existing ? [] : passages) {
-    const doc = await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-    ids.push(doc.id);
+async function benchOnce(embeddings) {
+  const dataDir = keptDir ? resolve(keptDir, embeddings) : mkdtempSync(join(tmpdir(), 'trellis-bench-'));
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const bootStart = performance.now();
+  const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], {
+    cwd: root,
+    env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let ready = false;
+  while (!ready) {
+    ready = await fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false);
+    if (!ready) await new Promise((r) => setTimeout(r, 50));
   }
-  const uploadMs = performance.now() - ingestStart;
-  let chunks = 0;
-  for (;;) {
-    const { documents } = await client.listDocuments('bench');
-    const done = documents.filter((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED');
-    if (done.length === documents.length) {
-      chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
-      break;
+  const bootMs = performance.now() - bootStart;
+  const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 120_000 });
+
+  try {
+    const existing = (await client.listKnowledgeBases()).knowledgeBases.some((k) => k.name === 'bench');
+    if (!existing) await client.createKnowledgeBase({ name: 'bench' });
+    const ingestStart = performance.now();
+    const health = [];
+    let probing = true;
+    const prober = (async () => {
+      while (probing) {
+        const t = performance.now();
+        await fetch(`http://127.0.0.1:${httpPort}/healthz`).catch(() => undefined);
+        health.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const ids = [];
+    for (const p of existing ? [] : passages) {
+      const doc = await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
+      ids.push(doc.id);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    const uploadMs = performance.now() - ingestStart;
+    let chunks = 0;
+    for (;;) {
+      const { documents } = await client.listDocuments('bench');
+      const done = documents.filter((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED');
+      if (done.length === documents.length) {
+        chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const ingestMs = performance.now() - ingestStart;
+    probing = false;
+    await prober;
+    const loadAfterIngest = load();
+    const graph = await client.exportGraph('bench');
+
+    const timeCalls = async (call) => {
+      const times = [];
+      for (const q of questions) {
+        const t = performance.now();
+        await call(q.question);
+        times.push(performance.now() - t);
+      }
+      return times;
+    };
+    await client.retrieve({ knowledgeBase: 'bench', query: 'warm up' });
+    const retrieve = await timeCalls((q) => client.retrieve({ knowledgeBase: 'bench', query: q, topK: 5 }));
+    const ask = await timeCalls((q) => client.ask({ knowledgeBase: 'bench', question: q, topK: 5 }));
+    const rss = await fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text()).then((t) => Number(/trellis_process_resident_memory_bytes(?:\{[^}]*\})? (\d+)/.exec(t)?.[1] ?? 0));
+
+    const kb = await client.getKnowledgeBase('bench');
+    console.log(`\n== embeddings: ${kb.serverEmbedding?.model ?? embeddings} (TRELLIS_EMBEDDINGS=${embeddings})`);
+    console.log(`server boot to /healthz:      ${ms(bootMs)}`);
+    console.log(`upload of ${passages.length} documents:   ${(uploadMs / 1000).toFixed(1)} s`);
+    console.log(`ingest to graphed:           ${(ingestMs / 1000).toFixed(1)} s — ${chunks} chunks, ${(chunks / (ingestMs / 1000)).toFixed(1)} chunks/s (load average after: ${loadAfterIngest})`);
+    if (health.length > 0) console.log(`/healthz during ingest:      p50 ${ms(percentile(health, 50))}, p99 ${ms(percentile(health, 99))}, max ${ms(Math.max(...health))} (${health.length} probes)`);
+    console.log(`graph:                       ${graph.entities.length} entities, ${graph.relationships.length} relationships`);
+    console.log(`Retrieve (hybrid, k=5):      p50 ${ms(percentile(retrieve, 50))}, p95 ${ms(percentile(retrieve, 95))}`);
+    console.log(`Ask (extractive, k=5):       p50 ${ms(percentile(ask, 50))}, p95 ${ms(percentile(ask, 95))}`);
+    console.log(`server RSS after the run:    ${Math.round(rss / 2 ** 20)} MB (load average: ${load()})`);
+  } finally {
+    client.close();
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
   }
-  const ingestMs = performance.now() - ingestStart;
-  const graph = await client.exportGraph('bench');
-
-  const timeCalls = async (call) => {
-    const times = [];
-    for (const q of questions) {
-      const t = performance.now();
-      await call(q.question);
-      times.push(performance.now() - t);
-    }
-    return times;
-  };
-  await client.retrieve({ knowledgeBase: 'bench', query: 'warm up' });
-  const retrieve = await timeCalls((q) => client.retrieve({ knowledgeBase: 'bench', query: q, topK: 5 }));
-  const ask = await timeCalls((q) => client.ask({ knowledgeBase: 'bench', question: q, topK: 5 }));
-  const rss = await fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text()).then((t) => Number(/trellis_process_resident_memory_bytes(?:\{[^}]*\})? (\d+)/.exec(t)?.[1] ?? 0));
-
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`);
-  console.log(`corpus: ${corpusDir} (${passages.length} passages, ${questions.length} questions)`);
-  console.log(`server boot to /healthz:      ${ms(bootMs)}`);
-  console.log(`upload of ${passages.length} documents:   ${(uploadMs / 1000).toFixed(1)} s`);
-  console.log(`ingest to graphed:           ${(ingestMs / 1000).toFixed(1)} s — ${chunks} chunks, ${(chunks / (ingestMs / 1000)).toFixed(1)} chunks/s`);
-  console.log(`graph:                       ${graph.entities.length} entities, ${graph.relationships.length} relationships`);
-  console.log(`Retrieve (hybrid, k=5):      p50 ${ms(percentile(retrieve, 50))}, p95 ${ms(percentile(retrieve, 95))}`);
-  console.log(`Ask (extractive, k=5):       p50 ${ms(percentile(ask, 50))}, p95 ${ms(percentile(ask, 95))}`);
-  console.log(`server RSS after the run:    ${Math.round(rss / 2 ** 20)} MB`);
-} finally {
-  client.close();
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
-  if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
 }
