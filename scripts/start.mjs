@@ -18,7 +18,8 @@ const step = (label, command, args) => {
 
 ensureInstalled(root);
 step('building', 'npm', ['run', '--silent', 'build']);
-if (!process.env.TRELLIS_EMBEDDING_MODEL_DIR && (process.env.TRELLIS_EMBEDDINGS ?? 'local') === 'local') {
+const defaultModel = (process.env.TRELLIS_EMBEDDING_MODEL ?? 'all-MiniLM-L6-v2') === 'all-MiniLM-L6-v2';
+if (defaultModel && !process.env.TRELLIS_EMBEDDING_MODEL_DIR && (process.env.TRELLIS_EMBEDDINGS ?? 'local') === 'local') {
   try {
     fetchEmbeddingModel();
   } catch (error) {
