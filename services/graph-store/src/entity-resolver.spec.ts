@@ -98,6 +98,21 @@ describe('EntityResolver', () => {
     expect(await resolver.resolve(scope, 'c9', [mention('A liquid metal.', 90)], [undescribed], EMBEDDING)).toEqual([base]);
   });
 
+  it('keeps a same-name entity whole when descriptions differ but nothing contradicts it', async () => {
+    const resolver = new EntityResolver(null);
+    const planet = candidate(base, 'The smallest planet.', 0);
+    // cos 60° = 0.5: under the 0.8 threshold, over the 0.4 floor, same type → the same planet.
+    expect(await resolver.resolve(scope, 'c20', [mention('Visited by MESSENGER.', 60)], [planet], EMBEDDING)).toEqual([base]);
+    // An uninformative type contradicts nothing either.
+    expect(await resolver.resolve(scope, 'c21', [mention('Visited by MESSENGER.', 60, 'concept')], [planet], EMBEDDING)).toEqual([base]);
+    // Another informative type at the same distance is strong evidence: a distinct entity.
+    const [god] = await resolver.resolve(scope, 'c22', [mention('Messenger of the gods.', 60, 'deity')], [planet], EMBEDDING);
+    expect(god).not.toBe(base);
+    // A description far off (cos 80° ≈ 0.17, under the floor) too, whatever the type.
+    const [metal] = await resolver.resolve(scope, 'c23', [mention('A liquid metal.', 80)], [planet], EMBEDDING);
+    expect(metal).not.toBe(base);
+  });
+
   it('asks the LLM only in the close band when enabled, and follows its answer', async () => {
     const llm = new ScriptedLlm(['```json\n{"same": true}\n```', 'No, these are different things.']);
     const resolver = new EntityResolver(llm);

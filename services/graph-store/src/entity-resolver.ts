@@ -28,9 +28,10 @@ const UNINFORMATIVE_TYPES = new Set(['', 'concept', 'unreviewed', 'unknown', 'ot
 /**
  * Decides which graph entity a mention is. Same normalised name is required; then, in
  * embedding mode, a description embedding at least `similarityThreshold` close to a
- * candidate's summary embedding makes it that entity; a close-but-not-enough candidate is
- * put to the LLM when the knowledge base allows it; otherwise the mention starts a distinct
- * entity of the same name.
+ * candidate's summary embedding makes it that entity. Below that, the mention still joins the
+ * closest candidate of a compatible type whose similarity is at least `llmMergeFloor` (asking
+ * the LLM first when the knowledge base allows it); only a contradicting type, a description
+ * under the floor, or the LLM's "no" starts a distinct entity of the same name.
  *
  * Ids are derived, never random, so a redelivered chunk and concurrent writers converge: the
  * first entity of a name keeps stableId(kb, name) (the id name-only resolution gives, so two
@@ -97,8 +98,15 @@ export class EntityResolver {
     // An entity nobody described yet contradicts nothing: the first description makes it.
     const undescribed = candidates.filter((c) => !described.includes(c));
     if (undescribed.length > 0) return mostMentioned(undescribed, baseId);
-    if (best && policy.llmMergeDecisions && this.llm !== null && best.score >= policy.llmMergeFloor) {
-      if (await this.sameEntity(mention, best.candidate, onUsage)) return best.candidate.entity.id;
+    // Below the threshold, a same-name entity is still the same one unless there is strong
+    // evidence against it: another informative type, a description far off (under the floor),
+    // or the LLM's "no". Descriptions of one thing written from different chunks ("the country
+    // where she was born", "whose army invaded") are rarely close, and splitting on that alone
+    // broke one well-known name into dozens of entities.
+    const compatible = scored.find((s) => typesAgree(mention.type, s.candidate.entity.type) && s.score >= policy.llmMergeFloor);
+    if (compatible) {
+      if (!policy.llmMergeDecisions || this.llm === null) return compatible.candidate.entity.id;
+      if (await this.sameEntity(mention, compatible.candidate, onUsage)) return compatible.candidate.entity.id;
     }
     return distinctId(scope, chunkId, mention, candidates, baseId);
   }
@@ -155,6 +163,13 @@ export function parseSameEntityReply(reply: string): boolean {
   const yes = /\b(yes|true|same entity)\b/.test(text);
   const no = /\b(no|false|not the same|different)\b/.test(text);
   return yes && !no;
+}
+
+/** Two types contradict each other only when both say something and they differ. */
+function typesAgree(a: string, b: string): boolean {
+  const x = a.trim().toLowerCase();
+  const y = b.trim().toLowerCase();
+  return x === y || UNINFORMATIVE_TYPES.has(x) || UNINFORMATIVE_TYPES.has(y);
 }
 
 function compare(a: string, b: string): number {
