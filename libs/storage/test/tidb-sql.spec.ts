@@ -8,6 +8,7 @@ import { EMBEDDING_TABLES, VECTOR_SUPPORT_PROBE, tidbVectorSql } from '../src/my
 import type { VectorStorage } from '../src/mysql/vector-sql';
 import type { TrellisStore } from '../src/trellis-store';
 import { describeStoreContract } from './store-contract';
+import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { parseWithTidb } from './tidb-parser';
@@ -159,6 +160,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeLlmBudgetContract(flavour.name, freshStore);
       describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases[databases.length - 1]!), used)]);
       describeGraphEditContract(flavour.name, freshStore);
+      describeExtractionCacheContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;
