@@ -159,7 +159,7 @@ export class GraphRetriever {
       frontier = this.frontier(new Map(scored.map((s) => [s.relationship.id, s])), new Map());
     }
 
-    const relationships = [...selected.values()].sort((a, b) => b.score - a.score).slice(0, options.maxRelationships);
+    const relationships = keepRoomForHops([...selected.values()], options.maxRelationships, options.depth);
     for (const r of relationships) {
       for (const id of [r.relationship.sourceId, r.relationship.targetId]) {
         entityScores.set(id, Math.max(entityScores.get(id) ?? 0, r.score));
@@ -204,6 +204,23 @@ export class GraphRetriever {
     }
     return [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, FRONTIER_PER_HOP).map(([id]) => id);
   }
+}
+
+/**
+ * The best `max` relationships, of which the seeds (hop 0) take at most three quarters when the
+ * walk went further: with a semantic embedder the seeds are the most similar by construction
+ * and would otherwise fill the whole result, leaving out the hops the walk exists to find (the
+ * second half of a multi-hop question). The rest goes to the best of the later hops, then to
+ * seeds again.
+ */
+function keepRoomForHops(walked: WalkedRelationship[], max: number, depth: number): WalkedRelationship[] {
+  const byScore = walked.sort((a, b) => b.score - a.score);
+  if (depth === 0) return byScore.slice(0, max);
+  const seedLimit = max - Math.ceil(max / 4);
+  const seeds = byScore.filter((r) => r.hop === 0);
+  const kept = [...seeds.slice(0, seedLimit), ...byScore.filter((r) => r.hop > 0)].sort((a, b) => b.score - a.score).slice(0, max);
+  const rest = seeds.slice(seedLimit, seedLimit + max - kept.length);
+  return [...kept, ...rest].sort((a, b) => b.score - a.score);
 }
 
 /** The graph as text for a prompt or for a person. */
