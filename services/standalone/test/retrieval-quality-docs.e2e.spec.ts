@@ -5,8 +5,6 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import { loadConfig } from '@trellis/config';
-import { createModels } from '@trellis/models';
 import { dedupeRanking } from '@trellis/retrieval';
 import { startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
