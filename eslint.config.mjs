@@ -1,5 +1,13 @@
+import { createProjectGraphAsync } from '@nx/devkit';
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
+
+// @nx/enforce-module-boundaries reads Nx's cached project graph and, when there is none (a fresh
+// clone, a plain `npx eslint`), prints a warning and checks nothing. Computing the graph here,
+// before any file is linted, makes every ESLint run enforce the boundaries; a graph that cannot
+// be computed fails the run instead of silently disabling the rule.
+process.env.NX_DAEMON ??= 'false';
+await createProjectGraphAsync({ exitOnError: false });
 
 export default [
   { ignores: ['**/dist/**', '**/node_modules/**', 'libs/contracts/src/generated/**', 'coverage/**', '**/*.mjs', '**/*.js'] },
