@@ -7,7 +7,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing, trellisTracer } from '@trellis/observability';
 import type { TracingHandle } from '@trellis/observability';
-import { GRPC_LOADER_OPTIONS, protoDirectory } from '@trellis/platform';
+import { GRPC_LOADER_OPTIONS, protoDirectory } from '@trellis/grpc-edge';
 import { TrellisClient } from './trellis-client';
 
 /** A real gRPC server with the retrieval API that remembers the metadata of each call. */

@@ -1,4 +1,4 @@
-export { freePort } from '@trellis/platform';
+export { freePort } from '@trellis/runtime';
 
 /** Polls `check` until it returns a value or the time runs out. */
 export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs: number, what: string): Promise<T> {

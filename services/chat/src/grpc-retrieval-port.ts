@@ -1,6 +1,6 @@
 import { TrellisClient } from '@trellis/client';
 import type { TenantScope, v1 } from '@trellis/contracts';
-import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from '@trellis/platform';
+import { INTERNAL_TOKEN_HEADER, TENANT_HEADER } from '@trellis/grpc-edge';
 import type { RetrievalPort } from './retrieval-port';
 
 /** Retrieval over gRPC, for a chat service running apart from the retrieval service. */

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain, startTrellisProcess } from '@trellis/platform';
+import { runMain, startTrellisProcess } from '@trellis/runtime';
 import { ChatModule } from './chat.module';
 import { GrpcRetrievalPort } from './grpc-retrieval-port';
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain, startTrellisProcess } from '@trellis/platform';
+import { runMain, startTrellisProcess } from '@trellis/runtime';
 import { ChunkingModule } from './chunking.module';
 
 /** The chunking service alone, configured from the environment. */

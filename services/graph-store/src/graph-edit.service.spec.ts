@@ -3,7 +3,7 @@ import { Metadata } from '@grpc/grpc-js';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import { LocalHashEmbedder } from '@trellis/models';
-import { resolveActor } from '@trellis/platform';
+import { resolveActor } from '@trellis/grpc-edge';
 import { SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { EntityMentionWrite } from '@trellis/storage';
 import { GraphEditService } from './graph-edit.service';

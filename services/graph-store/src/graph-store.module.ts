@@ -6,7 +6,7 @@ import { MODELS } from '@trellis/models';
 import type { Models, TokenUsage } from '@trellis/models';
 import { LLM_PRICES, estimateCost } from '@trellis/observability';
 import type { LlmPriceTable } from '@trellis/observability';
-import { CONFIG, createSummaryRefresher } from '@trellis/platform';
+import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
 import {
   CHUNK_REPOSITORY,
   DOCUMENT_REPOSITORY,

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain, startTrellisProcess } from '@trellis/platform';
+import { runMain, startTrellisProcess } from '@trellis/runtime';
 import { GraphStoreModule } from './graph-store.module';
 import { GraphWriterService } from './graph-writer.service';
 

@@ -4,7 +4,7 @@ import type { Models } from '@trellis/models';
 import type { TrellisConfig } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import { EVENT_BUS } from '@trellis/messaging';
-import { CONFIG, createSummaryRefresher } from '@trellis/platform';
+import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
 import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
 import type { ChunkRepository, DocumentRepository, GraphSummaryRepository, KnowledgeBaseRepository, LlmUsageRepository } from '@trellis/storage';
 import { DocumentIngestionService } from './document-ingestion.service';

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain, startTrellisProcess } from '@trellis/platform';
+import { runMain, startTrellisProcess } from '@trellis/runtime';
 import { IngestionModule } from './ingestion.module';
 
 /** The ingestion service alone, configured from the environment. */

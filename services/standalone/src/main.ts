@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { runMain } from '@trellis/platform';
+import { runMain } from '@trellis/runtime';
 import type { EmbedderInfo } from '@trellis/models';
 import { startStandaloneServer } from './standalone-server';
 

@@ -4,8 +4,8 @@ import { ChunkingModule } from '@trellis/chunking';
 import { ExtractionModule } from '@trellis/extraction';
 import { GraphStoreModule, GraphWriterService } from '@trellis/graph-store';
 import { DocumentIngestionService, IngestionModule } from '@trellis/ingestion';
-import { startTrellisProcess } from '@trellis/platform';
-import type { RunningProcess } from '@trellis/platform';
+import { startTrellisProcess } from '@trellis/runtime';
+import type { RunningProcess } from '@trellis/runtime';
 import { RetrievalModule, RetrievalService } from '@trellis/retrieval';
 
 /**

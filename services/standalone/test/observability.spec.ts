@@ -10,7 +10,7 @@ import { loadConfig } from '@trellis/config';
 import type { v1 } from '@trellis/contracts';
 import { startTracing } from '@trellis/observability';
 import type { TracingHandle } from '@trellis/observability';
-import type { RunningProcess } from '@trellis/platform';
+import type { RunningProcess } from '@trellis/runtime';
 import { FakeOpenAiServer, freePort } from '@trellis/testing';
 import { startStandaloneServer } from '../src';
 import { EXAMPLES_DIR, grpcCode, waitUntilIndexed } from './helpers';

@@ -3,7 +3,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import { from } from 'rxjs';
 import type { Observable } from 'rxjs';
 import { v1 } from '@trellis/contracts';
-import { TENANT_RESOLVER, TenantResolver } from '@trellis/platform';
+import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { ChatEngine } from '../chat-engine';
 
 /** gRPC edge of chat: a server stream of events, or the answer at once. */

@@ -1,4 +1,4 @@
-import { topicConsumer } from '@trellis/platform';
+import { topicConsumer } from '@trellis/runtime';
 import { ChunkingService } from '../chunking.service';
 
 /** `document.ingested` → ChunkingService, consumer group "chunking". */

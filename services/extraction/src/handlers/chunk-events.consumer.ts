@@ -1,4 +1,4 @@
-import { topicConsumer } from '@trellis/platform';
+import { topicConsumer } from '@trellis/runtime';
 import { ExtractionService } from '../extraction.service';
 
 /** `chunk.ready` → ExtractionService, consumer group "extraction". */

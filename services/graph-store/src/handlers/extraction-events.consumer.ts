@@ -1,4 +1,4 @@
-import { topicConsumer } from '@trellis/platform';
+import { topicConsumer } from '@trellis/runtime';
 import { GraphWriterService } from '../graph-writer.service';
 
 /** `chunk.extracted` → GraphWriterService, consumer group "graph-store". */

@@ -1,7 +1,7 @@
 import { Controller, Inject } from '@nestjs/common';
 import type { Metadata } from '@grpc/grpc-js';
 import { v1 } from '@trellis/contracts';
-import { TENANT_RESOLVER, TenantResolver, resolveActor } from '@trellis/platform';
+import { TENANT_RESOLVER, TenantResolver, resolveActor } from '@trellis/grpc-edge';
 import { toEntityMessage, toRelationshipMessage } from '@trellis/storage';
 import type { GraphEditRecord, RelationshipRecord } from '@trellis/storage';
 import { GraphQueryService } from '../graph-query.service';

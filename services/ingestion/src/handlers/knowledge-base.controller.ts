@@ -2,7 +2,7 @@ import { Controller, Inject } from '@nestjs/common';
 import type { Metadata } from '@grpc/grpc-js';
 import { Observable, from, mergeMap, reduce } from 'rxjs';
 import { TrellisError, v1 } from '@trellis/contracts';
-import { TENANT_RESOLVER, TenantResolver } from '@trellis/platform';
+import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { DocumentIngestionService } from '../document-ingestion.service';
 import { DocumentReindexService } from '../document-reindex.service';
 import { KnowledgeBaseService } from '../knowledge-base.service';

@@ -1,7 +1,7 @@
 import { Controller, Inject } from '@nestjs/common';
 import type { Metadata } from '@grpc/grpc-js';
 import { v1 } from '@trellis/contracts';
-import { TENANT_RESOLVER, TenantResolver } from '@trellis/platform';
+import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { RetrievalService } from '../retrieval.service';
 
 /** gRPC edge of retrieval. */

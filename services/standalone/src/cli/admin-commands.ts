@@ -5,7 +5,7 @@ import { loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
 import { KafkaEventBus, ensureKafkaTopics } from '@trellis/messaging';
 import { createLogger } from '@trellis/observability';
-import { kafkaBusConfig } from '@trellis/platform';
+import { kafkaBusConfig } from '@trellis/runtime';
 import { migrateMysql } from '@trellis/storage';
 import { table } from './output';
 

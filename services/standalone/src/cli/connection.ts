@@ -2,8 +2,8 @@ import { userInfo } from 'node:os';
 import { loadConfig } from '@trellis/config';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneServer } from '../standalone-server';
-import { freePort } from '@trellis/platform';
-import type { RunningProcess } from '@trellis/platform';
+import { freePort } from '@trellis/runtime';
+import type { RunningProcess } from '@trellis/runtime';
 
 export interface ConnectionOptions {
   server?: string;

@@ -5,12 +5,10 @@ import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
 import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
+import { GrpcExceptionFilter, GrpcTelemetryInterceptor, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
+import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
-import { GrpcExceptionFilter } from './grpc-exception.filter';
-import { GrpcTelemetryInterceptor } from './grpc-telemetry.interceptor';
-import { createHealth, grpcServerOptions } from './grpc-server';
-import type { TrellisGrpcService } from './grpc-server';
-import { PlatformModule } from './platform.module';
+import { RuntimeModule } from './runtime.module';
 import { createRuntime } from './runtime';
 import type { Runtime } from './runtime';
 
@@ -59,7 +57,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   const health = createHealth();
   @Module({})
   class RootModule {}
-  const root: DynamicModule = { module: RootModule, imports: [PlatformModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
+  const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
   let app: INestApplicationContext | undefined;
   try {
     if (spec.grpcServices.length > 0) {

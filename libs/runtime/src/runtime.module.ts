@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
+import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { EVENT_BUS } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
@@ -7,7 +8,6 @@ import { REPOSITORY_TOKENS } from '@trellis/storage';
 import type { TrellisRepositories } from '@trellis/storage';
 import type { Runtime } from './runtime';
 import { STORE_AVAILABILITY } from './store-availability';
-import { TENANT_RESOLVER, TenantResolver } from './tenant-resolver';
 
 export const CONFIG = Symbol.for('trellis.config');
 
@@ -17,7 +17,7 @@ export const CONFIG = Symbol.for('trellis.config');
  */
 @Global()
 @Module({})
-export class PlatformModule {
+export class RuntimeModule {
   static forRuntime(runtime: Runtime): DynamicModule {
     const providers = [
       { provide: CONFIG, useValue: runtime.config },
@@ -30,6 +30,6 @@ export class PlatformModule {
       { provide: TENANT_RESOLVER, useValue: new TenantResolver(runtime.config.apiKeys, runtime.config.internalToken) },
       ...(Object.keys(REPOSITORY_TOKENS) as Array<keyof TrellisRepositories>).map((name) => ({ provide: REPOSITORY_TOKENS[name], useValue: runtime.repositories[name] })),
     ];
-    return { module: PlatformModule, providers, exports: providers.map((p) => p.provide) };
+    return { module: RuntimeModule, providers, exports: providers.map((p) => p.provide) };
   }
 }
