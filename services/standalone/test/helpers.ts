@@ -10,12 +10,12 @@ export const EXAMPLES_DIR = resolve(__dirname, '../../../examples');
 const ROOT = resolve(__dirname, '../../..');
 
 /** Runs the built `trellis` command; resolves with its output and exit code. */
-export async function trellis(args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+export async function trellis(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'services/standalone/bin/trellis.js'), ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', TRELLIS_LOG_LEVEL: 'error', ...env },
-      timeout: 120_000,
+      timeout: timeoutMs,
     });
     return { stdout, stderr, code: 0 };
   } catch (error) {

@@ -52,14 +52,14 @@ describe('retrieval quality: NestJS documentation corpus', () => {
     server = await startStandaloneProcess({ env: SERVER_ENV });
     client = new TrellisClient({ address: server.grpcAddress });
     const json = join(workDir, 'report.json');
-    const result = await trellis(['--server', server.grpcAddress, 'eval', CORPUS, QUESTIONS, '--mode', 'default,vector,fulltext,graph,hybrid', '--k', '2,5', '--json', json]);
+    const result = await trellis(['--server', server.grpcAddress, 'eval', CORPUS, QUESTIONS, '--mode', 'default,vector,fulltext,graph,hybrid', '--k', '2,5', '--json', json], {}, 600_000);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     table = result.stdout;
     const report = JSON.parse(readFileSync(json, 'utf8')) as { knowledgeBase: string; runs: EvalRun[] };
     runs = report.runs;
     knowledgeBase = report.knowledgeBase;
-  }, 240_000);
+  }, 600_000);
 
   afterAll(async () => {
     client?.close();
