@@ -13,19 +13,7 @@ import type { TracingHandle } from '@trellis/observability';
 import type { RunningProcess } from '@trellis/platform';
 import { FakeOpenAiServer, freePort } from '@trellis/testing';
 import { startStandaloneServer } from '../src';
-import { EXAMPLES_DIR, grpcCode, waitUntilIndexed } from './helpers';
-
-/** Sums the samples of a metric whose labels include the given ones, from a /metrics scrape. */
-function sample(scrape: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of scrape.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const present = new Map([...(match[2] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
-    if (Object.entries(labels).every(([k, v]) => present.get(k) === v)) total += Number(match[3]);
-  }
-  return total;
-}
+import { EXAMPLES_DIR, grpcCode, sample, waitUntilIndexed } from './helpers';
 
 async function startInProcess(env: Record<string, string> = {}): Promise<{ running: RunningProcess; client: TrellisClient; scrape: () => Promise<string>; dispose: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'trellis-observability-'));
