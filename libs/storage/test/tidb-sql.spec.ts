@@ -10,6 +10,7 @@ import type { TrellisStore } from '../src/trellis-store';
 import { describeStoreContract } from './store-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
+import { describeChunkProgressContract } from './chunk-progress-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
 
@@ -43,7 +44,7 @@ const STORE_METHODS = [
   'createKnowledgeBase', 'listKnowledgeBases', 'findKnowledgeBase', 'updateKnowledgeBase', 'deleteKnowledgeBase', 'countDocuments',
   'findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'getDocumentText',
   'setDocumentStatus', 'countChunksByStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments',
-  'upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'searchChunksByVector', 'searchChunksFullText',
+  'upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'searchChunksByVector', 'searchChunksFullText',
   'getCachedExtraction', 'putCachedExtraction', 'addLlmUsage', 'getDocumentLlmUsage', 'getKnowledgeBaseLlmUsage',
   'takeFromBucket', 'acquireLease', 'releaseLease', 'applyChunkExtraction', 'getEntities', 'findEntitiesByNormalizedName',
   'listEntityCandidates', 'entityMentionsOfSameContent', 'listPendingSummaries', 'listScopesWithPendingSummaries', 'saveSummaries',
@@ -159,6 +160,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeLlmBudgetContract(flavour.name, freshStore);
       describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases[databases.length - 1]!), used)]);
       describeGraphEditContract(flavour.name, freshStore);
+      describeChunkProgressContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;

@@ -55,8 +55,8 @@ export class GraphWriterService {
     await this.repos.graphWrites.applyChunkExtraction(scope, chunk.id, entities, relationships);
     await this.summaries.refresh(scope, policy.summaryMaxChars, vectors, usage.record);
     if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
-    await this.repos.chunks.setChunkStatus(scope, chunk.id, 'graphed');
-    await this.completeDocumentIfDone(scope, ctx.documentId, ctx.documentVersion, policy);
+    const remaining = await this.repos.chunks.markChunkGraphed(scope, chunk.id);
+    if (remaining === 0) await this.completeDocument(scope, ctx.documentId, ctx.documentVersion, policy);
     await this.bus.publish(
       'graph.updated',
       ctx.documentId,
@@ -162,10 +162,8 @@ export class GraphWriterService {
     return new Map([...byName].filter((entry): entry is [string, string] => entry[1] !== null));
   }
 
-  private async completeDocumentIfDone(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {
-    const counts = await this.repos.chunks.countChunksByStatus(scope, documentId);
-    const total = Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0);
-    if (total === 0 || (counts.graphed ?? 0) !== total) return;
+  /** Once the last chunk of the version is in the graph (and again for a replay of one of them: idempotent). */
+  private async completeDocument(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {
     const document = await this.repos.documents.getDocument(scope, documentId);
     if (document === null || document.version !== version || document.status === 'failed') return;
     if ((await this.repos.documents.deleteStaleVersions(scope, documentId, version)) > 0) await this.summaries.refresh(scope, policy.summaryMaxChars);

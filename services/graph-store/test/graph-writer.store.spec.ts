@@ -158,4 +158,30 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     expect(await kb.store.listScopesWithPendingSummaries()).toEqual([]);
     expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
   });
+
+  it('completes a version when its last chunk is graphed, not earlier, however often a chunk is redelivered', async () => {
+    const kb = await setup('replay');
+    await kb.index('a', 'pingcap');
+    const documentId = 'replay-a';
+    const text = (ordinal: number) => `${documentId} v2 part ${ordinal}`;
+    await kb.store.saveDocumentVersion(kb.scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: 'v2', version: 2, sizeBytes: 1, metadata: {}, text: 'v2' });
+    const chunkIds = [0, 1].map((ordinal) => stableId('chk', kb.scope.kbId, documentId, 2, ordinal));
+    await kb.store.upsertChunks(
+      kb.scope,
+      await Promise.all([0, 1].map(async (ordinal) => ({ id: chunkIds[ordinal]!, documentId, version: 2, ordinal, text: text(ordinal), heading: '', tokenCount: 4, contentHash: stableId('h', text(ordinal)), embedding: (await embedder.embed([text(ordinal)]))[0]! }))),
+    );
+    await kb.store.putCachedExtraction(kb.scope, stableId('ext', 'tiflash'), TEXTS.tiflash!);
+    const deliver = (chunkId: string) =>
+      kb.writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: kb.scope.kbId, documentId, documentVersion: 2, traceparent: '' }, chunkId, extractionKey: stableId('ext', 'tiflash') });
+    await deliver(chunkIds[0]!);
+    await deliver(chunkIds[0]!);
+    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('pending');
+    // Version 1's facts stay until version 2 is complete.
+    expect((await kb.entities('PingCAP')).length).toBe(1);
+    await deliver(chunkIds[1]!);
+    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('graphed');
+    expect(await kb.entities('PingCAP')).toEqual([]);
+    await deliver(chunkIds[1]!);
+    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('graphed');
+  });
 });
