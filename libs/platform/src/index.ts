@@ -18,3 +18,4 @@ export * from './grpc-client-telemetry';
 export * from './shared-llm-budget';
 export * from './graph-actor';
 export * from './summary-refresher.factory';
+export * from './knowledge-base-settings';

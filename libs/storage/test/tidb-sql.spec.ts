@@ -11,6 +11,7 @@ import { describeStoreContract } from './store-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeChunkProgressContract } from './chunk-progress-contract';
+import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
 
@@ -161,6 +162,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases[databases.length - 1]!), used)]);
       describeGraphEditContract(flavour.name, freshStore);
       describeChunkProgressContract(flavour.name, freshStore);
+      describeExtractionCacheContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;

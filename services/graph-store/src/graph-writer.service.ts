@@ -3,7 +3,8 @@ import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider, TokenUsage } from '@trellis/models';
-import type { EntityMentionWrite, ExtractionResult, RelationshipMentionWrite, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
+import { knowledgeBaseOfEvent } from '@trellis/platform';
+import type { EntityMentionWrite, ExtractionResult, KnowledgeBaseRecord, RelationshipMentionWrite, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
 import { EntityResolver } from './entity-resolver';
 import { LlmUsageMeter } from './llm-usage-meter';
@@ -48,7 +49,7 @@ export class GraphWriterService {
     const extraction = (await this.repos.extractionCache.getCachedExtraction(scope, event.extractionKey))?.result ?? null;
     if (extraction === null) throw new TrellisError(ErrorCode.FailedPrecondition, `extraction ${event.extractionKey} is missing from the cache`);
 
-    const policy = await this.policyOf(scope);
+    const policy = this.policyFor(await knowledgeBaseOfEvent(ctx, this.repos.knowledgeBases));
     // LLM summaries and merge decisions count towards the document whose chunk caused them.
     const usage = new LlmUsageMeter();
     const { entities, relationships, vectors } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
@@ -86,7 +87,10 @@ export class GraphWriterService {
   }
 
   private async policyOf(scope: KbScope): Promise<GraphPolicy> {
-    const kb = await this.repos.knowledgeBases.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
+    return this.policyFor(await this.repos.knowledgeBases.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId));
+  }
+
+  private policyFor(kb: Pick<KnowledgeBaseRecord, 'settings'> | null): GraphPolicy {
     return graphPolicy(kb?.settings.resolution, this.defaults, this.llmConfigured);
   }
 
