@@ -224,7 +224,7 @@ describe('workloads', () => {
     expect(ofKind(all, 'Job').map(component)).toEqual(['migrate']);
     const topics = ofKind(all, 'KafkaTopic').map((t) => specOf<{ topicName: string; partitions: number; replicas: number }>(t));
     expect(topics.map((t) => t.topicName).sort()).toEqual(
-      ['document.ingested', 'chunk.ready', 'chunk.extracted', 'graph.updated'].flatMap((t) => [`prod.${t}`, `prod.${t}.dlq`]).sort(),
+      ['document.ingested', 'chunk.ready', 'chunk.extracted'].flatMap((t) => [`prod.${t}`, `prod.${t}.dlq`]).sort(),
     );
     expect(topics.filter((t) => !t.topicName.endsWith('.dlq')).map((t) => [t.partitions, t.replicas])).toEqual(Array(4).fill([24, 3]));
   });

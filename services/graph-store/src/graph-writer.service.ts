@@ -1,7 +1,6 @@
 import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
-import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider, TokenUsage } from '@trellis/models';
 import { knowledgeBaseOfEvent } from '@trellis/platform';
 import type { EntityMentionWrite, ExtractionResult, KnowledgeBaseRecord, RelationshipMentionWrite, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
@@ -30,7 +29,6 @@ interface ChunkEntity {
 export class GraphWriterService {
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphSummaries' | 'llmUsage'>,
-    private readonly bus: EventBus,
     private readonly embedder: EmbeddingProvider,
     private readonly resolver: EntityResolver,
     private readonly summaries: SummaryRefresher,
@@ -58,12 +56,6 @@ export class GraphWriterService {
     if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
     const remaining = await this.repos.chunks.markChunkGraphed(scope, chunk.id);
     if (remaining === 0) await this.completeDocument(scope, ctx.documentId, ctx.documentVersion, policy);
-    await this.bus.publish(
-      'graph.updated',
-      ctx.documentId,
-      { context: ctx, chunkId: chunk.id, entityCount: entities.length, relationshipCount: relationships.length },
-      { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
-    );
   }
 
   /**

@@ -4,7 +4,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
-import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider } from '@trellis/models';
 import { toEventSettings } from '@trellis/platform';
 import { MysqlStore, SqliteStore, SummaryRefresher, cosineSimilarity, repositoriesOf } from '@trellis/storage';
@@ -25,7 +24,6 @@ const embedder: EmbeddingProvider = {
   dimensions: 256,
   embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 256))),
 };
-const bus = { publish: async () => undefined } as unknown as EventBus;
 const DEFAULTS: ResolutionDefaults = { mode: 'embedding', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 };
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 
@@ -82,7 +80,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: kbName, description: '', settings: SETTINGS });
     const scope: KbScope = { tenantId: 't', kbId: kb.id };
     const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
-    const writer = new GraphWriterService(repositoriesOf(store), bus, embedder, new EntityResolver(null), refresher, DEFAULTS, true);
+    const writer = new GraphWriterService(repositoriesOf(store), embedder, new EntityResolver(null), refresher, DEFAULTS, true);
     /** Stores a one-chunk version of a document and writes its (cached) extraction to the graph. */
     const index = async (name: string, key: keyof typeof TEXTS, version = 1, knowledgeBase?: events.KnowledgeBaseSettings, into = writer) => {
       // Document ids are unique per deployment in real use (derived from tenant, KB and source).
@@ -105,7 +103,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     /** A writer that fails if it reads the knowledge base's settings from the store. */
     const noSettingsReads = new GraphWriterService(
       { ...repositoriesOf(store), knowledgeBases: { ...repositoriesOf(store).knowledgeBases, findKnowledgeBase: () => Promise.reject(new Error('read the settings per chunk')) } },
-      bus, embedder, new EntityResolver(null), refresher, DEFAULTS, true,
+      embedder, new EntityResolver(null), refresher, DEFAULTS, true,
     );
     return { store, scope, index, entities, embeddingMatchesSummary, refresher, writer, noSettingsReads };
   }

@@ -126,7 +126,7 @@ describe('observability of a standalone process (in-process bus, local models)',
     expect(upload).toBeDefined();
     const trace = spans.filter((s) => s.spanContext().traceId === upload!.spanContext().traceId);
     const names = new Set(trace.map((s) => s.name));
-    for (const name of ['document.ingested publish', 'document.ingested process', 'chunk.ready process', 'chunk.extracted process', 'graph.updated publish']) expect(names).toContain(name);
+    for (const name of ['document.ingested publish', 'document.ingested process', 'chunk.ready process', 'chunk.extracted process', 'db.applyChunkExtraction']) expect(names).toContain(name);
     // Each hop is a child of the one before it: graph-store ← extraction ← chunking ← upload, through publish spans.
     const byId = new Map(trace.map((s) => [s.spanContext().spanId, s]));
     const parentName = (s: ReadableSpan) => byId.get(s.parentSpanContext?.spanId ?? '')?.name;
@@ -137,7 +137,7 @@ describe('observability of a standalone process (in-process bus, local models)',
     expect(parentName(one('chunk.ready process'))).toBe('chunk.ready publish');
     expect(parentName(one('chunk.extracted process'))).toBe('chunk.extracted publish');
     expect(parentName(one('chunk.extracted publish'))).toBe('chunk.ready process');
-    expect(parentName(one('graph.updated publish'))).toBe('chunk.extracted process');
+    expect(parentName(one('db.applyChunkExtraction'))).toBe('chunk.extracted process');
     const consumer = trace.find((s) => s.name === 'chunk.extracted process')!;
     expect(consumer.attributes['messaging.consumer.group.name']).toBeTypeOf('string');
     expect(consumer.attributes['trellis.tenant']).toBeTypeOf('string');
