@@ -107,7 +107,7 @@ describe('rendered manifests validate strictly against the Kubernetes and CRD sc
     let yaml = helmTemplate({ values: [ALL_FEATURES] });
     yaml = inject(yaml, /^( {2}revisionHistoryLimit: 5)$/m, '  revisionHistoy: 5');
     yaml = inject(yaml, /^( {2}minReplicaCount: 1)$/m, '  minReplicas: 1');
-    yaml = inject(yaml, /^( {2}topicName: \S*graph\.updated)$/m, '  partition: 1');
+    yaml = inject(yaml, /^( {2}topicName: \S*chunk\.extracted)$/m, '  partition: 1');
     const report = kubeconform(yaml, KUBE_VERSIONS[0]);
     expect(report.summary.invalid).toBe(3);
   });
@@ -224,9 +224,9 @@ describe('workloads', () => {
     expect(ofKind(all, 'Job').map(component)).toEqual(['migrate']);
     const topics = ofKind(all, 'KafkaTopic').map((t) => specOf<{ topicName: string; partitions: number; replicas: number }>(t));
     expect(topics.map((t) => t.topicName).sort()).toEqual(
-      ['document.ingested', 'chunk.ready', 'chunk.extracted', 'graph.updated'].flatMap((t) => [`prod.${t}`, `prod.${t}.dlq`]).sort(),
+      ['document.ingested', 'chunk.ready', 'chunk.extracted'].flatMap((t) => [`prod.${t}`, `prod.${t}.dlq`]).sort(),
     );
-    expect(topics.filter((t) => !t.topicName.endsWith('.dlq')).map((t) => [t.partitions, t.replicas])).toEqual(Array(4).fill([24, 3]));
+    expect(topics.filter((t) => !t.topicName.endsWith('.dlq')).map((t) => [t.partitions, t.replicas])).toEqual(Array(3).fill([24, 3]));
   });
 });
 

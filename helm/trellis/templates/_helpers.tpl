@@ -71,7 +71,7 @@ graph-store: { group: graph-store, topic: chunk.extracted }
 {{- end -}}
 
 {{- define "trellis.topics" -}}
-document.ingested chunk.ready chunk.extracted graph.updated
+document.ingested chunk.ready chunk.extracted
 {{- end -}}
 
 {{- define "trellis.serviceAccountName" -}}

@@ -162,8 +162,8 @@ export class TrellisClient {
   retrieveGraph(request: Partial<v1.RetrieveGraphRequest>, headers?: Record<string, string>): Promise<v1.GraphContext> {
     return this.unary(this.raw.retrieval, 'retrieveGraph', request, headers);
   }
-  retrieve(request: Partial<v1.RetrieveRequest>): Promise<v1.RetrieveResponse> {
-    return this.unary(this.raw.retrieval, 'retrieve', request);
+  retrieve(request: Partial<v1.RetrieveRequest>, headers?: Record<string, string>): Promise<v1.RetrieveResponse> {
+    return this.unary(this.raw.retrieval, 'retrieve', request, headers);
   }
 
   ask(request: Partial<v1.ChatRequest>): Promise<v1.Answer> {

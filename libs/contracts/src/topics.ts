@@ -2,7 +2,6 @@ import {
   ChunkExtracted,
   ChunkReady,
   DocumentIngested,
-  GraphUpdated,
 } from './generated/trellis/events/v1/indexing';
 
 /** Encodes and decodes one topic's payload (generated protobuf codecs fit this shape). */
@@ -20,7 +19,6 @@ export const TOPICS = {
   'document.ingested': { codec: DocumentIngested as PayloadCodec<DocumentIngested>, schemaVersion: 1 },
   'chunk.ready': { codec: ChunkReady as PayloadCodec<ChunkReady>, schemaVersion: 1 },
   'chunk.extracted': { codec: ChunkExtracted as PayloadCodec<ChunkExtracted>, schemaVersion: 1 },
-  'graph.updated': { codec: GraphUpdated as PayloadCodec<GraphUpdated>, schemaVersion: 1 },
 } as const;
 
 export type TopicName = keyof typeof TOPICS;

@@ -4,7 +4,7 @@ import type { events } from '@trellis/contracts';
 import { InProcessEventBus, partitionOf } from './in-process-event-bus';
 
 const ready = (documentId: string, chunkId: string): events.ChunkReady => ({
-  context: { tenantId: 't', knowledgeBaseId: 'kb', documentId, documentVersion: 1, traceparent: '' },
+  context: { tenantId: 't', knowledgeBaseId: 'kb', documentId, documentVersion: 1, traceparent: '', knowledgeBase: undefined },
   chunkId,
   contentHash: 'h',
 });

@@ -79,7 +79,7 @@ export function testBusConfig(topicPrefix: string, overrides: Partial<KafkaBusCo
 /** A `document.ingested` payload; the test's label for the event rides in `contentHash`. */
 export function ingested(documentId: string, label: string): events.DocumentIngested {
   return {
-    context: { tenantId: 't-1', knowledgeBaseId: 'kb-1', documentId, documentVersion: 1, traceparent: '' },
+    context: { tenantId: 't-1', knowledgeBaseId: 'kb-1', documentId, documentVersion: 1, traceparent: '', knowledgeBase: undefined },
     contentHash: label,
   };
 }

@@ -8,7 +8,7 @@ import { PipelineStages } from './pipeline-stages';
 import { StoreAvailability } from './store-availability';
 
 const ready = (chunkId: string): events.ChunkReady => ({
-  context: { tenantId: 't', knowledgeBaseId: 'kb', documentId: 'd', documentVersion: 1, traceparent: '' },
+  context: { tenantId: 't', knowledgeBaseId: 'kb', documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined },
   chunkId,
   contentHash: 'h',
 });

@@ -25,3 +25,4 @@ export * from './graph-messages';
 export * from './summary-refresher';
 export * from './graph-edit-records';
 export { NO_LLM_USAGE } from './llm-budget';
+export * from './knowledge-base-settings';

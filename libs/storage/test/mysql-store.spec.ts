@@ -11,6 +11,7 @@ import { TEST_KB_SETTINGS, describeStoreContract, vectorFor } from './store-cont
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
+import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -92,6 +93,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
   describeGraphEditContract('MysqlStore', freshStore);
   describeExtractionCacheContract('MysqlStore', freshStore);
+  describeChunkProgressContract('MysqlStore', freshStore);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -156,6 +158,22 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         await store.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
         expect(await store.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
         expect(await store.migrate()).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('counts the chunks remaining of documents indexed before version 9', async () => {
+      const store = await freshStore();
+      const database = databases[databases.length - 1]!;
+      try {
+        const scope = await inFlightDocument(store);
+        // Back to version 8: no counter.
+        await query(`ALTER TABLE \`${database}\`.documents DROP COLUMN chunks_remaining`);
+        await query(`DELETE FROM \`${database}\`.schema_migrations WHERE version = 9`);
+        expect(await store.migrate()).toEqual([9]);
+        expect(await store.markChunkGraphed(scope, 'c1')).toBe(1);
+        expect(await store.markChunkGraphed(scope, 'c2')).toBe(0);
       } finally {
         await store.close();
       }

@@ -9,11 +9,13 @@ import { TEST_KB_SETTINGS, describeStoreContract } from './store-contract';
 import { describeLlmBudgetContract } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
+import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeLlmBudgetContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeGraphEditContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeChunkProgressContract('SqliteStore', async () => new SqliteStore(':memory:'));
 
 describe('SqliteStore migrations', () => {
   it('replaces the tenant-less extraction cache of a version 7 file: its entries go, new ones are per tenant', async () => {
@@ -36,6 +38,30 @@ describe('SqliteStore migrations', () => {
         expect(await store.getCachedExtraction(scope, 'k')).toBeNull();
         await store.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
         expect(await store.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('counts the chunks remaining of documents indexed before version 9', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+    try {
+      const path = join(dir, 'trellis.db');
+      const before = new SqliteStore(path);
+      const scope = await inFlightDocument(before);
+      await before.close();
+      // Back to version 8: no counter.
+      const old = new Database(path);
+      old.exec('ALTER TABLE documents DROP COLUMN chunks_remaining; DELETE FROM schema_migrations WHERE version = 9');
+      old.close();
+
+      const store = new SqliteStore(path);
+      try {
+        expect(await store.markChunkGraphed(scope, 'c1')).toBe(1);
+        expect(await store.markChunkGraphed(scope, 'c2')).toBe(0);
       } finally {
         await store.close();
       }

@@ -11,6 +11,7 @@ import { describeStoreContract } from './store-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
+import { describeChunkProgressContract } from './chunk-progress-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
 
@@ -44,7 +45,7 @@ const STORE_METHODS = [
   'createKnowledgeBase', 'listKnowledgeBases', 'findKnowledgeBase', 'updateKnowledgeBase', 'deleteKnowledgeBase', 'countDocuments',
   'findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'getDocumentText',
   'setDocumentStatus', 'countChunksByStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments',
-  'upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'searchChunksByVector', 'searchChunksFullText',
+  'upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'searchChunksByVector', 'searchChunksFullText',
   'getCachedExtraction', 'putCachedExtraction', 'addLlmUsage', 'getDocumentLlmUsage', 'getKnowledgeBaseLlmUsage',
   'takeFromBucket', 'acquireLease', 'releaseLease', 'applyChunkExtraction', 'getEntities', 'findEntitiesByNormalizedName',
   'listEntityCandidates', 'entityMentionsOfSameContent', 'listPendingSummaries', 'listScopesWithPendingSummaries', 'saveSummaries',
@@ -160,6 +161,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeLlmBudgetContract(flavour.name, freshStore);
       describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases[databases.length - 1]!), used)]);
       describeGraphEditContract(flavour.name, freshStore);
+      describeChunkProgressContract(flavour.name, freshStore);
       describeExtractionCacheContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {

@@ -1,27 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import { TrellisError } from '@trellis/contracts';
 import type { TenantScope, v1 } from '@trellis/contracts';
-import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { TrellisRepositories } from '@trellis/storage';
+import type { ChatRepository } from '@trellis/storage';
 import type { AnswerComposer } from './answer-composer';
-import type { QuestionRefiner } from './question-refiner';
 import type { RetrievalPort } from './retrieval-port';
 
 const MAX_QUESTION_CHARS = 8000;
 const DEFAULT_SOURCES = 5;
 const MAX_SOURCES = 50;
 const SNIPPET_CHARS = 240;
+/** The most recent turns sent with Retrieve (its limit) for the refinement to read. */
+const REFINEMENT_HISTORY = 20;
+const EMPTY_GRAPH: v1.GraphContext = { entities: [], relationships: [], rendered: '' };
 
 /**
- * One chat turn: graph retrieval → question refinement → chunk retrieval → answer, streamed
- * as events (stage changes, tokens, the citations the answer uses, and the final answer).
- * The turn is saved to the chat's history.
+ * How the question is refined with the graph before chunk retrieval: `model` (a language
+ * model rewrites it from the graph and the conversation) or `entities` (the names of the
+ * entities the graph found are added).
+ */
+export type QuestionRefinement = 'model' | 'entities';
+
+/**
+ * One chat turn: graph retrieval → question refinement → chunk retrieval (one Retrieve call:
+ * the graph found first is the context of the refinement, of the chunk ranking and of the
+ * answer) → answer, streamed as events (stage changes, tokens, the citations the answer uses,
+ * and the final answer). The turn is saved to the chat's history.
  */
 export class ChatEngine {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'chats'>,
+    private readonly repos: { readonly chats: Pick<ChatRepository, 'saveChatTurn'> },
     private readonly retrieval: RetrievalPort,
-    private readonly refiner: QuestionRefiner,
+    private readonly refinement: QuestionRefinement,
     private readonly composer: AnswerComposer,
   ) {}
 
@@ -30,22 +39,22 @@ export class ChatEngine {
     if (question === '') throw TrellisError.invalid('question is empty');
     if (question.length > MAX_QUESTION_CHARS) throw TrellisError.invalid(`question is longer than ${MAX_QUESTION_CHARS} characters`);
     if (request.topK > MAX_SOURCES) throw TrellisError.invalid(`top_k must be at most ${MAX_SOURCES}`);
-    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
 
     yield stage('graph_retrieval');
-    const graph = await this.retrieval.retrieveGraph(tenant, { knowledgeBase: kb.id, query: question, depth: 0, maxRelationships: 0 });
-    yield stage('refinement', `${graph.relationships.length} relationships`);
-    const refined = await this.refiner.refine(question, request.history, graph);
-    yield stage('chunk_retrieval', refined);
-    const { chunks } = await this.retrieval.retrieveChunks(tenant, {
-      knowledgeBase: kb.id,
+    // Retrieval looks the knowledge base up (NOT_FOUND when missing) and says which it is.
+    const retrieved = await this.retrieval.retrieve(tenant, {
+      knowledgeBase: request.knowledgeBase,
       query: question,
-      expansion: refined === question ? '' : refined,
       topK: request.topK || DEFAULT_SOURCES,
       mode: 'hybrid',
-      documentIds: [],
-      additionalKnowledgeBases: [],
+      depth: 0,
+      refinement: this.refinement,
+      history: request.history.slice(-REFINEMENT_HISTORY),
     });
+    const graph = retrieved.graph ?? EMPTY_GRAPH;
+    const { chunks, refinedQuery: refined } = retrieved;
+    yield stage('refinement', `${graph.relationships.length} relationships`);
+    yield stage('chunk_retrieval', refined);
     yield stage('generation', `${chunks.length} sources`);
 
     let text = '';
@@ -56,7 +65,7 @@ export class ChatEngine {
     const citations = citationsIn(text, chunks);
     for (const citation of citations) yield { citation };
     const chatId = request.chatId || randomUUID();
-    await this.repos.chats.saveChatTurn(kbScope(kb), { chatId, question, answer: text, citations });
+    await this.repos.chats.saveChatTurn({ tenantId: tenant.tenantId, kbId: retrieved.knowledgeBaseId }, { chatId, question, answer: text, citations });
     yield { done: { chatId, text, citations, refinedQuestion: refined } };
   }
 

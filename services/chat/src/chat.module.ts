@@ -2,12 +2,11 @@ import { Module } from '@nestjs/common';
 import type { DynamicModule, ModuleMetadata, Provider } from '@nestjs/common';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { CHAT_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
-import type { ChatRepository, KnowledgeBaseRepository } from '@trellis/storage';
+import { CHAT_REPOSITORY } from '@trellis/storage';
+import type { ChatRepository } from '@trellis/storage';
 import { ExtractiveAnswerComposer, LlmAnswerComposer } from './answer-composer';
 import { ChatEngine } from './chat-engine';
 import { ChatController } from './handlers/chat.controller';
-import { GraphQuestionRefiner, LlmQuestionRefiner } from './question-refiner';
 import type { RetrievalPort } from './retrieval-port';
 
 export const RETRIEVAL_PORT = Symbol.for('trellis.retrieval-port');
@@ -27,11 +26,11 @@ export class ChatModule {
         { ...(options.retrievalPort as object), provide: RETRIEVAL_PORT } as Provider,
         {
           provide: ChatEngine,
-          useFactory: (knowledgeBases: KnowledgeBaseRepository, chats: ChatRepository, retrieval: RetrievalPort, models: Models) =>
+          useFactory: (chats: ChatRepository, retrieval: RetrievalPort, models: Models) =>
             models.llm
-              ? new ChatEngine({ knowledgeBases, chats }, retrieval, new LlmQuestionRefiner(models.llm), new LlmAnswerComposer(models.llm))
-              : new ChatEngine({ knowledgeBases, chats }, retrieval, new GraphQuestionRefiner(), new ExtractiveAnswerComposer(models.embedder)),
-          inject: [KNOWLEDGE_BASE_REPOSITORY, CHAT_REPOSITORY, RETRIEVAL_PORT, MODELS],
+              ? new ChatEngine({ chats }, retrieval, 'model', new LlmAnswerComposer(models.llm))
+              : new ChatEngine({ chats }, retrieval, 'entities', new ExtractiveAnswerComposer(models.embedder)),
+          inject: [CHAT_REPOSITORY, RETRIEVAL_PORT, MODELS],
         },
       ],
     };

@@ -14,12 +14,8 @@ export class GrpcRetrievalPort implements RetrievalPort {
     this.client = new TrellisClient({ address, timeoutMs: 30_000 });
   }
 
-  retrieveGraph(tenant: TenantScope, request: v1.RetrieveGraphRequest): Promise<v1.GraphContext> {
-    return this.client.retrieveGraph(request, this.headers(tenant));
-  }
-
-  retrieveChunks(tenant: TenantScope, request: v1.RetrieveChunksRequest): Promise<v1.RetrieveChunksResponse> {
-    return this.client.retrieveChunks(request, this.headers(tenant));
+  retrieve(tenant: TenantScope, request: v1.RetrieveRequest): Promise<v1.RetrieveResponse> {
+    return this.client.retrieve(request, this.headers(tenant));
   }
 
   close(): void {

@@ -1,6 +1,5 @@
 export * from './chat.module';
 export * from './chat-engine';
 export * from './answer-composer';
-export * from './question-refiner';
 export * from './retrieval-port';
 export * from './grpc-retrieval-port';

@@ -2,6 +2,7 @@ import { contentHash, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider } from '@trellis/models';
+import { toEventSettings } from '@trellis/storage';
 import type { NewChunk, TrellisRepositories } from '@trellis/storage';
 import { splitText } from './text-splitter';
 
@@ -11,7 +12,8 @@ const EMBED_BATCH = 64;
 
 /**
  * Handles `document.ingested`: splits the document version into chunks, embeds them in
- * batches, stores them and publishes `chunk.ready` for each. Chunk ids derive from
+ * batches, stores them and publishes `chunk.ready` for each, with the knowledge base's settings
+ * in the event context for the later stages. Chunk ids derive from
  * (kb, document, version, ordinal), so a replayed event rewrites the same rows.
  */
 export class ChunkingService {
@@ -63,8 +65,10 @@ export class ChunkingService {
     }
     await this.repos.chunks.upsertChunks(scope, chunks);
     await this.repos.documents.setDocumentStatus(scope, document.id, document.version, 'embedded');
+    // The settings read here travel with the chunks: no later stage reads them per chunk.
+    const context = { ...ctx, knowledgeBase: toEventSettings(kb) };
     for (const chunk of chunks) {
-      await this.bus.publish('chunk.ready', document.id, { context: ctx, chunkId: chunk.id, contentHash: chunk.contentHash }, {
+      await this.bus.publish('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, {
         'trellis-tenant': scope.tenantId,
         'trellis-kb': scope.kbId,
       });

@@ -2,6 +2,7 @@ import { TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
+import { knowledgeBaseOfEvent, toEventSettings } from '@trellis/storage';
 import type { LlmPriceTable } from '@trellis/observability';
 import { NO_LLM_USAGE } from '@trellis/storage';
 import type { KbSettings, LlmUsage, TrellisRepositories } from '@trellis/storage';
@@ -21,7 +22,7 @@ export interface ExtractorSource {
 
 /**
  * Handles `chunk.ready`: extracts the chunk's entities and relationships with its knowledge
- * base's extractor, or takes them from the tenant's cache keyed by (content hash, model, prompt
+ * base's extractor (from the settings the event carries), or takes them from the tenant's cache keyed by (content hash, model, prompt
  * version), records what the LLM work cost for the document, and publishes `chunk.extracted`.
  */
 export class ExtractionService {
@@ -40,8 +41,10 @@ export class ExtractionService {
     const chunk = await this.repos.chunks.getChunk(scope, event.chunkId);
     // The chunk belongs to a version that was replaced or deleted meanwhile.
     if (chunk === null) return;
-    const kb = await this.repos.knowledgeBases.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
+    const kb = await knowledgeBaseOfEvent(ctx, this.repos.knowledgeBases);
     if (kb === null) return;
+    // Passed on to graph-store, also when this event came without them.
+    const context = ctx.knowledgeBase ? ctx : { ...ctx, knowledgeBase: toEventSettings(kb) };
     const extractor = this.extractors.forKnowledgeBase(kb.settings);
     const key = stableId('ext', chunk.contentHash, extractor.model, extractor.promptVersion);
     const cached = await this.repos.extractionCache.getCachedExtraction(scope, key);
@@ -66,7 +69,7 @@ export class ExtractionService {
       this.telemetry?.cacheHit(kb.name);
     }
     await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted');
-    await this.bus.publish('chunk.extracted', ctx.documentId, { context: ctx, chunkId: chunk.id, extractionKey: key }, {
+    await this.bus.publish('chunk.extracted', ctx.documentId, { context, chunkId: chunk.id, extractionKey: key }, {
       'trellis-tenant': scope.tenantId,
       'trellis-kb': scope.kbId,
     });

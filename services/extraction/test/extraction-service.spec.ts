@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
-import type { KbScope, TopicName, TopicPayload } from '@trellis/contracts';
+import type { KbScope, TopicName, TopicPayload, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';
+import { toEventSettings } from '@trellis/storage';
 import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { KbSettings, TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer } from '@trellis/testing';
@@ -36,6 +37,7 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
     let store: TrellisStore;
     let drop: () => Promise<void>;
     let service: ExtractionService;
+    let extractors: ExtractorRegistry;
     let kbScope: KbScope;
     const bus = new RecordingBus();
 
@@ -43,7 +45,8 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       fake.respondWith(() => ({ kind: 'content', content: JSON.stringify(REPLY) }));
       const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDINGS: 'openai', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
       ({ store, drop } = await openStore());
-      service = new ExtractionService(repositoriesOf(store), bus as unknown as EventBus, new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined));
+      extractors = new ExtractorRegistry(await createModels(config));
+      service = new ExtractionService(repositoriesOf(store), bus as unknown as EventBus, extractors, parseLlmPrices(undefined));
       const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
       kbScope = { tenantId: 't', kbId: kb.id };
     });
@@ -54,12 +57,12 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       await fake.stop();
     });
 
-    async function chunkOf(documentId: string, text: string, scope: KbScope = kbScope) {
+    async function chunkOf(documentId: string, text: string, scope: KbScope = kbScope, knowledgeBase?: events.KnowledgeBaseSettings, extraction = service) {
       await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: text.length, metadata: {}, text });
       const chunk = { id: stableId('chk', documentId, 1, 0), documentId, version: 1, ordinal: 0, text, heading: '', tokenCount: 5, contentHash: stableId('h', text), embedding: new Float32Array(16).fill(0.25) };
       await store.upsertChunks(scope, [chunk]);
-      const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: 1, traceparent: '' };
-      return service.onChunkReady({ context, chunkId: chunk.id, contentHash: chunk.contentHash });
+      const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: 1, traceparent: '', knowledgeBase };
+      return extraction.onChunkReady({ context, chunkId: chunk.id, contentHash: chunk.contentHash });
     }
 
     const lastExtractionKey = () => (bus.published.at(-1)!.payload as { extractionKey: string }).extractionKey;
@@ -117,6 +120,24 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       await chunkOf('s2', 'Marie Curie discovered radium.', scope);
       expect(fake.chatRequests()).toHaveLength(3);
       expect(await store.getDocumentLlmUsage(scope, 's2', 1)).toMatchObject({ calls: 0, cacheHits: 1 });
+    });
+
+    it('extracts with the settings the event carries, reading none from the store, and passes them on to graph-store', async () => {
+      const kb = await store.createKnowledgeBase({ tenantId: 'v' }, { name: 'carried', description: '', settings: SETTINGS });
+      const scope = { tenantId: 'v', kbId: kb.id };
+      const carried = toEventSettings({ name: 'carried', settings: { ...SETTINGS, extraction: { entityTypes: ['person'], instructions: 'Physicists only.', examples: '', gleaningPasses: 0, outputMode: 'auto' } } });
+      const noReads = new ExtractionService(
+        { ...repositoriesOf(store), knowledgeBases: { ...repositoriesOf(store).knowledgeBases, findKnowledgeBase: () => Promise.reject(new Error('read the settings per chunk')) } },
+        bus as unknown as EventBus,
+        extractors,
+        parseLlmPrices(undefined),
+      );
+      await chunkOf('v1', 'Pierre Curie studied piezoelectricity.', scope, carried, noReads);
+      expect(fake.chatRequests()).toHaveLength(4);
+      expect(JSON.stringify(fake.chatRequests()[3]!.body.messages)).toContain('Physicists only.');
+      const published = bus.published.at(-1)!;
+      expect(published.topic).toBe('chunk.extracted');
+      expect((published.payload as events.ChunkExtracted).context?.knowledgeBase).toEqual(carried);
     });
   });
 }

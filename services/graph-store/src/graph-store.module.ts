@@ -1,7 +1,5 @@
 import { Logger, Module } from '@nestjs/common';
 import type { TrellisConfig } from '@trellis/config';
-import { EVENT_BUS } from '@trellis/messaging';
-import type { EventBus } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import type { Models, TokenUsage } from '@trellis/models';
 import { LLM_PRICES, estimateCost } from '@trellis/observability';
@@ -49,7 +47,6 @@ import { GraphController } from './handlers/graph.controller';
         graphWrites: GraphWriteRepository,
         graphSummaries: GraphSummaryRepository,
         llmUsage: LlmUsageRepository,
-        bus: EventBus,
         models: Models,
         config: TrellisConfig,
         prices: LlmPriceTable,
@@ -59,7 +56,7 @@ import { GraphController } from './handlers/graph.controller';
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
         const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
         const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage };
-        return new GraphWriterService(repos, bus, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
+        return new GraphWriterService(repos, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
       },
       inject: [
         KNOWLEDGE_BASE_REPOSITORY,
@@ -69,7 +66,6 @@ import { GraphController } from './handlers/graph.controller';
         GRAPH_WRITE_REPOSITORY,
         GRAPH_SUMMARY_REPOSITORY,
         LLM_USAGE_REPOSITORY,
-        EVENT_BUS,
         MODELS,
         CONFIG,
         LLM_PRICES,

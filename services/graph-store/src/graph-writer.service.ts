@@ -1,9 +1,9 @@
 import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
-import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider, TokenUsage } from '@trellis/models';
-import type { EntityMentionWrite, ExtractionResult, RelationshipMentionWrite, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
+import { knowledgeBaseOfEvent } from '@trellis/storage';
+import type { EntityMentionWrite, ExtractionResult, KnowledgeBaseRecord, RelationshipMentionWrite, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
 import { EntityResolver } from './entity-resolver';
 import { LlmUsageMeter } from './llm-usage-meter';
@@ -29,7 +29,6 @@ interface ChunkEntity {
 export class GraphWriterService {
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphSummaries' | 'llmUsage'>,
-    private readonly bus: EventBus,
     private readonly embedder: EmbeddingProvider,
     private readonly resolver: EntityResolver,
     private readonly summaries: SummaryRefresher,
@@ -48,21 +47,15 @@ export class GraphWriterService {
     const extraction = (await this.repos.extractionCache.getCachedExtraction(scope, event.extractionKey))?.result ?? null;
     if (extraction === null) throw new TrellisError(ErrorCode.FailedPrecondition, `extraction ${event.extractionKey} is missing from the cache`);
 
-    const policy = await this.policyOf(scope);
+    const policy = this.policyFor(await knowledgeBaseOfEvent(ctx, this.repos.knowledgeBases));
     // LLM summaries and merge decisions count towards the document whose chunk caused them.
     const usage = new LlmUsageMeter();
     const { entities, relationships, vectors } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
     await this.repos.graphWrites.applyChunkExtraction(scope, chunk.id, entities, relationships);
     await this.summaries.refresh(scope, policy.summaryMaxChars, vectors, usage.record);
     if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
-    await this.repos.chunks.setChunkStatus(scope, chunk.id, 'graphed');
-    await this.completeDocumentIfDone(scope, ctx.documentId, ctx.documentVersion, policy);
-    await this.bus.publish(
-      'graph.updated',
-      ctx.documentId,
-      { context: ctx, chunkId: chunk.id, entityCount: entities.length, relationshipCount: relationships.length },
-      { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
-    );
+    const remaining = await this.repos.chunks.markChunkGraphed(scope, chunk.id);
+    if (remaining === 0) await this.completeDocument(scope, ctx.documentId, ctx.documentVersion, policy);
   }
 
   /**
@@ -86,7 +79,10 @@ export class GraphWriterService {
   }
 
   private async policyOf(scope: KbScope): Promise<GraphPolicy> {
-    const kb = await this.repos.knowledgeBases.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId);
+    return this.policyFor(await this.repos.knowledgeBases.findKnowledgeBase({ tenantId: scope.tenantId }, scope.kbId));
+  }
+
+  private policyFor(kb: Pick<KnowledgeBaseRecord, 'settings'> | null): GraphPolicy {
     return graphPolicy(kb?.settings.resolution, this.defaults, this.llmConfigured);
   }
 
@@ -162,10 +158,8 @@ export class GraphWriterService {
     return new Map([...byName].filter((entry): entry is [string, string] => entry[1] !== null));
   }
 
-  private async completeDocumentIfDone(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {
-    const counts = await this.repos.chunks.countChunksByStatus(scope, documentId);
-    const total = Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0);
-    if (total === 0 || (counts.graphed ?? 0) !== total) return;
+  /** Once the last chunk of the version is in the graph (and again for a replay of one of them: idempotent). */
+  private async completeDocument(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {
     const document = await this.repos.documents.getDocument(scope, documentId);
     if (document === null || document.version !== version || document.status === 'failed') return;
     if ((await this.repos.documents.deleteStaleVersions(scope, documentId, version)) > 0) await this.summaries.refresh(scope, policy.summaryMaxChars);

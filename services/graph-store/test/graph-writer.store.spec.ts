@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
-import type { KbScope } from '@trellis/contracts';
+import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
-import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider } from '@trellis/models';
+import { toEventSettings } from '@trellis/storage';
 import { MysqlStore, SqliteStore, SummaryRefresher, cosineSimilarity, repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
@@ -24,7 +24,6 @@ const embedder: EmbeddingProvider = {
   dimensions: 256,
   embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 256))),
 };
-const bus = { publish: async () => undefined } as unknown as EventBus;
 const DEFAULTS: ResolutionDefaults = { mode: 'embedding', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 };
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 
@@ -81,9 +80,9 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: kbName, description: '', settings: SETTINGS });
     const scope: KbScope = { tenantId: 't', kbId: kb.id };
     const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
-    const writer = new GraphWriterService(repositoriesOf(store), bus, embedder, new EntityResolver(null), refresher, DEFAULTS, true);
+    const writer = new GraphWriterService(repositoriesOf(store), embedder, new EntityResolver(null), refresher, DEFAULTS, true);
     /** Stores a one-chunk version of a document and writes its (cached) extraction to the graph. */
-    const index = async (name: string, key: keyof typeof TEXTS, version = 1) => {
+    const index = async (name: string, key: keyof typeof TEXTS, version = 1, knowledgeBase?: events.KnowledgeBaseSettings, into = writer) => {
       // Document ids are unique per deployment in real use (derived from tenant, KB and source).
       const documentId = `${kbName}-${name}`;
       const text = `${documentId} v${version}: ${key}`;
@@ -92,7 +91,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
       await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: await embedder.embed([text]).then((v) => v[0]!) }]);
       const extractionKey = stableId('ext', key);
       await store.putCachedExtraction(scope, extractionKey, TEXTS[key]!);
-      await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '' }, chunkId, extractionKey });
+      await into.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase }, chunkId, extractionKey });
     };
     const entities = async (name: string) => (await store.exportGraph(scope)).entities.filter((e) => e.name === name);
     /** How close an entity's stored embedding is to the embedding of its current summary. */
@@ -101,7 +100,12 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
       const [expected] = await embedder.embed([`${candidate!.entity.name} (${candidate!.entity.type}): ${candidate!.entity.description}`]);
       return cosineSimilarity(candidate!.embedding, expected!);
     };
-    return { store, scope, index, entities, embeddingMatchesSummary, refresher, writer };
+    /** A writer that fails if it reads the knowledge base's settings from the store. */
+    const noSettingsReads = new GraphWriterService(
+      { ...repositoriesOf(store), knowledgeBases: { ...repositoriesOf(store).knowledgeBases, findKnowledgeBase: () => Promise.reject(new Error('read the settings per chunk')) } },
+      embedder, new EntityResolver(null), refresher, DEFAULTS, true,
+    );
+    return { store, scope, index, entities, embeddingMatchesSummary, refresher, writer, noSettingsReads };
   }
 
   it('merges TiDB across documents, keeps the two Mercurys apart, in either order', async () => {
@@ -157,5 +161,40 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     expect(await kb.writer.refreshPendingSummaries()).toBeGreaterThan(0);
     expect(await kb.store.listScopesWithPendingSummaries()).toEqual([]);
     expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
+  });
+
+  it('resolves with the settings the event carries, reading none from the store', async () => {
+    const kb = await setup('carried');
+    // Stored: the embedding default, which keeps the two Mercurys apart. Carried: names only.
+    const carried = toEventSettings({ name: 'carried', settings: { ...SETTINGS, resolution: { mode: 'name', similarityThreshold: 0, llmMergeDecisions: '', llmMergeFloor: 0, summaryMaxChars: 0 } } });
+    await kb.index('c', 'planet', 1, carried, kb.noSettingsReads);
+    await kb.index('d', 'element', 1, carried, kb.noSettingsReads);
+    expect((await kb.entities('Mercury')).map((m) => m.mentionCount)).toEqual([2]);
+  });
+
+  it('completes a version when its last chunk is graphed, not earlier, however often a chunk is redelivered', async () => {
+    const kb = await setup('replay');
+    await kb.index('a', 'pingcap');
+    const documentId = 'replay-a';
+    const text = (ordinal: number) => `${documentId} v2 part ${ordinal}`;
+    await kb.store.saveDocumentVersion(kb.scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: 'v2', version: 2, sizeBytes: 1, metadata: {}, text: 'v2' });
+    const chunkIds = [0, 1].map((ordinal) => stableId('chk', kb.scope.kbId, documentId, 2, ordinal));
+    await kb.store.upsertChunks(
+      kb.scope,
+      await Promise.all([0, 1].map(async (ordinal) => ({ id: chunkIds[ordinal]!, documentId, version: 2, ordinal, text: text(ordinal), heading: '', tokenCount: 4, contentHash: stableId('h', text(ordinal)), embedding: (await embedder.embed([text(ordinal)]))[0]! }))),
+    );
+    await kb.store.putCachedExtraction(kb.scope, stableId('ext', 'tiflash'), TEXTS.tiflash!);
+    const deliver = (chunkId: string) =>
+      kb.writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: kb.scope.kbId, documentId, documentVersion: 2, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey: stableId('ext', 'tiflash') });
+    await deliver(chunkIds[0]!);
+    await deliver(chunkIds[0]!);
+    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('pending');
+    // Version 1's facts stay until version 2 is complete.
+    expect((await kb.entities('PingCAP')).length).toBe(1);
+    await deliver(chunkIds[1]!);
+    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('graphed');
+    expect(await kb.entities('PingCAP')).toEqual([]);
+    await deliver(chunkIds[1]!);
+    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('graphed');
   });
 });

@@ -128,7 +128,7 @@ export class DocumentIngestionService {
       'document.ingested',
       document.id,
       {
-        context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: document.id, documentVersion: document.version, traceparent: '' },
+        context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: document.id, documentVersion: document.version, traceparent: '', knowledgeBase: undefined },
         contentHash: document.contentHash,
       },
       { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },

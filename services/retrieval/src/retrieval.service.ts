@@ -9,11 +9,12 @@ import type { RankedChunk, RetrievalMode } from './chunk-retriever';
 import { DEFAULT_GRAPH_STRATEGY, GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever';
 import type { GraphRetrieval, GraphStrategy } from './graph-retriever';
 import { QuestionDecomposer, fuseRankings } from './question-decomposer';
+import { ModelQuestionRefiner } from './question-refiner';
 
 export interface RetrievalServiceOptions {
   /** Re-orders oversampled chunk candidates; none by default (see docs/benchmarks.md). */
   readonly reranker?: RerankerProvider;
-  /** Enables `decompose` on RetrieveChunks. */
+  /** Enables `decompose` on RetrieveChunks and the "model" refinement of Retrieve. */
   readonly llm?: ChatModel | null;
 }
 
@@ -30,6 +31,10 @@ const CHUNK_GRAPH_DEPTH = 1;
 const MAX_DEPTH = 4;
 const DEFAULT_MAX_RELATIONSHIPS = 20;
 const MAX_FILTER_CHARS = 2048;
+const REFINEMENTS = ['entities', 'model'] as const;
+type Refinement = (typeof REFINEMENTS)[number];
+const MAX_HISTORY_MESSAGES = 20;
+const MAX_HISTORY_MESSAGE_CHARS = 32_000;
 const MAX_METADATA_FILTERS = 64;
 
 /**
@@ -40,6 +45,7 @@ export class RetrievalService {
   private readonly graphs: GraphRetriever;
   private readonly chunks: ChunkRetriever;
   private readonly decomposer: QuestionDecomposer | null;
+  private readonly refiner: ModelQuestionRefiner | null;
 
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'graphReads'>,
@@ -49,6 +55,7 @@ export class RetrievalService {
     this.graphs = new GraphRetriever(repos.graphReads);
     this.chunks = new ChunkRetriever(repos, DEFAULT_HYBRID_WEIGHTS, 'max', options.reranker);
     this.decomposer = options.llm ? new QuestionDecomposer(options.llm) : null;
+    this.refiner = options.llm ? new ModelQuestionRefiner(options.llm) : null;
   }
 
   async retrieveChunks(tenant: TenantScope, request: v1.RetrieveChunksRequest): Promise<v1.RetrieveChunksResponse> {
@@ -116,20 +123,28 @@ export class RetrievalService {
   }
 
   /**
-   * Graph first; the question is then refined with the names of the entities the graph
-   * found most relevant, and chunks are retrieved for the question and, at lower weight, for
-   * the refined question.
+   * Graph first; the question is then refined with the graph (the names of the entities it
+   * found most relevant, or a language model's rewrite from the graph and the conversation),
+   * and chunks are retrieved for the question and, at lower weight, for the refined question.
+   * The knowledge base is looked up once, the question embedded once and the graph walked
+   * once: its result is the context returned, the input of the refinement and the graph
+   * signal of chunk retrieval. A chat turn is this one call.
    */
   async retrieve(tenant: TenantScope, request: v1.RetrieveRequest): Promise<v1.RetrieveResponse> {
     const query = validateQuery(request.query);
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
     const strategy = validateStrategy(request.strategy);
+    const refinement = validateRefinement(request.refinement);
+    const history = validateHistory(request.history);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
     const scope = kbScope(kb);
     const vector = await this.questionVector(kb, query);
     const graph = await this.graphs.retrieve(scope, vector, query, { ...graphOptions(request.depth, 0), strategy });
-    const refinedQuery = refineQuestionWithEntities(query, graph.entities.map((e) => e.name));
+    const refinedQuery =
+      refinement === 'model' && this.refiner
+        ? await this.refiner.refine(query, history, renderGraph(graph.entities, graph.relationships))
+        : refineQuestionWithEntities(query, graph.entities.map((e) => e.name));
     const [refinedVector] = refinedQuery === query ? [undefined] : await this.embedder.embed([refinedQuery]);
     const ranked = await this.chunks.retrieve(this.vectorsUsable(kb) ? mode : withoutVectors(mode), {
       scope,
@@ -139,7 +154,7 @@ export class RetrievalService {
       graph: async () => graph,
       expansion: refinedVector ? { text: refinedQuery, vector: refinedVector } : undefined,
     });
-    return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery };
+    return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery, knowledgeBaseId: kb.id };
   }
 
   /**
@@ -220,6 +235,18 @@ function validateStrategy(strategy: string | undefined): GraphStrategy {
     throw TrellisError.invalid(`unknown graph strategy "${strategy}": use one of ${GRAPH_STRATEGIES.join(', ')}`);
   }
   return strategy as GraphStrategy;
+}
+
+function validateRefinement(refinement: string | undefined): Refinement {
+  if (!refinement) return 'entities';
+  if (!(REFINEMENTS as readonly string[]).includes(refinement)) throw TrellisError.invalid(`unknown refinement "${refinement}": use one of ${REFINEMENTS.join(', ')}`);
+  return refinement as Refinement;
+}
+
+function validateHistory(history: readonly v1.ChatMessage[]): readonly v1.ChatMessage[] {
+  if (history.length > MAX_HISTORY_MESSAGES) throw TrellisError.invalid(`history has more than ${MAX_HISTORY_MESSAGES} messages`);
+  if (history.some((m) => m.content.length > MAX_HISTORY_MESSAGE_CHARS)) throw TrellisError.invalid(`a history message is longer than ${MAX_HISTORY_MESSAGE_CHARS} characters`);
+  return history;
 }
 
 /** A request's document filter: a source-URI prefix and metadata entries that must all match. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { DistributedDeployment, startStandaloneProcess } from '@trellis/testing';
-import { uploadExamples, waitUntilIndexed } from './helpers';
+import { sample, uploadExamples, waitUntilIndexed } from './helpers';
 
 const kafkaBrokers = process.env.TRELLIS_TEST_KAFKA_BROKERS;
 const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
@@ -72,6 +72,23 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed end to end: six process
       expect(lead(answer.text)).toBe(lead(expected.text));
       expect(answer.citations[0]?.sourceUri).toBe(expected.citations[0]?.sourceUri);
     }
+  });
+
+  it('asks retrieval once per chat turn: one Retrieve call, no RetrieveGraph or RetrieveChunks', async () => {
+    const retrieval = deployment.processes.get('retrieval')!;
+    const calls = async () => {
+      const scrape = await (await fetch(`http://127.0.0.1:${retrieval.httpPort}/metrics`)).text();
+      return Object.fromEntries(['Retrieve', 'RetrieveGraph', 'RetrieveChunks'].map((method) => [method, sample(scrape, 'trellis_grpc_requests_total', { method })]));
+    };
+    const before = await calls();
+    for (const question of QUESTIONS) await client.ask({ knowledgeBase: 'demo', question });
+    const streamed: v1.ChatEvent[] = [];
+    for await (const event of client.chat({ knowledgeBase: 'demo', question: QUESTIONS[0]! })) streamed.push(event);
+    expect(streamed.at(-1)?.done?.citations.length).toBeGreaterThan(0);
+    const after = await calls();
+    expect(after.Retrieve! - before.Retrieve!).toBe(QUESTIONS.length + 1);
+    expect(after.RetrieveGraph).toBe(before.RetrieveGraph);
+    expect(after.RetrieveChunks).toBe(before.RetrieveChunks);
   });
 
   it('is ready only while its database and broker answer, and serves metrics', async () => {

@@ -58,3 +58,15 @@ export async function grpcCode(call: Promise<unknown>): Promise<{ code: number; 
   }
   throw new Error('expected the call to fail');
 }
+
+/** The sum of a Prometheus scrape's samples of `name` whose labels include `labels`. */
+export function sample(scrape: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of scrape.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = new Map([...(match[2] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
+    if (Object.entries(labels).every(([k, v]) => present.get(k) === v)) total += Number(match[3]);
+  }
+  return total;
+}

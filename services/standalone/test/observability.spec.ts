@@ -13,19 +13,7 @@ import type { TracingHandle } from '@trellis/observability';
 import type { RunningProcess } from '@trellis/runtime';
 import { FakeOpenAiServer, freePort } from '@trellis/testing';
 import { startStandaloneServer } from '../src';
-import { EXAMPLES_DIR, grpcCode, waitUntilIndexed } from './helpers';
-
-/** Sums the samples of a metric whose labels include the given ones, from a /metrics scrape. */
-function sample(scrape: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of scrape.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const present = new Map([...(match[2] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
-    if (Object.entries(labels).every(([k, v]) => present.get(k) === v)) total += Number(match[3]);
-  }
-  return total;
-}
+import { EXAMPLES_DIR, grpcCode, sample, waitUntilIndexed } from './helpers';
 
 async function startInProcess(env: Record<string, string> = {}): Promise<{ running: RunningProcess; client: TrellisClient; scrape: () => Promise<string>; dispose: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'trellis-observability-'));
@@ -138,7 +126,7 @@ describe('observability of a standalone process (in-process bus, local models)',
     expect(upload).toBeDefined();
     const trace = spans.filter((s) => s.spanContext().traceId === upload!.spanContext().traceId);
     const names = new Set(trace.map((s) => s.name));
-    for (const name of ['document.ingested publish', 'document.ingested process', 'chunk.ready process', 'chunk.extracted process', 'graph.updated publish']) expect(names).toContain(name);
+    for (const name of ['document.ingested publish', 'document.ingested process', 'chunk.ready process', 'chunk.extracted process', 'db.applyChunkExtraction']) expect(names).toContain(name);
     // Each hop is a child of the one before it: graph-store ← extraction ← chunking ← upload, through publish spans.
     const byId = new Map(trace.map((s) => [s.spanContext().spanId, s]));
     const parentName = (s: ReadableSpan) => byId.get(s.parentSpanContext?.spanId ?? '')?.name;
@@ -149,7 +137,7 @@ describe('observability of a standalone process (in-process bus, local models)',
     expect(parentName(one('chunk.ready process'))).toBe('chunk.ready publish');
     expect(parentName(one('chunk.extracted process'))).toBe('chunk.extracted publish');
     expect(parentName(one('chunk.extracted publish'))).toBe('chunk.ready process');
-    expect(parentName(one('graph.updated publish'))).toBe('chunk.extracted process');
+    expect(parentName(one('db.applyChunkExtraction'))).toBe('chunk.extracted process');
     const consumer = trace.find((s) => s.name === 'chunk.extracted process')!;
     expect(consumer.attributes['messaging.consumer.group.name']).toBeTypeOf('string');
     expect(consumer.attributes['trellis.tenant']).toBeTypeOf('string');

@@ -287,6 +287,19 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = [
         KEY extraction_cache_by_key (tenant_id, cache_key)`),
     ],
   },
+  {
+    version: 9,
+    name: 'chunks remaining per document version',
+    // See chunk-progress.ts. One ALTER (whole or not at all); the count of the documents indexed
+    // before is safe to run again.
+    statements: () => [
+      'ALTER TABLE documents ADD COLUMN chunks_remaining INT NULL',
+      `UPDATE documents d SET chunks_remaining = (
+         SELECT COUNT(*) FROM chunks c WHERE c.tenant_id = d.tenant_id AND c.kb_id = d.kb_id
+           AND c.document_id = d.id AND c.version = d.version AND c.status <> 'graphed'
+       )`,
+    ],
+  },
 ];
 
 export const SCHEMA_MIGRATIONS_DDL = (context: SchemaContext): string =>

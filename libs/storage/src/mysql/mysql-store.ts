@@ -41,6 +41,8 @@ import { listStages, recordStage } from './document-stages';
 import { currentChunkCandidates, graphCandidates, rankByVector } from './vector-search';
 import { searchChunkTexts } from './fulltext-index';
 import { prepareChunks, writeChunks } from './chunk-writes';
+import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted } from './chunk-progress';
+import { versionsOf } from '../chunk-progress';
 import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-writes';
 import { removeDocumentChunks, writeChunkExtraction } from './graph-writes';
 import * as graph from './graph-reads';
@@ -289,7 +291,10 @@ export class MysqlStore implements TrellisStore {
   async upsertChunks(scope: KbScope, chunks: readonly NewChunk[]): Promise<void> {
     const prepared = prepareChunks(chunks);
     if (prepared.ids.length === 0) return;
-    await this.sql.transaction((tx) => writeChunks(tx, this.vectors, scope, prepared));
+    await this.sql.transaction(async (tx) => {
+      await writeChunks(tx, this.vectors, scope, prepared);
+      await recountChunksRemaining(tx, scope, versionsOf(chunks));
+    });
   }
 
   async getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null> {
@@ -317,10 +322,14 @@ export class MysqlStore implements TrellisStore {
   }
 
   async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
-    await this.sql.exec(
-      'UPDATE chunks SET status = ?, error = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?',
-      [status, error, scope.tenantId, scope.kbId, chunkId],
-    );
+    await this.sql.transaction((tx) => setChunkStatusCounted(tx, scope, chunkId, status, error));
+  }
+
+  async markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null> {
+    return this.sql.transaction(async (tx) => {
+      await setChunkStatusCounted(tx, scope, chunkId, 'graphed', null);
+      return chunksRemainingOf(tx, scope, chunkId);
+    });
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {

@@ -9,6 +9,13 @@ export interface ChunkRepository {
   getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]>;
   listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]>;
   setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error?: string | null): Promise<void>;
+  /**
+   * Sets the chunk's status to graphed and resolves to the chunks of its document's current
+   * version still not graphed (0: the version is complete), from a counter that only the
+   * chunk's own transition moves, so a replayed chunk does not count twice. Null when the
+   * chunk is gone or belongs to an older version.
+   */
+  markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null>;
   /** Chunk counts per status for the document's current version. */
   countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>>;
   /** Nearest chunks of current document versions by cosine similarity. */

@@ -271,4 +271,16 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       CREATE INDEX extraction_cache_by_key ON extraction_cache (tenant_id, cache_key);
     `,
   },
+  {
+    version: 9,
+    name: 'chunks remaining per document version',
+    // See chunk-progress.ts. Documents indexed before are counted once here.
+    sql: `
+      ALTER TABLE documents ADD COLUMN chunks_remaining INTEGER;
+      UPDATE documents SET chunks_remaining = (
+        SELECT COUNT(*) FROM chunks c WHERE c.tenant_id = documents.tenant_id AND c.kb_id = documents.kb_id
+          AND c.document_id = documents.id AND c.version = documents.version AND c.status <> 'graphed'
+      );
+    `,
+  },
 ];

@@ -40,6 +40,8 @@ import { SqliteGraphOverlay } from './sqlite-graph-overlay';
 import { SqliteGraphWrites } from './sqlite-graph-writes';
 import { SqliteGraphReads } from './sqlite-graph-reads';
 import { CHUNK_COLUMNS, inBatches, marks } from './sqlite-rows';
+import { SqliteChunkProgress } from './sqlite-chunk-progress';
+import { versionsOf } from '../chunk-progress';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { byPipelineOrder, toChunk, toDocument, toKnowledgeBase as toKb, toStage } from '../row-mappers';
 import type { Row } from '../row-mappers';
@@ -61,6 +63,8 @@ export class SqliteStore implements TrellisStore {
   /** Entity and relationship lookups and searches. */
   private readonly reads: SqliteGraphReads;
   private readonly edits: SqliteGraphEdits;
+  /** `documents.chunks_remaining`, moved with the chunk statuses. */
+  private readonly progress: SqliteChunkProgress;
 
   /** `path` is a file path, or ':memory:' for tests. */
   constructor(path: string) {
@@ -72,6 +76,7 @@ export class SqliteStore implements TrellisStore {
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
     this.llm = new SqliteLlmBudget(this.db);
+    this.progress = new SqliteChunkProgress(this.db);
     this.overlay = new SqliteGraphOverlay(this.db);
     this.graph = new SqliteGraphWrites(this.db, this.overlay);
     this.reads = new SqliteGraphReads(this.db, this.vectors);
@@ -291,6 +296,7 @@ export class SqliteStore implements TrellisStore {
         upsert.run(c.id, scope.tenantId, scope.kbId, c.documentId, c.version, c.ordinal, c.text, c.heading, c.tokenCount, c.contentHash, vectorToBuffer(c.embedding));
         insertFts.run(c.id, c.heading ? `${c.heading}\n${c.text}` : c.text);
       }
+      this.progress.recount(scope, versionsOf(chunks));
     })();
   }
 
@@ -318,7 +324,14 @@ export class SqliteStore implements TrellisStore {
   }
 
   async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
-    this.db.prepare('UPDATE chunks SET status = ?, error = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?').run(status, error, scope.tenantId, scope.kbId, chunkId);
+    this.db.transaction(() => this.progress.setStatus(scope, chunkId, status, error))();
+  }
+
+  async markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null> {
+    return this.db.transaction(() => {
+      this.progress.setStatus(scope, chunkId, 'graphed', null);
+      return this.progress.remainingOf(scope, chunkId);
+    })();
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {

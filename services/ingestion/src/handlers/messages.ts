@@ -1,7 +1,8 @@
 import { v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
+import { chunkingAndModelMessages, extractionFromMessage, resolutionFromMessage, toExtractionMessage, toResolutionMessage } from '@trellis/storage';
 import { NO_LLM_USAGE } from '@trellis/storage';
-import type { DocumentRecord, ExtractionOutputMode, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
+import type { DocumentRecord, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   pending: v1.IndexStatus.INDEX_STATUS_PENDING,
@@ -16,24 +17,7 @@ const STATUS: Record<IndexStatus, v1.IndexStatus> = {
 /** The extraction settings of a request; undefined when the request carries none. */
 export function fromExtractionMessage(message: v1.ExtractionSettings | undefined | null): Partial<ExtractionSettings> | undefined {
   // The gRPC loader gives null for an absent message field.
-  if (message === undefined || message === null) return undefined;
-  return {
-    entityTypes: message.entityTypes,
-    instructions: message.instructions,
-    examples: message.examples,
-    gleaningPasses: message.gleaningPasses,
-    outputMode: (message.outputMode || 'auto') as ExtractionOutputMode,
-  };
-}
-
-export function toExtractionMessage(settings: ExtractionSettings | undefined): v1.ExtractionSettings {
-  return {
-    entityTypes: settings?.entityTypes ?? [],
-    instructions: settings?.instructions ?? '',
-    examples: settings?.examples ?? '',
-    gleaningPasses: settings?.gleaningPasses ?? 0,
-    outputMode: settings?.outputMode ?? 'auto',
-  };
+  return message === undefined || message === null ? undefined : extractionFromMessage(message);
 }
 
 export function toKnowledgeBaseMessage(
@@ -47,25 +31,13 @@ export function toKnowledgeBaseMessage(
     id: kb.id,
     name: kb.name,
     description: kb.description,
-    chunking: { chunkSizeTokens: s.chunkSizeTokens, chunkOverlapTokens: s.chunkOverlapTokens, splitter: s.splitter },
-    models: {
-      embeddingModel: s.embeddingModel,
-      embeddingDimensions: s.embeddingDimensions,
-      llmModel: s.llmModel,
-      extractionPromptVersion: s.extractionPromptVersion,
-    },
+    ...chunkingAndModelMessages(s),
     serverEmbedding: server,
     createdAt: kb.createdAt,
     documentCount,
     extraction: toExtractionMessage(s.extraction),
     llmUsage: { ...llmUsage },
-    resolution: {
-      mode: s.resolution?.mode ?? '',
-      similarityThreshold: s.resolution?.similarityThreshold ?? 0,
-      llmMergeDecisions: s.resolution?.llmMergeDecisions ?? '',
-      llmMergeFloor: s.resolution?.llmMergeFloor ?? 0,
-      summaryMaxChars: s.resolution?.summaryMaxChars ?? 0,
-    },
+    resolution: toResolutionMessage(s.resolution),
   };
 }
 
@@ -124,12 +96,5 @@ export function toDocumentMessage(
 
 /** The resolution settings of a request; absent when the request carries none. */
 export function fromResolutionMessage(message: v1.ResolutionSettings | undefined | null): ResolutionSettings | undefined {
-  if (message === undefined || message === null) return undefined;
-  return {
-    mode: message.mode as ResolutionSettings['mode'],
-    similarityThreshold: message.similarityThreshold,
-    llmMergeDecisions: message.llmMergeDecisions as ResolutionSettings['llmMergeDecisions'],
-    llmMergeFloor: message.llmMergeFloor,
-    summaryMaxChars: message.summaryMaxChars,
-  };
+  return message === undefined || message === null ? undefined : resolutionFromMessage(message);
 }

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { TOPICS } from '@trellis/contracts';
+import type { KbSettings } from './records';
+import { fromEventSettings, knowledgeBaseOfEvent, toEventSettings } from './knowledge-base-settings';
+
+const PLAIN: KbSettings = { chunkSizeTokens: 256, chunkOverlapTokens: 32, splitter: 'markdown', embeddingModel: 'local-hash-v1', embeddingDimensions: 384, llmModel: 'gpt-4o-mini', extractionPromptVersion: 'v3' };
+const TAILORED: KbSettings = {
+  ...PLAIN,
+  extraction: { entityTypes: ['drug', 'trial'], instructions: 'Name every dosage.', examples: 'Aspirin -> drug', gleaningPasses: 1, outputMode: 'json_object' },
+  resolution: { mode: 'name', similarityThreshold: 0.75, llmMergeDecisions: 'off', llmMergeFloor: 0.5, summaryMaxChars: 400 },
+};
+
+/** What a stage reads back from an event that crossed Kafka (protobuf encoded and decoded). */
+function overTheWire(settings: KbSettings) {
+  const context = { tenantId: 't', knowledgeBaseId: 'kb', documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: toEventSettings({ name: 'trials', settings }) };
+  const codec = TOPICS['chunk.ready'].codec;
+  return codec.decode(codec.encode({ context, chunkId: 'c', contentHash: 'h' }).finish()).context!;
+}
+
+describe('knowledge-base settings in indexing events', () => {
+  it('arrive as the knowledge base had them, tailored or default (absent stays absent)', () => {
+    for (const settings of [PLAIN, TAILORED]) {
+      expect(fromEventSettings(overTheWire(settings).knowledgeBase!)).toEqual({ name: 'trials', settings });
+    }
+  });
+
+  it('are what a stage uses instead of reading the store; an event without them reads it', async () => {
+    let reads = 0;
+    const knowledgeBases = {
+      findKnowledgeBase: async () => {
+        reads++;
+        return { id: 'kb', tenantId: 't', name: 'stored', description: '', settings: PLAIN, createdAt: '' };
+      },
+    };
+    expect(await knowledgeBaseOfEvent(overTheWire(TAILORED), knowledgeBases)).toEqual({ name: 'trials', settings: TAILORED });
+    expect(reads).toBe(0);
+    const older = { ...overTheWire(TAILORED), knowledgeBase: undefined };
+    expect((await knowledgeBaseOfEvent(older, knowledgeBases))?.name).toBe('stored');
+    expect(reads).toBe(1);
+  });
+});

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import type { TopicName, TopicPayload, events } from '@trellis/contracts';
+import type { EventBus } from '@trellis/messaging';
+import { LocalHashEmbedder } from '@trellis/models';
+import { fromEventSettings } from '@trellis/storage';
+import { SqliteStore, repositoriesOf } from '@trellis/storage';
+import type { KbSettings } from '@trellis/storage';
+import { ChunkingService } from './chunking.service';
+
+const SETTINGS: KbSettings = {
+  chunkSizeTokens: 32,
+  chunkOverlapTokens: 0,
+  splitter: 'sentence',
+  embeddingModel: '',
+  embeddingDimensions: 0,
+  llmModel: 'gpt-4o-mini',
+  extractionPromptVersion: '',
+  resolution: { mode: 'name', similarityThreshold: 0, llmMergeDecisions: '', llmMergeFloor: 0, summaryMaxChars: 0 },
+};
+
+describe('ChunkingService', () => {
+  it('reads the knowledge base once per document and sends its settings along with every chunk', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'carried', description: '', settings: SETTINGS });
+      const scope = { tenantId: 't', kbId: kb.id };
+      const text = Array.from({ length: 12 }, (_, i) => `Sentence number ${i} says something about topic ${i} at some length.`).join(' ');
+      await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: text.length, metadata: {}, text });
+      const published: events.ChunkReady[] = [];
+      const bus: Pick<EventBus, 'publish'> = {
+        publish: async <T extends TopicName>(_topic: T, _key: string, payload: TopicPayload<T>) => {
+          published.push(payload as events.ChunkReady);
+        },
+      };
+      let reads = 0;
+      const repos = repositoriesOf(store);
+      const knowledgeBases = { ...repos.knowledgeBases, findKnowledgeBase: (...args: Parameters<typeof store.findKnowledgeBase>) => ((reads += 1), store.findKnowledgeBase(...args)) };
+      const service = new ChunkingService({ ...repos, knowledgeBases }, bus as EventBus, new LocalHashEmbedder(32));
+      await service.onDocumentIngested({ context: { tenantId: 't', knowledgeBaseId: kb.id, documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined }, contentHash: 'h' });
+
+      expect(published.length).toBeGreaterThan(3);
+      expect(reads).toBe(1);
+      for (const event of published) expect(fromEventSettings(event.context!.knowledgeBase!)).toEqual({ name: 'carried', settings: SETTINGS });
+    } finally {
+      await store.close();
+    }
+  });
+});
