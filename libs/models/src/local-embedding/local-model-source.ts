@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { createReadStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { EmbeddingSettings } from '@trellis/config';
 import { exportBertToOnnx } from './bert-onnx-export';
 import { downloadModel, hubRepository } from './model-download';
@@ -31,7 +31,7 @@ export async function locateLocalModel(settings: EmbeddingSettings, log: (line: 
   if (!files.hasOnnx) {
     const weights = join(dir, 'model.safetensors');
     const variant = settings.quantize ? '-int8' : '';
-    const onnxPath = join(settings.cacheDir, 'converted', `${cacheName(settings.model)}-${await fileHash(weights)}${variant}.onnx`);
+    const onnxPath = join(settings.cacheDir, 'converted', `${cacheName(settings.model)}-${await weightsKey(weights)}${variant}.onnx`);
     if (!existsSync(onnxPath)) {
       log(`converting ${weights} to ONNX${settings.quantize ? ' (int8)' : ''} (once) into ${onnxPath}`);
       exportBertToOnnx(dir, onnxPath, { quantize: settings.quantize });
@@ -52,10 +52,29 @@ export function cacheName(model: string): string {
   return model.replace(/[^A-Za-z0-9._-]+/g, '--');
 }
 
-async function fileHash(path: string): Promise<string> {
+/**
+ * Names a conversion by the weights' content: a sha256 computed once and remembered beside the
+ * conversions by path, size and modification time, so a start does not re-read 90 MB.
+ */
+async function weightsKey(path: string): Promise<string> {
+  const { size, mtimeMs } = statSync(path);
+  const memo = join(dirname(path), '.trellis-weights-sha256');
+  const stamp = `${size}:${Math.floor(mtimeMs)}`;
+  try {
+    const [seen, digest] = readFileSync(memo, 'utf8').trim().split(' ');
+    if (seen === stamp && digest) return digest;
+  } catch {
+    // Not remembered yet.
+  }
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex').slice(0, 16);
+  const digest = hash.digest('hex').slice(0, 16);
+  try {
+    writeFileSync(memo, `${stamp} ${digest}\n`);
+  } catch {
+    // A read-only model directory: hashed again next start.
+  }
+  return digest;
 }
 
 function describe(error: unknown): string {
