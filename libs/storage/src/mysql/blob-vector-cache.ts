@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import { VectorIndex } from '../vector-index';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { blobToVector } from './vector-codec';
 import type { VectorCandidates } from './vector-sql';
 

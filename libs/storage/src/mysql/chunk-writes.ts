@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import type { NewChunk } from '../records';
-import type { SqlSession, SqlValue } from './mysql-session';
+import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { batches, marks } from './mysql-rows';
 import { documentTerms } from './fulltext-terms';
 import type { DocumentTerms } from './fulltext-terms';

@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import type { StageEvent, StageRecord } from '../records';
 import { byPipelineOrder, toStage } from '../row-mappers';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { toSqlTime } from './mysql-rows';
 
 /** Adds one piece of work to its stage's row: earliest start, latest finish, counts, last error. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { NewDocumentVersion } from '../records';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { toSqlTime } from './mysql-rows';
 
 /** Characters per document_texts row: at most 4 MB of utf8mb4, under TiDB's 6 MB row limit. */

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter } from '../records';
-import type { SqlSession, SqlValue } from './mysql-session';
+import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { CURRENT_CHUNKS, batches, marks } from './mysql-rows';
 import { queryTerms } from './fulltext-terms';
 import type { DocumentTerms } from './fulltext-terms';

@@ -27,7 +27,7 @@ import {
 } from '../graph-edit-rows';
 import type { OverlayRow } from '../graph-edit-rows';
 import type { Row } from '../row-mappers';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { marks, toSqlTime } from './mysql-rows';
 import { blobToVector, textToVector } from './vector-codec';
 import type { VectorSql } from './vector-sql';

@@ -3,7 +3,7 @@ import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '../graph-overlay';
 import type { OverlayState } from '../graph-overlay';
 import { toOverlayRow } from '../graph-edit-rows';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { batches, marks } from './mysql-rows';
 
 /** The overlay's hooks in the MySQL chunk write (see graph-overlay.ts). */

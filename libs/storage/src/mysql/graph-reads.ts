@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import { fullTextTerms, rankEntitiesByName } from '../derivation';
 import type { EntityRecord, RelationshipRecord } from '../records';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, batches, marks, toEntity, toRelationship } from './mysql-rows';
 
 /** Graph reads; every query is bound to the scope's tenant and knowledge base. */

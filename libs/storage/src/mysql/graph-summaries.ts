@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
 import { toPendingSummaries } from '../row-mappers';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { ENTITY_COLUMNS, batches, marks, toEntity } from './mysql-rows';
 import { blobToVector, textToVector } from './vector-codec';
 import type { VectorSql } from './vector-sql';

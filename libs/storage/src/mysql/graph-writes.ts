@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import { preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
-import type { SqlSession, SqlValue } from './mysql-session';
+import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { batches, marks } from './mysql-rows';
 import { unindexChunkTexts } from './fulltext-index';
 import type { VectorSql } from './vector-sql';

@@ -1,5 +1,6 @@
 import { TrellisError } from '@trellis/contracts';
-import type { PooledSql, SqlSession } from './mysql-session';
+import type { PooledSql } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { MYSQL_MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './mysql-schema';
 import type { MysqlMigration, SchemaContext } from './mysql-schema';
 import { toSqlTime } from './mysql-rows';

@@ -46,7 +46,9 @@ import * as summaries from './graph-summaries';
 import { MysqlGraphEdits } from './graph-edits';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { stderrStoreLogger } from './store-logger';
-import { MysqlLlmBudget } from './llm-budget-sql';
+import { SqlLlmBudget } from '../sql/llm-budget-sql';
+import { mysqlDialect } from './mysql-dialect';
+import type { SqlDialect } from '../sql/sql-dialect';
 import type { StoreLogger } from './store-logger';
 
 export interface MysqlStoreOptions {
@@ -76,7 +78,8 @@ export class MysqlStore implements TrellisStore {
   private readonly vectorPath: VectorPath;
   /** Blob path only: per-process vector matrices, checked against the database before use. */
   private readonly blobVectors = new BlobVectorCache();
-  private readonly llm: MysqlLlmBudget;
+  private readonly llm: SqlLlmBudget;
+  private readonly dialect: SqlDialect;
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -85,8 +88,9 @@ export class MysqlStore implements TrellisStore {
     logger: StoreLogger,
   ) {
     this.sql = new PooledSql(dataSource);
-    this.llm = new MysqlLlmBudget(this.sql);
     this.vectorPath = new VectorPath(server, database, logger);
+    this.dialect = mysqlDialect(() => this.vectorPath.sql);
+    this.llm = new SqlLlmBudget(this.sql, this.dialect);
   }
 
   /** Opens a pool on `mysql://user:pass@host:port/db`, creating the database if missing. */

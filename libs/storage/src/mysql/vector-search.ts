@@ -1,7 +1,7 @@
 import { TopK, cosineSimilarity } from '../vector-math';
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter } from '../records';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { CURRENT_CHUNKS, marks } from './mysql-rows';
 import { blobToVector } from './vector-codec';
 import type { VectorCandidates, VectorSql } from './vector-sql';

@@ -1,4 +1,4 @@
-import type { SqlValue, Statement } from './mysql-session';
+import type { SqlValue, Statement } from '../sql/sql-session';
 import { vectorToBlob, vectorToText } from './vector-codec';
 
 /**

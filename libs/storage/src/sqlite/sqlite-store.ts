@@ -33,7 +33,9 @@ import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms } from '../derivation';
 import * as summaries from './sqlite-summaries';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
-import { SqliteLlmBudget } from './sqlite-llm-budget';
+import { SqlLlmBudget } from '../sql/llm-budget-sql';
+import { SqliteDatabase } from './sqlite-database';
+import { sqliteDialect } from './sqlite-dialect';
 import { GRAPH_EDIT_TABLES, SqliteGraphEdits } from './sqlite-graph-edits';
 import { SqliteGraphOverlay } from './sqlite-graph-overlay';
 import { SqliteGraphWrites } from './sqlite-graph-writes';
@@ -52,7 +54,9 @@ export class SqliteStore implements TrellisStore {
   private readonly db: Database.Database;
   /** Exact search over in-memory matrices, rebuilt after writes (see invalidate calls). */
   private readonly vectors = new VectorIndexCache();
-  private readonly llm: SqliteLlmBudget;
+  /** The connection behind the async session port the shared SQL is written against. */
+  private readonly sql: SqliteDatabase;
+  private readonly llm: SqlLlmBudget;
   /** Manual edits: the overlay applied inside every chunk write, and the edits themselves. */
   private readonly overlay: SqliteGraphOverlay;
   /** Chunk extractions into entities, relationships and their derived fields. */
@@ -70,7 +74,9 @@ export class SqliteStore implements TrellisStore {
     this.db.pragma('foreign_keys = OFF');
     this.db.pragma('busy_timeout = 5000');
     this.migrate();
-    this.llm = new SqliteLlmBudget(this.db);
+    this.sql = new SqliteDatabase(this.db);
+    this.llm = new SqlLlmBudget(this.sql, sqliteDialect);
+    serializeSynchronousMethods(this, this.sql);
     this.overlay = new SqliteGraphOverlay(this.db);
     this.graph = new SqliteGraphWrites(this.db, this.overlay);
     this.reads = new SqliteGraphReads(this.db, this.vectors);
@@ -138,10 +144,9 @@ export class SqliteStore implements TrellisStore {
 
   async deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
     return this.db.transaction(() => {
-      this.llm.deleteKnowledgeBase(scope);
       const chunkIds = this.db.prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?').pluck().all(scope.tenantId, scope.kbId) as string[];
       this.deleteFts(chunkIds);
-      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages', ...GRAPH_EDIT_TABLES]) {
+      for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages', 'llm_usage', ...GRAPH_EDIT_TABLES]) {
         this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`).run(scope.tenantId, scope.kbId);
       }
       this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
@@ -373,28 +378,28 @@ export class SqliteStore implements TrellisStore {
 
   // --- LLM usage and budget --------------------------------------------------------------
 
-  async addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage): Promise<void> {
-    this.llm.addUsage(scope, documentId, version, usage);
+  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage): Promise<void> {
+    return this.llm.addUsage(scope, documentId, version, usage);
   }
 
-  async getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
+  getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
     return this.llm.documentUsage(scope, documentId, version);
   }
 
-  async getKnowledgeBaseLlmUsage(scope: KbScope): Promise<LlmUsage> {
+  getKnowledgeBaseLlmUsage(scope: KbScope): Promise<LlmUsage> {
     return this.llm.knowledgeBaseUsage(scope);
   }
 
-  async takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force = false): Promise<number> {
+  takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force = false): Promise<number> {
     return this.llm.takeFromBucket(key, amount, perMinute, nowMs, force);
   }
 
-  async acquireLease(key: string, holder: string, slots: number, expiresAtMs: number, nowMs: number): Promise<boolean> {
+  acquireLease(key: string, holder: string, slots: number, expiresAtMs: number, nowMs: number): Promise<boolean> {
     return this.llm.acquireLease(key, holder, slots, expiresAtMs, nowMs);
   }
 
-  async releaseLease(key: string, holder: string): Promise<void> {
-    this.llm.releaseLease(key, holder);
+  releaseLease(key: string, holder: string): Promise<void> {
+    return this.llm.releaseLease(key, holder);
   }
 
   // --- graph -----------------------------------------------------------------------------
@@ -593,4 +598,20 @@ function documentFilter(filter?: ChunkFilter): { clause: string; params: string[
   const ids = filter?.documentIds ?? [];
   if (ids.length === 0) return { clause: '', params: [] };
   return { clause: `AND c.document_id IN (${marks(ids)})`, params: [...ids] };
+}
+
+/**
+ * While parts of this store still call better-sqlite3 directly, those calls must not run inside a
+ * transaction the async session holds open: each method of the store is run by the session when
+ * no transaction is open. Methods already written over the session serialize themselves.
+ */
+function serializeSynchronousMethods(store: SqliteStore, sql: SqliteDatabase): void {
+  const methods = store as unknown as Record<string, unknown>;
+  /** Helpers called inside the store's own synchronous transactions: they stay synchronous. */
+  const helpers = new Set(['constructor', 'migrate', 'upsertDocumentRow', 'removeChunks', 'deleteFts']);
+  for (const name of Object.getOwnPropertyNames(SqliteStore.prototype)) {
+    const method = methods[name];
+    if (helpers.has(name) || typeof method !== 'function') continue;
+    methods[name] = (...args: unknown[]) => sql.outside(() => (method as (...a: unknown[]) => unknown).apply(store, args));
+  }
 }
