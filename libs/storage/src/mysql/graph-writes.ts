@@ -7,6 +7,7 @@ import { unindexChunkTexts } from './fulltext-index';
 import type { VectorSql } from './vector-sql';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
 import type { Touched } from '../graph-overlay';
+import { CHANGED_SUMMARY } from '../sql/summary-sql';
 
 /**
  * The graph writes, run inside the caller's transaction. Concurrency rule: a transaction locks
@@ -16,14 +17,6 @@ import type { Touched } from '../graph-overlay';
  * entities, then relationships, each by id) to keep deadlocks rare; the transaction runner
  * retries the ones that still happen.
  */
-
-/**
- * Keeps a summary whose inputs hash (first parameter) is unchanged; otherwise writes the plain
- * concatenation (second) and marks it pending (third: the hash again) for the graph writer to
- * summarise and embed. summary_hash must be assigned after this: MySQL assigns left to right.
- */
-const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN description ELSE ? END,
-  summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
 
 /** Code-unit order, which for our ASCII ids is the binary collation's order: the lock order. */
 function compareIds(a: string, b: string): number {

@@ -42,7 +42,7 @@ import { prepareChunks, writeChunks } from './chunk-writes';
 import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-writes';
 import { removeDocumentChunks, writeChunkExtraction } from './graph-writes';
 import * as graph from './graph-reads';
-import * as summaries from './graph-summaries';
+import * as summaries from '../sql/summary-sql';
 import { MysqlGraphEdits } from './graph-edits';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { stderrStoreLogger } from './store-logger';
@@ -400,7 +400,7 @@ export class MysqlStore implements TrellisStore {
   }
 
   listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
-    return summaries.listEntityCandidates(this.sql, this.vectors, scope, normalizedNames);
+    return summaries.listEntityCandidates(this.sql, this.dialect, scope, normalizedNames);
   }
 
   async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
@@ -423,7 +423,7 @@ export class MysqlStore implements TrellisStore {
   }
 
   saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
-    return summaries.saveSummaries(this.sql, this.vectors, scope, updates);
+    return summaries.saveSummaries(this.sql, this.dialect, scope, updates);
   }
 
   findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {

@@ -6,7 +6,7 @@ import { vectorToBuffer } from '../vector-math';
 import type { Touched } from '../graph-overlay';
 import type { SqliteGraphOverlay } from './sqlite-graph-overlay';
 import { inBatches, marks } from './sqlite-rows';
-import { CHANGED_SUMMARY } from './sqlite-summaries';
+import { CHANGED_SUMMARY } from '../sql/summary-sql';
 
 
 /**

@@ -31,7 +31,7 @@ import type { TrellisStore } from '../trellis-store';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { VectorIndex, VectorIndexCache } from '../vector-index';
 import { fullTextTerms } from '../derivation';
-import * as summaries from './sqlite-summaries';
+import * as summaries from '../sql/summary-sql';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { SqlLlmBudget } from '../sql/llm-budget-sql';
 import { SqliteDatabase } from './sqlite-database';
@@ -427,8 +427,8 @@ export class SqliteStore implements TrellisStore {
     this.graph.refreshDerived(scope, touched);
   }
 
-  async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
-    return summaries.listEntityCandidates(this.db, scope, normalizedNames);
+  listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+    return summaries.listEntityCandidates(this.sql, sqliteDialect, scope, normalizedNames);
   }
 
   async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
@@ -443,17 +443,20 @@ export class SqliteStore implements TrellisStore {
     return rows.map((r) => ({ name: r.name, entityId: r.entity_id }));
   }
 
-  async listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
-    return summaries.listPendingSummaries(this.db, scope, limit);
+  listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
+    return summaries.listPendingSummaries(this.sql, scope, limit);
   }
 
-  async listScopesWithPendingSummaries(): Promise<KbScope[]> {
-    return summaries.listScopesWithPendingSummaries(this.db);
+  listScopesWithPendingSummaries(): Promise<KbScope[]> {
+    return summaries.listScopesWithPendingSummaries(this.sql);
   }
 
   async saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
-    this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
-    return summaries.saveSummaries(this.db, scope, updates);
+    try {
+      return await summaries.saveSummaries(this.sql, sqliteDialect, scope, updates);
+    } finally {
+      this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
+    }
   }
 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {

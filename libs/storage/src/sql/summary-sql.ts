@@ -1,26 +1,27 @@
 import type { KbScope } from '@trellis/contracts';
 import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
-import { toPendingSummaries } from '../row-mappers';
-import type { SqlSession } from '../sql/sql-session';
-import { ENTITY_COLUMNS, batches, marks, toEntity } from './mysql-rows';
-import { blobToVector, textToVector } from './vector-codec';
-import type { VectorSql } from './vector-sql';
+import { ENTITY_COLUMNS, batches, marks, toEntity, toPendingSummaries } from '../row-mappers';
+import type { SqlDialect } from './sql-dialect';
+import type { SqlSession } from './sql-session';
 
-/** Entity resolution candidates and the summaries the graph writer recomputes, on the MySQL family. */
+/** Entity resolution candidates and the summaries the graph writer recomputes. */
 
-function readEmbedding(vectors: VectorSql, value: unknown): Float32Array {
-  if (value === null || value === undefined) return new Float32Array(0);
-  return vectors.storage === 'tidb-vector' ? textToVector(String(value)) : blobToVector(value);
-}
+/**
+ * Keeps a summary whose inputs hash (first parameter) is unchanged; otherwise writes the plain
+ * concatenation (second) and marks it pending (third: the hash again) for the graph writer to
+ * summarise and embed. summary_hash must be assigned after this: MySQL assigns left to right.
+ */
+export const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN description ELSE ? END,
+  summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
 
-export async function listEntityCandidates(session: SqlSession, vectors: VectorSql, scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+export async function listEntityCandidates(session: SqlSession, dialect: SqlDialect, scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
   const out: EntityCandidate[] = [];
   for (const batch of batches([...new Set(normalizedNames)])) {
     const rows = await session.rows(
-      `SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${marks(batch)}) ORDER BY id`,
+      `SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${marks(batch)})`,
       [scope.tenantId, scope.kbId, ...batch],
     );
-    for (const row of rows) out.push({ entity: toEntity(row), embedding: readEmbedding(vectors, row.embedding) });
+    for (const row of rows) out.push({ entity: toEntity(row), embedding: dialect.readEmbedding(row.embedding) ?? new Float32Array(0) });
   }
   return out.sort((a, b) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0));
 }
@@ -65,18 +66,17 @@ async function descriptionsOf(
 }
 
 /** One compare-and-set update per row: a summary computed from mentions that changed since is dropped. */
-export async function saveSummaries(session: SqlSession, vectors: VectorSql, scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+export async function saveSummaries(session: SqlSession, dialect: SqlDialect, scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
   let saved = 0;
   for (const u of updates) {
     const table = u.kind === 'entity' ? 'entities' : 'relationships';
     // A description the user set by hand (graph_overlays) wins over the derived summary.
-    const changed = await session.exec(
+    saved += await session.exec(
       `UPDATE ${table} SET description = COALESCE((SELECT o.description FROM graph_overlays o
          WHERE o.tenant_id = ? AND o.kb_id = ? AND o.target_kind = ? AND o.target_id = ?), ?),
-       embedding = ?, summary_pending = 0 WHERE tenant_id = ? AND kb_id = ? AND id = ? AND summary_hash = ?`,
-      [scope.tenantId, scope.kbId, u.kind, u.id, u.description, vectors.embeddingValue(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash],
+       embedding = ?, summary_pending = 0 WHERE ${dialect.byIdScope()} AND id = ? AND summary_hash = ?`,
+      [scope.tenantId, scope.kbId, u.kind, u.id, u.description, dialect.embeddingValue(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash],
     );
-    saved += changed;
   }
   return saved;
 }
