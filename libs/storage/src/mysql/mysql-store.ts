@@ -40,10 +40,13 @@ import { currentChunkCandidates, graphCandidates, rankByVector } from './vector-
 import { searchChunkTexts } from './fulltext-index';
 import { prepareChunks, writeChunks } from './chunk-writes';
 import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-writes';
-import { removeDocumentChunks, writeChunkExtraction } from './graph-writes';
+import { refreshDerived, removeDocumentChunks, writeChunkExtraction } from './graph-writes';
+import { applyOverrides } from './graph-overlay-sql';
 import * as graph from './graph-reads';
 import * as summaries from '../sql/summary-sql';
-import { MysqlGraphEdits } from './graph-edits';
+import { SqlGraphEdits } from '../sql/graph-edits-sql';
+import { GraphEditSession } from '../sql/graph-edit-session';
+import type { GraphWritePath } from '../sql/graph-edit-session';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { stderrStoreLogger } from './store-logger';
 import { SqlLlmBudget } from '../sql/llm-budget-sql';
@@ -526,16 +529,22 @@ export class MysqlStore implements TrellisStore {
   }
 
   getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
-    return new MysqlGraphEdits(this.sql, this.vectors, scope).get(editId);
+    return new SqlGraphEdits(new GraphEditSession(this.sql, this.dialect, scope, this.writePath)).get(editId);
   }
 
   listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
-    return new MysqlGraphEdits(this.sql, this.vectors, scope).list(limit);
+    return new SqlGraphEdits(new GraphEditSession(this.sql, this.dialect, scope, this.writePath)).list(limit);
   }
 
-  private editGraph<T>(scope: KbScope, edit: (edits: MysqlGraphEdits) => Promise<T>): Promise<T> {
-    return this.sql.transaction((tx) => edit(new MysqlGraphEdits(tx, this.vectors, scope)));
+  private editGraph<T>(scope: KbScope, edit: (edits: SqlGraphEdits) => Promise<T>): Promise<T> {
+    return this.sql.transaction((tx) => edit(new SqlGraphEdits(new GraphEditSession(tx, this.dialect, scope, this.writePath))));
   }
+
+  private readonly writePath: GraphWritePath = {
+    writeChunk: (tx, scope, chunkId, entities, relationships, replay) => writeChunkExtraction(tx, this.vectors, scope, chunkId, entities, relationships, replay),
+    refreshDerived,
+    applyOverrides,
+  };
 
   // --- chat history ----------------------------------------------------------------------
 

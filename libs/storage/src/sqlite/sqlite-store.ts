@@ -36,7 +36,9 @@ import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { SqlLlmBudget } from '../sql/llm-budget-sql';
 import { SqliteDatabase } from './sqlite-database';
 import { sqliteDialect } from './sqlite-dialect';
-import { GRAPH_EDIT_TABLES, SqliteGraphEdits } from './sqlite-graph-edits';
+import { SqlGraphEdits } from '../sql/graph-edits-sql';
+import { GRAPH_EDIT_TABLES, GraphEditSession } from '../sql/graph-edit-session';
+import type { GraphWritePath } from '../sql/graph-edit-session';
 import { SqliteGraphOverlay } from './sqlite-graph-overlay';
 import { SqliteGraphWrites } from './sqlite-graph-writes';
 import { SqliteGraphReads } from './sqlite-graph-reads';
@@ -63,7 +65,8 @@ export class SqliteStore implements TrellisStore {
   private readonly graph: SqliteGraphWrites;
   /** Entity and relationship lookups and searches. */
   private readonly reads: SqliteGraphReads;
-  private readonly edits: SqliteGraphEdits;
+  /** The graph edits replay chunk writes through the synchronous write path, inside their transaction. */
+  private readonly writePath: GraphWritePath;
 
   /** `path` is a file path, or ':memory:' for tests. */
   constructor(path: string) {
@@ -80,11 +83,11 @@ export class SqliteStore implements TrellisStore {
     this.overlay = new SqliteGraphOverlay(this.db);
     this.graph = new SqliteGraphWrites(this.db, this.overlay);
     this.reads = new SqliteGraphReads(this.db, this.vectors);
-    this.edits = new SqliteGraphEdits(this.db, this.overlay, {
-      writeChunk: (scope, chunkId, entities, relationships, replay) => this.graph.writeChunk(scope, chunkId, entities, relationships, replay),
-      refresh: (scope, touched) => this.graph.refreshDerived(scope, touched),
-      invalidate: (kbId) => this.vectors.invalidate(kbId, 'entities', 'relationships'),
-    });
+    this.writePath = {
+      writeChunk: async (_tx, scope, chunkId, entities, relationships, replay) => this.graph.writeChunk(scope, chunkId, entities, relationships, replay),
+      refreshDerived: async (_tx, scope, touched) => this.graph.refreshDerived(scope, touched),
+      applyOverrides: async (_tx, scope, touched) => this.overlay.applyOverrides(scope, touched),
+    };
   }
 
   private migrate(): void {
@@ -502,43 +505,51 @@ export class SqliteStore implements TrellisStore {
   // --- graph edits -----------------------------------------------------------------------
 
   async updateEntity(scope: KbScope, entityId: string, patch: EntityPatch, edit: GraphEditMeta): Promise<EntityRecord> {
-    this.edits.updateEntity(scope, entityId, patch, edit);
+    await this.editGraph(scope, (edits) => edits.updateEntity(entityId, patch, edit));
     return (await this.getEntities(scope, [entityId]))[0]!;
   }
 
   async updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
-    this.edits.updateRelationship(scope, relationshipId, patch, edit);
+    await this.editGraph(scope, (edits) => edits.updateRelationship(relationshipId, patch, edit));
     return this.reads.getRelationships(scope, [relationshipId])[0]!;
   }
 
-  async deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
-    this.edits.deleteEntity(scope, entityId, edit);
+  deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
+    return this.editGraph(scope, (edits) => edits.deleteEntity(entityId, edit));
   }
 
-  async deleteRelationship(scope: KbScope, relationshipId: string, edit: GraphEditMeta): Promise<void> {
-    this.edits.deleteRelationship(scope, relationshipId, edit);
+  deleteRelationship(scope: KbScope, relationshipId: string, edit: GraphEditMeta): Promise<void> {
+    return this.editGraph(scope, (edits) => edits.deleteRelationship(relationshipId, edit));
   }
 
   async createManualEntity(scope: KbScope, entity: ManualEntityWrite, links: readonly ManualRelationshipWrite[], edit: GraphEditMeta): Promise<EntityRecord> {
-    this.edits.createManualEntity(scope, entity, links, edit);
+    await this.editGraph(scope, (edits) => edits.createManualEntity(entity, links, edit));
     return (await this.getEntities(scope, [entity.id]))[0]!;
   }
 
   async mergeEntities(scope: KbScope, sourceId: string, targetId: string, edit: GraphEditMeta): Promise<EntityRecord> {
-    this.edits.mergeEntities(scope, sourceId, targetId, edit);
+    await this.editGraph(scope, (edits) => edits.mergeEntities(sourceId, targetId, edit));
     return (await this.getEntities(scope, [targetId]))[0]!;
   }
 
-  async undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
-    return this.edits.undo(scope, editId, edit);
+  undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
+    return this.editGraph(scope, (edits) => edits.undo(editId, edit));
   }
 
-  async getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
-    return this.edits.get(scope, editId);
+  getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
+    return new SqlGraphEdits(new GraphEditSession(this.sql, sqliteDialect, scope, this.writePath)).get(editId);
   }
 
-  async listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
-    return this.edits.list(scope, limit);
+  listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
+    return new SqlGraphEdits(new GraphEditSession(this.sql, sqliteDialect, scope, this.writePath)).list(limit);
+  }
+
+  private async editGraph<T>(scope: KbScope, edit: (edits: SqlGraphEdits) => Promise<T>): Promise<T> {
+    try {
+      return await this.sql.transaction((tx) => edit(new SqlGraphEdits(new GraphEditSession(tx, sqliteDialect, scope, this.writePath))));
+    } finally {
+      this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
+    }
   }
 
   // --- pipeline stages -------------------------------------------------------------------
