@@ -2,8 +2,9 @@ import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter } from '../records';
 import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { CURRENT_CHUNKS, batches, marks } from './mysql-rows';
-import { queryTerms } from './fulltext-terms';
+import { documentTerms, queryTerms } from './fulltext-terms';
 import type { DocumentTerms } from './fulltext-terms';
+import type { FullTextIndex } from '../sql/full-text';
 
 /**
  * Full-text search over our own inverted index (chunk_terms + chunks.fts_length +
@@ -130,3 +131,14 @@ export function doubleLiteral(value: number): string {
   if (!Number.isFinite(value)) throw new RangeError('BM25 constant is not finite');
   return value.toExponential();
 }
+
+/** The MySQL family's full-text index: BM25 over chunk_terms, lengths in chunks.fts_length. */
+export const invertedIndex: FullTextIndex = {
+  analyze: (text) => ({ text, ...documentTerms(text) }),
+  replace: reindexChunkTexts,
+  remove: unindexChunkTexts,
+  async removeKnowledgeBase(tx, scope) {
+    for (const table of ['chunk_terms', 'kb_text_stats']) await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`, [scope.tenantId, scope.kbId]);
+  },
+  search: searchChunkTexts,
+};

@@ -34,19 +34,18 @@ import { parseMysqlUrl } from './mysql-url';
 import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, marks, readJson, toChunk, toDocument, toKnowledgeBase, toSqlTime } from './mysql-rows';
 import type { VectorSql, VectorStorage } from './vector-sql';
 import { VectorPath } from './vector-path';
-import { BlobVectorCache } from './blob-vector-cache';
 import { listStages, recordStage } from './document-stages';
-import { currentChunkCandidates, graphCandidates, rankByVector } from './vector-search';
-import { searchChunkTexts } from './fulltext-index';
+import { MysqlVectorRanking } from './vector-search';
+import { invertedIndex } from './fulltext-index';
+import { chunkCandidates } from '../sql/vector-ranking';
+import type { SqlEngine } from '../sql/sql-engine';
+import { SqlGraphReads } from '../sql/graph-read-sql';
 import { prepareChunks, writeChunks } from './chunk-writes';
 import { sourceHash, upsertDocumentRow, writeDocumentText } from './document-writes';
-import { refreshDerived, removeDocumentChunks, writeChunkExtraction } from './graph-writes';
-import { applyOverrides } from './graph-overlay-sql';
-import * as graph from './graph-reads';
+import { removeDocumentChunks, writeChunkExtraction } from '../sql/graph-write-sql';
 import * as summaries from '../sql/summary-sql';
 import { SqlGraphEdits } from '../sql/graph-edits-sql';
 import { GraphEditSession } from '../sql/graph-edit-session';
-import type { GraphWritePath } from '../sql/graph-edit-session';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { stderrStoreLogger } from './store-logger';
 import { SqlLlmBudget } from '../sql/llm-budget-sql';
@@ -79,10 +78,10 @@ const KB_TABLES = [
 export class MysqlStore implements TrellisStore {
   private readonly sql: PooledSql;
   private readonly vectorPath: VectorPath;
-  /** Blob path only: per-process vector matrices, checked against the database before use. */
-  private readonly blobVectors = new BlobVectorCache();
   private readonly llm: SqlLlmBudget;
   private readonly dialect: SqlDialect;
+  private readonly engine: SqlEngine;
+  private readonly graph: SqlGraphReads;
 
   private constructor(
     private readonly dataSource: DataSource,
@@ -94,6 +93,8 @@ export class MysqlStore implements TrellisStore {
     this.vectorPath = new VectorPath(server, database, logger);
     this.dialect = mysqlDialect(() => this.vectorPath.sql);
     this.llm = new SqlLlmBudget(this.sql, this.dialect);
+    this.engine = { dialect: this.dialect, fullText: invertedIndex, vectors: new MysqlVectorRanking(() => this.vectorPath.sql) };
+    this.graph = new SqlGraphReads(this.sql, this.engine);
   }
 
   /** Opens a pool on `mysql://user:pass@host:port/db`, creating the database if missing. */
@@ -255,7 +256,7 @@ export class MysqlStore implements TrellisStore {
 
   async deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
     return this.sql.transaction(async (tx) => {
-      await removeDocumentChunks(tx, scope, documentId);
+      await removeDocumentChunks(tx, this.engine, scope, documentId);
       for (const table of ['document_texts', 'document_stages']) {
         await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ?`, [scope.tenantId, scope.kbId, documentId]);
       }
@@ -265,7 +266,7 @@ export class MysqlStore implements TrellisStore {
 
   async deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
     return this.sql.transaction(async (tx) => {
-      const removed = await removeDocumentChunks(tx, scope, documentId, currentVersion);
+      const removed = await removeDocumentChunks(tx, this.engine, scope, documentId, currentVersion);
       for (const table of ['document_texts', 'document_stages']) {
         await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`, [scope.tenantId, scope.kbId, documentId, currentVersion]);
       }
@@ -327,16 +328,12 @@ export class MysqlStore implements TrellisStore {
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
-    if (this.vectors.scoresInDatabase) {
-      return this.withChunks(scope, await rankByVector(this.sql, this.vectors, currentChunkCandidates(scope, filter), vector, k));
-    }
-    const index = await this.blobVectors.index(this.sql, 'chunks', scope, currentChunkCandidates(scope), 'c.document_id');
     const documents = filter?.documentIds?.length ? new Set(filter.documentIds) : undefined;
-    return this.withChunks(scope, index.search(vector, k, documents));
+    return this.withChunks(scope, await this.engine.vectors.nearest(this.sql, chunkCandidates(scope), vector, k, documents));
   }
 
   async searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
-    return this.withChunks(scope, await searchChunkTexts(this.sql, scope, query, k, filter));
+    return this.withChunks(scope, await this.engine.fullText.search(this.sql, scope, query, k, filter));
   }
 
   private async withChunks(scope: KbScope, scored: Array<{ item: string; score: number }>): Promise<ScoredChunk[]> {
@@ -395,26 +392,19 @@ export class MysqlStore implements TrellisStore {
     entities: readonly EntityMentionWrite[],
     relationships: readonly RelationshipMentionWrite[],
   ): Promise<void> {
-    await this.sql.transaction((tx) => writeChunkExtraction(tx, this.vectors, scope, chunkId, entities, relationships));
+    await this.sql.transaction((tx) => writeChunkExtraction(tx, this.dialect, scope, chunkId, entities, relationships));
   }
 
   getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
-    return graph.getEntities(this.sql, scope, ids);
+    return this.graph.getEntities(scope, ids);
   }
 
   listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
     return summaries.listEntityCandidates(this.sql, this.dialect, scope, normalizedNames);
   }
 
-  async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
-    const rows = await this.sql.rows(
-      `SELECT DISTINCT m.name, m.entity_id FROM chunks c
-       JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
-       JOIN entity_mentions m ON m.tenant_id = o.tenant_id AND m.kb_id = o.kb_id AND m.chunk_id = o.id
-       WHERE c.tenant_id = ? AND c.kb_id = ? AND c.id = ? ORDER BY m.entity_id, m.name`,
-      [scope.tenantId, scope.kbId, chunkId],
-    );
-    return rows.map((r) => ({ name: String(r.name), entityId: String(r.entity_id) }));
+  entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
+    return this.graph.entityMentionsOfSameContent(scope, chunkId);
   }
 
   listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
@@ -430,80 +420,51 @@ export class MysqlStore implements TrellisStore {
   }
 
   findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
-    return graph.findEntitiesByNormalizedName(this.sql, scope, normalizedName);
+    return this.graph.findEntitiesByNormalizedName(scope, normalizedName);
   }
 
   searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
-    return graph.searchEntitiesByName(this.sql, scope, query, limit);
+    return this.graph.searchEntitiesByName(scope, query, limit);
   }
 
-  async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
-    const top = await this.rankGraph('entities', scope, vector, k);
-    const entities = new Map((await graph.getEntities(this.sql, scope, top.map((t) => t.item))).map((e) => [e.id, e]));
-    return top.flatMap((t) => {
-      const entity = entities.get(t.item);
-      return entity ? [{ entity, score: t.score }] : [];
-    });
+  searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
+    return this.graph.searchEntitiesByVector(scope, vector, k);
   }
 
-  /** Relationships a user weighted negative are left out: they are kept out of retrieval. */
-  async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const candidates = graphCandidates('relationships', scope);
-    const retrievable = { ...candidates, where: `${candidates.where} AND r.weight >= 0` };
-    const top = this.vectors.scoresInDatabase
-      ? await rankByVector(this.sql, this.vectors, retrievable, vector, k)
-      : (await this.blobVectors.index(this.sql, 'retrievable-relationships', scope, retrievable)).search(vector, k);
-    const relationships = new Map((await graph.getRelationships(this.sql, scope, top.map((t) => t.item))).map((r) => [r.id, r]));
-    return top.flatMap((t) => {
-      const relationship = relationships.get(t.item);
-      return relationship ? [{ relationship, score: t.score }] : [];
-    });
+  searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
+    return this.graph.searchRelationshipsByVector(scope, vector, k);
   }
 
-  /** Ranks a graph table: by the server on TiDB, from the process's cached matrix on the blob path. */
-  private async rankGraph(table: 'entities' | 'relationships', scope: KbScope, vector: Float32Array, k: number): Promise<Array<{ item: string; score: number }>> {
-    if (this.vectors.scoresInDatabase) return rankByVector(this.sql, this.vectors, graphCandidates(table, scope), vector, k);
-    return (await this.blobVectors.index(this.sql, table, scope, graphCandidates(table, scope))).search(vector, k);
-  }
-
-  async relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
-    if (!this.vectors.scoresInDatabase) {
-      return (await this.blobVectors.index(this.sql, 'relationships', scope, graphCandidates('relationships', scope))).similarities(vector, relationshipIds);
-    }
-    const result = new Map<string, number>();
-    for (const batch of batches([...new Set(relationshipIds)])) {
-      const candidates = graphCandidates('relationships', scope, batch);
-      for (const { item, score } of await rankByVector(this.sql, this.vectors, candidates, vector, batch.length)) result.set(item, score);
-    }
-    return result;
+  relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
+    return this.graph.relationshipSimilarities(scope, vector, relationshipIds);
   }
 
   relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
-    return graph.relationshipsOfEntities(this.sql, scope, entityIds);
+    return this.graph.relationshipsOfEntities(scope, entityIds);
   }
 
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
-    return graph.chunkIdsByOwner(this.sql, scope, 'relationship_mentions', 'relationship_id', relationshipIds);
+    return this.graph.chunkIdsForRelationships(scope, relationshipIds);
   }
 
   chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
-    return graph.chunkIdsByOwner(this.sql, scope, 'entity_mentions', 'entity_id', entityIds);
+    return this.graph.chunkIdsForEntities(scope, entityIds);
   }
 
   exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
-    return graph.exportGraph(this.sql, scope);
+    return this.graph.exportGraph(scope);
   }
 
   // --- graph edits -----------------------------------------------------------------------
 
   async updateEntity(scope: KbScope, entityId: string, patch: EntityPatch, edit: GraphEditMeta): Promise<EntityRecord> {
     await this.editGraph(scope, (edits) => edits.updateEntity(entityId, patch, edit));
-    return (await graph.getEntities(this.sql, scope, [entityId]))[0]!;
+    return (await this.graph.getEntities(scope, [entityId]))[0]!;
   }
 
   async updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
     await this.editGraph(scope, (edits) => edits.updateRelationship(relationshipId, patch, edit));
-    return (await graph.getRelationships(this.sql, scope, [relationshipId]))[0]!;
+    return (await this.graph.getRelationships(scope, [relationshipId]))[0]!;
   }
 
   deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
@@ -516,12 +477,12 @@ export class MysqlStore implements TrellisStore {
 
   async createManualEntity(scope: KbScope, entity: ManualEntityWrite, links: readonly ManualRelationshipWrite[], edit: GraphEditMeta): Promise<EntityRecord> {
     await this.editGraph(scope, (edits) => edits.createManualEntity(entity, links, edit));
-    return (await graph.getEntities(this.sql, scope, [entity.id]))[0]!;
+    return (await this.graph.getEntities(scope, [entity.id]))[0]!;
   }
 
   async mergeEntities(scope: KbScope, sourceId: string, targetId: string, edit: GraphEditMeta): Promise<EntityRecord> {
     await this.editGraph(scope, (edits) => edits.mergeEntities(sourceId, targetId, edit));
-    return (await graph.getEntities(this.sql, scope, [targetId]))[0]!;
+    return (await this.graph.getEntities(scope, [targetId]))[0]!;
   }
 
   undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
@@ -529,22 +490,16 @@ export class MysqlStore implements TrellisStore {
   }
 
   getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
-    return new SqlGraphEdits(new GraphEditSession(this.sql, this.dialect, scope, this.writePath)).get(editId);
+    return new SqlGraphEdits(new GraphEditSession(this.sql, this.dialect, scope)).get(editId);
   }
 
   listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
-    return new SqlGraphEdits(new GraphEditSession(this.sql, this.dialect, scope, this.writePath)).list(limit);
+    return new SqlGraphEdits(new GraphEditSession(this.sql, this.dialect, scope)).list(limit);
   }
 
   private editGraph<T>(scope: KbScope, edit: (edits: SqlGraphEdits) => Promise<T>): Promise<T> {
-    return this.sql.transaction((tx) => edit(new SqlGraphEdits(new GraphEditSession(tx, this.dialect, scope, this.writePath))));
+    return this.sql.transaction((tx) => edit(new SqlGraphEdits(new GraphEditSession(tx, this.dialect, scope))));
   }
-
-  private readonly writePath: GraphWritePath = {
-    writeChunk: (tx, scope, chunkId, entities, relationships, replay) => writeChunkExtraction(tx, this.vectors, scope, chunkId, entities, relationships, replay),
-    refreshDerived,
-    applyOverrides,
-  };
 
   // --- chat history ----------------------------------------------------------------------
 

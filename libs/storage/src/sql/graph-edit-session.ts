@@ -1,8 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import type { GraphEditAction, GraphEditMeta, RecordedChunkExtraction } from '../graph-edit-records';
 import { encodeChunkExtraction, encodeRowSnapshot } from '../graph-overlay';
-import type { Touched } from '../graph-overlay';
 import { entityNotFound, mergedAway, relationshipNotFound, toOverlayRow, toRecordedChunkExtraction, toRowSnapshot } from '../graph-edit-rows';
 import type { OverlayRow } from '../graph-edit-rows';
 import { marks } from '../row-mappers';
@@ -10,23 +8,6 @@ import type { Row } from '../row-mappers';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
 import type { SqlSession } from './sql-session';
-
-/** The chunk write path the edits replay through, overlay included. */
-export interface GraphWritePath {
-  /** One chunk's write; `replay` keeps the chunk's other recorded writes. */
-  writeChunk(
-    tx: SqlSession,
-    scope: KbScope,
-    chunkId: string,
-    entities: readonly EntityMentionWrite[],
-    relationships: readonly RelationshipMentionWrite[],
-    replay: boolean,
-  ): Promise<unknown>;
-  /** Recomputes derived values (and deletes extracted rows left without mentions). */
-  refreshDerived(tx: SqlSession, scope: KbScope, touched: Touched): Promise<void>;
-  /** Re-applies the user's overrides to these rows. */
-  applyOverrides(tx: SqlSession, scope: KbScope, touched: Touched): Promise<void>;
-}
 
 export const GRAPH_EDIT_TABLES = ['graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits'] as const;
 const ENTITY_ROW = 'id, kb_id, name, normalized_name, type, description, mention_count, kind, embedding';
@@ -54,7 +35,6 @@ export class GraphEditSession {
     readonly tx: SqlSession,
     readonly dialect: SqlDialect,
     readonly scope: KbScope,
-    readonly writes: GraphWritePath,
   ) {}
 
   get key(): [string, string] {

@@ -5,6 +5,8 @@ import { entitySummary, relationshipSummary, selfMerge, toGraphEdit } from '../g
 import type { Row } from '../row-mappers';
 import { GraphEditSession, emptyOverlay } from './graph-edit-session';
 import { undoEdit } from './graph-undo-sql';
+import { applyOverrides } from './graph-overlay-sql';
+import { refreshDerived, writeChunkExtraction } from './graph-write-sql';
 
 /**
  * Manual graph edits (see graph-overlay.ts for the model), each run inside the caller's
@@ -22,7 +24,7 @@ export class SqlGraphEdits {
       ...(patch.type !== undefined ? { type: patch.type } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),
     });
-    await this.s.writes.applyOverrides(this.s.tx, this.s.scope, { entityIds: new Set([entityId]), relationshipIds: new Set() });
+    await applyOverrides(this.s.tx, this.s.dialect, this.s.scope, { entityIds: new Set([entityId]), relationshipIds: new Set() });
     const after = await this.s.requireEntity(entityId);
     const undo = { overlay: previous, row: { name: before.name, normalizedName: before.normalized_name, type: before.type, description: before.description } };
     await this.s.logEdit(meta, 'update-entity', [entityId], entitySummary(before), entitySummary(after), undo);
@@ -37,7 +39,7 @@ export class SqlGraphEdits {
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.weight !== undefined ? { weight: patch.weight } : {}),
     });
-    await this.s.writes.applyOverrides(this.s.tx, this.s.scope, { entityIds: new Set(), relationshipIds: new Set([relationshipId]) });
+    await applyOverrides(this.s.tx, this.s.dialect, this.s.scope, { entityIds: new Set(), relationshipIds: new Set([relationshipId]) });
     const after = await this.s.requireRelationship(relationshipId);
     const undo = { overlay: previous, row: { label: before.label, description: before.description, weight: Number(before.weight) } };
     await this.s.logEdit(meta, 'update-relationship', [relationshipId], relationshipSummary(before), relationshipSummary(after), undo);
@@ -100,8 +102,8 @@ export class SqlGraphEdits {
     // sends every mention to the target (and records the chunk for undo).
     await this.repointManual(relationships.filter((r) => r.kind === 'manual'), sourceId, targetId);
     await this.s.removeFacts([sourceId], relationships.filter((r) => r.kind !== 'manual').map((r) => String(r.id)));
-    for (const [chunkId, x] of recorded) await this.s.writes.writeChunk(this.s.tx, this.s.scope, chunkId, x.entities, x.relationships, true);
-    await this.s.writes.refreshDerived(this.s.tx, this.s.scope, { entityIds: new Set([targetId]), relationshipIds: new Set() });
+    for (const [chunkId, x] of recorded) await writeChunkExtraction(this.s.tx, this.s.dialect, this.s.scope, chunkId, x.entities, x.relationships, true);
+    await refreshDerived(this.s.tx, this.s.dialect, this.s.scope, { entityIds: new Set([targetId]), relationshipIds: new Set() });
     const after = entitySummary(await this.s.requireEntity(targetId));
     await this.s.logEdit(meta, 'merge-entities', [sourceId, targetId], { source: entitySummary(source), target: entitySummary(target) }, after, { rows: snapshot });
   }

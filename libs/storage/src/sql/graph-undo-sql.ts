@@ -6,6 +6,7 @@ import { STRUCTURAL_ACTIONS, toGraphEdit } from '../graph-edit-rows';
 import { marks } from '../row-mappers';
 import type { GraphEditSession, UndoState } from './graph-edit-session';
 import { takeInserted } from './sql-dialect';
+import { refreshDerived, writeChunkExtraction } from './graph-write-sql';
 
 /**
  * Undoes one graph edit inside the caller's transaction. Refused while a later structural
@@ -47,14 +48,14 @@ async function revert(s: GraphEditSession, edit: GraphEditRecord, undo: UndoStat
       await s.saveOverlay('entity', id, undo.overlay ?? null);
       const r = undo.row as { name: string; normalizedName: string; type: string; description: string };
       await s.tx.exec(`UPDATE entities SET name = ?, normalized_name = ?, type = ?, description = ? ${byId}`, [r.name, r.normalizedName, r.type, r.description, ...s.key, id]);
-      return s.writes.refreshDerived(s.tx, s.scope, { entityIds: new Set([id]), relationshipIds: new Set() });
+      return refreshDerived(s.tx, s.dialect, s.scope, { entityIds: new Set([id]), relationshipIds: new Set() });
     }
     case 'update-relationship': {
       const id = edit.targetIds[0]!;
       await s.saveOverlay('relationship', id, undo.overlay ?? null);
       const r = undo.row as { label: string; description: string; weight: number };
       await s.tx.exec(`UPDATE relationships SET label = ?, description = ?, weight = ? ${byId}`, [r.label, r.description, r.weight, ...s.key, id]);
-      return s.writes.refreshDerived(s.tx, s.scope, { entityIds: new Set(), relationshipIds: new Set([id]) });
+      return refreshDerived(s.tx, s.dialect, s.scope, { entityIds: new Set(), relationshipIds: new Set([id]) });
     }
     case 'create-synopsis': {
       const id = undo.entityId!;
@@ -102,6 +103,6 @@ async function restoreAndReplay(s: GraphEditSession, editId: string, encodedRows
       if (row !== undefined && (String(row.source_id) !== r.sourceId || String(row.target_id) !== r.targetId)) await s.removeFacts([], [r.relationshipId]);
     }
   }
-  for (const [chunkId, x] of recorded) await s.writes.writeChunk(tx, s.scope, chunkId, x.entities, x.relationships, true);
-  await s.writes.refreshDerived(tx, s.scope, touched);
+  for (const [chunkId, x] of recorded) await writeChunkExtraction(tx, dialect, s.scope, chunkId, x.entities, x.relationships, true);
+  await refreshDerived(tx, dialect, s.scope, touched);
 }

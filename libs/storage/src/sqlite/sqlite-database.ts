@@ -51,9 +51,17 @@ export class SqliteDatabase implements SqlDatabase {
     });
   }
 
-  /** Runs synchronous work on the connection when no transaction is open. */
+  /**
+   * Runs synchronous work on the connection when no transaction is open. Only the synchronous
+   * part is ordered: a promise `work` returns is not waited for in the queue.
+   */
   outside<T>(work: () => T): Promise<T> {
-    return this.inTransaction ? this.queue(async () => work()) : settle(work);
+    if (!this.inTransaction) return settle(work);
+    return new Promise<T>((resolve, reject) => {
+      void this.queue(async () => {
+        settle(work).then(resolve, reject);
+      });
+    });
   }
 
   private queue<T>(job: () => Promise<T>): Promise<T> {

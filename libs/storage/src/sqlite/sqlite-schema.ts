@@ -253,4 +253,9 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
     name: 'chunks by content hash, to resolve re-indexed text as before',
     sql: `CREATE INDEX chunks_by_content ON chunks (tenant_id, kb_id, content_hash);`,
   },
+  {
+    version: 8,
+    name: 'indexed text length per chunk, kept by the shared chunk writes',
+    sql: `ALTER TABLE chunks ADD COLUMN fts_length INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

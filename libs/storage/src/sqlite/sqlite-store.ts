@@ -28,9 +28,7 @@ import type {
   SummaryUpdate,
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
-import { bufferToVector, vectorToBuffer } from '../vector-math';
-import { VectorIndex, VectorIndexCache } from '../vector-index';
-import { fullTextTerms } from '../derivation';
+import { vectorToBuffer } from '../vector-math';
 import * as summaries from '../sql/summary-sql';
 import { SQLITE_MIGRATIONS } from './sqlite-schema';
 import { SqlLlmBudget } from '../sql/llm-budget-sql';
@@ -38,10 +36,11 @@ import { SqliteDatabase } from './sqlite-database';
 import { sqliteDialect } from './sqlite-dialect';
 import { SqlGraphEdits } from '../sql/graph-edits-sql';
 import { GRAPH_EDIT_TABLES, GraphEditSession } from '../sql/graph-edit-session';
-import type { GraphWritePath } from '../sql/graph-edit-session';
-import { SqliteGraphOverlay } from './sqlite-graph-overlay';
-import { SqliteGraphWrites } from './sqlite-graph-writes';
-import { SqliteGraphReads } from './sqlite-graph-reads';
+import { removeDocumentChunks, writeChunkExtraction } from '../sql/graph-write-sql';
+import { SqlGraphReads } from '../sql/graph-read-sql';
+import { InProcessMatrices, chunkCandidates } from '../sql/vector-ranking';
+import type { SqlEngine } from '../sql/sql-engine';
+import { fts5Index } from './fts5-index';
 import { CHUNK_COLUMNS, inBatches, marks } from './sqlite-rows';
 import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import { byPipelineOrder, toChunk, toDocument, toKnowledgeBase as toKb, toStage } from '../row-mappers';
@@ -54,19 +53,13 @@ import type { Row } from '../row-mappers';
  */
 export class SqliteStore implements TrellisStore {
   private readonly db: Database.Database;
-  /** Exact search over in-memory matrices, rebuilt after writes (see invalidate calls). */
-  private readonly vectors = new VectorIndexCache();
   /** The connection behind the async session port the shared SQL is written against. */
   private readonly sql: SqliteDatabase;
   private readonly llm: SqlLlmBudget;
-  /** Manual edits: the overlay applied inside every chunk write, and the edits themselves. */
-  private readonly overlay: SqliteGraphOverlay;
-  /** Chunk extractions into entities, relationships and their derived fields. */
-  private readonly graph: SqliteGraphWrites;
+  /** Exact vector search over in-memory matrices, dropped after writes (see `changed` calls); FTS5 full text. */
+  private readonly engine: SqlEngine = { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() };
   /** Entity and relationship lookups and searches. */
-  private readonly reads: SqliteGraphReads;
-  /** The graph edits replay chunk writes through the synchronous write path, inside their transaction. */
-  private readonly writePath: GraphWritePath;
+  private readonly reads: SqlGraphReads;
 
   /** `path` is a file path, or ':memory:' for tests. */
   constructor(path: string) {
@@ -80,14 +73,7 @@ export class SqliteStore implements TrellisStore {
     this.sql = new SqliteDatabase(this.db);
     this.llm = new SqlLlmBudget(this.sql, sqliteDialect);
     serializeSynchronousMethods(this, this.sql);
-    this.overlay = new SqliteGraphOverlay(this.db);
-    this.graph = new SqliteGraphWrites(this.db, this.overlay);
-    this.reads = new SqliteGraphReads(this.db, this.vectors);
-    this.writePath = {
-      writeChunk: async (_tx, scope, chunkId, entities, relationships, replay) => this.graph.writeChunk(scope, chunkId, entities, relationships, replay),
-      refreshDerived: async (_tx, scope, touched) => this.graph.refreshDerived(scope, touched),
-      applyOverrides: async (_tx, scope, touched) => this.overlay.applyOverrides(scope, touched),
-    };
+    this.reads = new SqlGraphReads(this.sql, this.engine);
   }
 
   private migrate(): void {
@@ -152,7 +138,7 @@ export class SqliteStore implements TrellisStore {
       for (const table of ['entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_versions', 'document_stages', 'documents', 'chat_messages', 'llm_usage', ...GRAPH_EDIT_TABLES]) {
         this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`).run(scope.tenantId, scope.kbId);
       }
-      this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
+      this.engine.vectors.changed(scope.kbId, 'chunks', 'entities', 'relationships');
       const result = this.db.prepare('DELETE FROM knowledge_bases WHERE tenant_id = ? AND id = ?').run(scope.tenantId, scope.kbId);
       return result.changes > 0;
     })();
@@ -180,14 +166,14 @@ export class SqliteStore implements TrellisStore {
         )
         .run(doc.id, doc.version, scope.tenantId, scope.kbId, doc.text);
       this.upsertDocumentRow(scope, doc, 'pending', null);
-      this.vectors.invalidate(scope.kbId, 'chunks');
+      this.engine.vectors.changed(scope.kbId, 'chunks');
     })();
     return (await this.getDocument(scope, doc.id))!;
   }
 
   async saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
     this.upsertDocumentRow(scope, doc, 'failed', error);
-    this.vectors.invalidate(scope.kbId, 'chunks');
+    this.engine.vectors.changed(scope.kbId, 'chunks');
     return (await this.getDocument(scope, doc.id))!;
   }
 
@@ -241,30 +227,31 @@ export class SqliteStore implements TrellisStore {
   }
 
   async deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const chunkIds = this.db
-        .prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ?')
-        .pluck()
-        .all(scope.tenantId, scope.kbId, documentId) as string[];
-      this.removeChunks(scope, chunkIds);
-      this.db.prepare('DELETE FROM document_versions WHERE tenant_id = ? AND kb_id = ? AND document_id = ?').run(scope.tenantId, scope.kbId, documentId);
-      this.db.prepare('DELETE FROM document_stages WHERE tenant_id = ? AND kb_id = ? AND document_id = ?').run(scope.tenantId, scope.kbId, documentId);
-      return this.db.prepare('DELETE FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?').run(scope.tenantId, scope.kbId, documentId).changes > 0;
-    })();
+    try {
+      return await this.sql.transaction(async (tx) => {
+        await removeDocumentChunks(tx, this.engine, scope, documentId);
+        for (const table of ['document_versions', 'document_stages']) {
+          await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ?`, [scope.tenantId, scope.kbId, documentId]);
+        }
+        return (await tx.exec('DELETE FROM documents WHERE tenant_id = ? AND kb_id = ? AND id = ?', [scope.tenantId, scope.kbId, documentId])) > 0;
+      });
+    } finally {
+      this.engine.vectors.changed(scope.kbId, 'chunks', 'entities', 'relationships');
+    }
   }
 
   async deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
-    return this.db.transaction(() => {
-      const chunkIds = this.db
-        .prepare('SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?')
-        .pluck()
-        .all(scope.tenantId, scope.kbId, documentId, currentVersion) as string[];
-      this.removeChunks(scope, chunkIds);
-      for (const table of ['document_versions', 'document_stages']) {
-        this.db.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`).run(scope.tenantId, scope.kbId, documentId, currentVersion);
-      }
-      return chunkIds.length;
-    })();
+    try {
+      return await this.sql.transaction(async (tx) => {
+        const removed = await removeDocumentChunks(tx, this.engine, scope, documentId, currentVersion);
+        for (const table of ['document_versions', 'document_stages']) {
+          await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`, [scope.tenantId, scope.kbId, documentId, currentVersion]);
+        }
+        return removed;
+      });
+    } finally {
+      this.engine.vectors.changed(scope.kbId, 'chunks', 'entities', 'relationships');
+    }
   }
 
   async listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>> {
@@ -291,7 +278,7 @@ export class SqliteStore implements TrellisStore {
          status = CASE WHEN chunks.content_hash = excluded.content_hash AND chunks.status IN ('extracted', 'graphed') THEN chunks.status ELSE 'embedded' END`,
     );
     const insertFts = this.db.prepare('INSERT INTO chunk_fts (chunk_id, text) VALUES (?, ?)');
-    this.vectors.invalidate(scope.kbId, 'chunks');
+    this.engine.vectors.changed(scope.kbId, 'chunks');
     this.db.transaction(() => {
       this.deleteFts(chunks.map((c) => c.id));
       for (const c of chunks) {
@@ -329,33 +316,12 @@ export class SqliteStore implements TrellisStore {
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
-    const index = this.vectors.get('chunks', scope.kbId, () => {
-      const rows = this.db
-        .prepare(
-          `SELECT c.id, c.document_id, c.embedding FROM chunks c JOIN documents d ON d.id = c.document_id AND d.version = c.version
-           WHERE c.tenant_id = ? AND c.kb_id = ? AND c.embedding IS NOT NULL`,
-        )
-        .raw()
-        .all(scope.tenantId, scope.kbId) as Array<[string, string, Buffer]>;
-      return new VectorIndex(rows.map((r) => r[0]), rows.map((r) => bufferToVector(r[2])), rows.map((r) => r[1]));
-    });
     const documents = filter?.documentIds?.length ? new Set(filter.documentIds) : undefined;
-    return this.withChunks(scope, index.search(vector, k, documents));
+    return this.withChunks(scope, await this.engine.vectors.nearest(this.sql, chunkCandidates(scope), vector, k, documents));
   }
 
   async searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
-    const terms = fullTextTerms(query);
-    if (terms.length === 0) return [];
-    const { clause, params } = documentFilter(filter);
-    const rows = this.db
-      .prepare(
-        `SELECT f.chunk_id AS id, bm25(chunk_fts) AS rank FROM chunk_fts f
-         JOIN chunks c ON c.id = f.chunk_id JOIN documents d ON d.id = c.document_id AND d.version = c.version
-         WHERE chunk_fts MATCH ? AND c.tenant_id = ? AND c.kb_id = ? ${clause}
-         ORDER BY rank LIMIT ?`,
-      )
-      .all(terms.map((t) => `"${t}"`).join(' OR '), scope.tenantId, scope.kbId, ...params, k) as Array<{ id: string; rank: number }>;
-    return this.withChunks(scope, rows.map((r) => ({ item: r.id, score: -r.rank })));
+    return this.withChunks(scope, await this.engine.fullText.search(this.sql, scope, query, k, filter));
   }
 
   private async withChunks(scope: KbScope, scored: Array<{ item: string; score: number }>): Promise<ScoredChunk[]> {
@@ -413,37 +379,19 @@ export class SqliteStore implements TrellisStore {
     entities: readonly EntityMentionWrite[],
     relationships: readonly RelationshipMentionWrite[],
   ): Promise<void> {
-    this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
-    this.db.transaction(() => this.graph.writeChunk(scope, chunkId, entities, relationships, false))();
-  }
-
-  /** Deletes chunks and the graph facts only they supported. Runs inside a transaction. */
-  private removeChunks(scope: KbScope, chunkIds: readonly string[]): void {
-    if (chunkIds.length === 0) return;
-    this.vectors.invalidate(scope.kbId, 'chunks', 'entities', 'relationships');
-    const touched = this.graph.detachChunks(chunkIds);
-    this.overlay.forgetChunks(scope, chunkIds);
-    this.deleteFts(chunkIds);
-    inBatches(chunkIds, (batch) => {
-      this.db.prepare(`DELETE FROM chunks WHERE +tenant_id = ? AND +kb_id = ? AND id IN (${marks(batch)})`).run(scope.tenantId, scope.kbId, ...batch);
-    });
-    this.graph.refreshDerived(scope, touched);
+    try {
+      await this.sql.transaction((tx) => writeChunkExtraction(tx, sqliteDialect, scope, chunkId, entities, relationships));
+    } finally {
+      this.engine.vectors.changed(scope.kbId, 'entities', 'relationships');
+    }
   }
 
   listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
     return summaries.listEntityCandidates(this.sql, sqliteDialect, scope, normalizedNames);
   }
 
-  async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
-    const rows = this.db
-      .prepare(
-        `SELECT DISTINCT m.name, m.entity_id FROM chunks c
-         JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
-         JOIN entity_mentions m ON m.chunk_id = o.id
-         WHERE c.tenant_id = ? AND c.kb_id = ? AND c.id = ? ORDER BY m.entity_id, m.name`,
-      )
-      .all(scope.tenantId, scope.kbId, chunkId) as Array<{ name: string; entity_id: string }>;
-    return rows.map((r) => ({ name: r.name, entityId: r.entity_id }));
+  entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
+    return this.reads.entityMentionsOfSameContent(scope, chunkId);
   }
 
   listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
@@ -458,7 +406,7 @@ export class SqliteStore implements TrellisStore {
     try {
       return await summaries.saveSummaries(this.sql, sqliteDialect, scope, updates);
     } finally {
-      this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
+      this.engine.vectors.changed(scope.kbId, 'entities', 'relationships');
     }
   }
 
@@ -491,11 +439,11 @@ export class SqliteStore implements TrellisStore {
   }
 
   async chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.reads.chunkIds('relationship_mentions', 'relationship_id', scope, relationshipIds);
+    return this.reads.chunkIdsForRelationships(scope, relationshipIds);
   }
 
   async chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.reads.chunkIds('entity_mentions', 'entity_id', scope, entityIds);
+    return this.reads.chunkIdsForEntities(scope, entityIds);
   }
 
   async exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
@@ -511,7 +459,7 @@ export class SqliteStore implements TrellisStore {
 
   async updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
     await this.editGraph(scope, (edits) => edits.updateRelationship(relationshipId, patch, edit));
-    return this.reads.getRelationships(scope, [relationshipId])[0]!;
+    return (await this.reads.getRelationships(scope, [relationshipId]))[0]!;
   }
 
   deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
@@ -537,18 +485,18 @@ export class SqliteStore implements TrellisStore {
   }
 
   getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
-    return new SqlGraphEdits(new GraphEditSession(this.sql, sqliteDialect, scope, this.writePath)).get(editId);
+    return new SqlGraphEdits(new GraphEditSession(this.sql, sqliteDialect, scope)).get(editId);
   }
 
   listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
-    return new SqlGraphEdits(new GraphEditSession(this.sql, sqliteDialect, scope, this.writePath)).list(limit);
+    return new SqlGraphEdits(new GraphEditSession(this.sql, sqliteDialect, scope)).list(limit);
   }
 
   private async editGraph<T>(scope: KbScope, edit: (edits: SqlGraphEdits) => Promise<T>): Promise<T> {
     try {
-      return await this.sql.transaction((tx) => edit(new SqlGraphEdits(new GraphEditSession(tx, sqliteDialect, scope, this.writePath))));
+      return await this.sql.transaction((tx) => edit(new SqlGraphEdits(new GraphEditSession(tx, sqliteDialect, scope))));
     } finally {
-      this.vectors.invalidate(scope.kbId, 'entities', 'relationships');
+      this.engine.vectors.changed(scope.kbId, 'entities', 'relationships');
     }
   }
 
@@ -608,12 +556,6 @@ function now(): string {
   return new Date().toISOString();
 }
 
-function documentFilter(filter?: ChunkFilter): { clause: string; params: string[] } {
-  const ids = filter?.documentIds ?? [];
-  if (ids.length === 0) return { clause: '', params: [] };
-  return { clause: `AND c.document_id IN (${marks(ids)})`, params: [...ids] };
-}
-
 /**
  * While parts of this store still call better-sqlite3 directly, those calls must not run inside a
  * transaction the async session holds open: each method of the store is run by the session when
@@ -622,7 +564,7 @@ function documentFilter(filter?: ChunkFilter): { clause: string; params: string[
 function serializeSynchronousMethods(store: SqliteStore, sql: SqliteDatabase): void {
   const methods = store as unknown as Record<string, unknown>;
   /** Helpers called inside the store's own synchronous transactions: they stay synchronous. */
-  const helpers = new Set(['constructor', 'migrate', 'upsertDocumentRow', 'removeChunks', 'deleteFts']);
+  const helpers = new Set(['constructor', 'migrate', 'upsertDocumentRow', 'deleteFts']);
   for (const name of Object.getOwnPropertyNames(SqliteStore.prototype)) {
     const method = methods[name];
     if (helpers.has(name) || typeof method !== 'function') continue;
