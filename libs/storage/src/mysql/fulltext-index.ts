@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter } from '../records';
 import type { SqlSession, SqlValue } from '../sql/sql-session';
-import { CURRENT_CHUNKS, batches, marks } from './mysql-rows';
+import { CURRENT_CHUNKS, batches, marks } from '../row-mappers';
 import { documentTerms, queryTerms } from './fulltext-terms';
 import type { DocumentTerms } from './fulltext-terms';
 import type { FullTextIndex } from '../sql/full-text';

@@ -1,10 +1,17 @@
 import type { SqlDialect } from '../sql/sql-dialect';
 import { errnoOf } from './mysql-session';
-import { toSqlTime } from './mysql-rows';
 import { blobToVector, textToVector } from './vector-codec';
 import type { VectorSql } from './vector-sql';
 
 const ER_DUP_ENTRY = 1062;
+
+/**
+ * DATETIME(3) values travel as 'YYYY-MM-DD HH:MM:SS.mmm' in UTC (the pool uses dateStrings, so
+ * neither the driver's nor the server's time zone shifts them); the API speaks ISO-8601.
+ */
+export function toSqlTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/Z$/, '');
+}
 
 /**
  * The MySQL family's pieces of the shared statements (TiDB, MariaDB, MySQL). Embeddings follow

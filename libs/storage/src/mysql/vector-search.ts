@@ -1,28 +1,20 @@
-import { TopK, cosineSimilarity } from '../vector-math';
 import { batches } from '../row-mappers';
 import type { SqlSession } from '../sql/sql-session';
 import { narrowed } from '../sql/vector-ranking';
 import type { Scored, VectorCandidates, VectorQuery, VectorRanking } from '../sql/vector-ranking';
 import { BlobVectorCache } from './blob-vector-cache';
-import { blobToVector } from './vector-codec';
 import type { VectorSql } from './vector-sql';
 
 /**
- * The k candidates most similar to `query` by cosine, best first. On TiDB the server ranks
- * (exact scan, or the HNSW index where one exists); on the blob path the rows are streamed and
- * ranked here with a bounded heap, so memory stays O(k) whatever the table size.
+ * The k candidates most similar to `query` by cosine, best first, ranked by the server (exact
+ * scan, or the HNSW index where one exists).
  */
-export async function rankByVector(session: SqlSession, vectors: VectorSql, candidates: VectorCandidates, query: Float32Array, k: number): Promise<Scored[]> {
+async function rankInServer(session: SqlSession, vectors: VectorSql, candidates: VectorCandidates, query: Float32Array, k: number): Promise<Scored[]> {
   if (k <= 0) return [];
   const statement = vectors.rankStatement(candidates, query, Math.floor(k));
-  if (vectors.scoresInDatabase) {
-    const rows = await session.rows(statement.sql, statement.params);
-    // A zero vector has no cosine (the server answers NULL): similarity 0, as vector-math says.
-    return rows.map((r) => ({ item: String(r.id), score: r.score === null ? 0 : Number(r.score) }));
-  }
-  const top = new TopK<string>(Math.floor(k));
-  await session.each(statement.sql, statement.params, (row) => top.offer(String(row.id), cosineSimilarity(query, blobToVector(row.embedding))));
-  return top.result();
+  const rows = await session.rows(statement.sql, statement.params);
+  // A zero vector has no cosine (the server answers NULL): similarity 0, as vector-math says.
+  return rows.map((r) => ({ item: String(r.id), score: r.score === null ? 0 : Number(r.score) }));
 }
 
 /**
@@ -38,7 +30,7 @@ export class MysqlVectorRanking implements VectorRanking {
     const vectors = this.vectors();
     if (!vectors.scoresInDatabase) return (await this.blobs.index(session, q)).search(query, k, groups);
     const candidates = groups === undefined ? q.candidates : narrowed(q.candidates, [...groups], q.candidates.groupColumn);
-    return rankByVector(session, vectors, candidates, query, k);
+    return rankInServer(session, vectors, candidates, query, k);
   }
 
   async similarities(session: SqlSession, q: VectorQuery, query: Float32Array, ids: readonly string[]): Promise<Map<string, number>> {
@@ -46,7 +38,7 @@ export class MysqlVectorRanking implements VectorRanking {
     if (!vectors.scoresInDatabase) return (await this.blobs.index(session, q)).similarities(query, ids);
     const result = new Map<string, number>();
     for (const batch of batches([...new Set(ids)])) {
-      for (const { item, score } of await rankByVector(session, vectors, narrowed(q.candidates, batch), query, batch.length)) result.set(item, score);
+      for (const { item, score } of await rankInServer(session, vectors, narrowed(q.candidates, batch), query, batch.length)) result.set(item, score);
     }
     return result;
   }
