@@ -29,6 +29,12 @@ export function batches<T>(values: readonly T[], size = 500): T[][] {
   return out;
 }
 
+/** `records` in the order of `ids`, skipping ids without one. */
+export function inIdOrder<T extends { id: string }>(ids: readonly string[], records: readonly T[]): T[] {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 /** A result row of either SQL adapter: snake_case columns as the drivers return them. */
 export type Row = Record<string, unknown>;
 

@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter } from '../records';
+import { execWhereIn } from '../sql/sql-session';
 import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { CURRENT_CHUNKS, batches, marks } from '../row-mappers';
 import { documentTerms, queryTerms } from './fulltext-terms';
@@ -56,9 +57,7 @@ export async function unindexChunkTexts(tx: SqlSession, scope: KbScope, removedL
 }
 
 async function removePostings(tx: SqlSession, scope: KbScope, chunkIds: readonly string[]): Promise<void> {
-  for (const batch of batches(chunkIds)) {
-    await tx.exec(`DELETE FROM chunk_terms WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
-  }
+  await execWhereIn(tx, (m) => `DELETE FROM chunk_terms WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m})`, [scope.tenantId, scope.kbId], chunkIds);
 }
 
 /**

@@ -1,10 +1,11 @@
 import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
-import { CHUNK_COLUMNS, batches, marks, toChunk } from '../row-mappers';
+import { CHUNK_COLUMNS, batches, inIdOrder, toChunk } from '../row-mappers';
 import { indexedText } from './full-text';
 import { takeInserted } from './sql-dialect';
 import type { AnalyzedText } from './full-text';
 import type { SqlEngine } from './sql-engine';
+import { rowsWhereIn } from './sql-session';
 import type { SqlDatabase, SqlSession, SqlValue } from './sql-session';
 import { chunkCandidates } from './vector-ranking';
 import type { Scored } from './vector-ranking';
@@ -45,16 +46,8 @@ export class SqlChunks {
 
   /** In the order of `chunkIds`, skipping ids that do not exist. */
   async getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]> {
-    const byId = new Map<string, ChunkRecord>();
-    for (const batch of batches(chunkIds)) {
-      const rows = await this.db.rows(`SELECT ${CHUNK_COLUMNS} FROM chunks WHERE ${this.engine.dialect.byIdScope()} AND id IN (${marks(batch)})`, [
-        scope.tenantId,
-        scope.kbId,
-        ...batch,
-      ]);
-      for (const row of rows) byId.set(String(row.id), toChunk(row));
-    }
-    return chunkIds.map((id) => byId.get(id)).filter((c): c is ChunkRecord => c !== undefined);
+    const sql = (m: string) => `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE ${this.engine.dialect.byIdScope()} AND id IN (${m})`;
+    return inIdOrder(chunkIds, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], chunkIds)).map(toChunk));
   }
 
   async listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]> {
@@ -91,15 +84,8 @@ export class SqlChunks {
   private async writeChunks(tx: SqlSession, scope: KbScope, ids: readonly string[], byId: ReadonlyMap<string, NewChunk>, texts: ReadonlyMap<string, AnalyzedText>): Promise<void> {
     const d = this.engine.dialect;
     // Locks the chunks that exist, in id order, and reads what the text index counted for them.
-    const previous = new Map<string, number>();
-    for (const batch of batches(ids)) {
-      const rows = await tx.rows(`SELECT id, fts_length FROM chunks WHERE ${d.byIdScope()} AND id IN (${marks(batch)}) ORDER BY id${d.forUpdate}`, [
-        scope.tenantId,
-        scope.kbId,
-        ...batch,
-      ]);
-      for (const r of rows) previous.set(String(r.id), Number(r.fts_length));
-    }
+    const sql = (m: string) => `SELECT id, fts_length FROM chunks WHERE ${d.byIdScope()} AND id IN (${m}) ORDER BY id${d.forUpdate}`;
+    const previous = new Map((await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId], ids)).map((r) => [String(r.id), Number(r.fts_length)]));
     // `status` is assigned first: MySQL assigns left to right, and it must see the old hash.
     const status = `status = CASE WHEN content_hash = ${d.inserted('content_hash')} AND status IN ('extracted', 'graphed') THEN status ELSE 'embedded' END`;
     for (const batch of batches(ids, 100)) {

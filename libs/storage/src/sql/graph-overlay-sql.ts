@@ -3,9 +3,9 @@ import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '../graph-overlay';
 import type { OverlayState, Touched } from '../graph-overlay';
 import { toOverlayRow } from '../graph-edit-rows';
-import { batches, marks } from '../row-mappers';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
+import { rowsWhereIn } from './sql-session';
 import type { SqlSession } from './sql-session';
 
 /** The overlay's hooks in the chunk write (see graph-overlay.ts), inside the write's transaction. */
@@ -96,14 +96,8 @@ async function settledOverlay(
 /** Locks rows by id in id order (MySQL family only); `kind` narrows graph_overlays to one target kind. */
 async function lockIds(tx: SqlSession, scope: KbScope, table: string, column: string, kind: string, ids: readonly string[]): Promise<void> {
   const kindClause = kind === '' ? '' : ' AND target_kind = ?';
-  for (const batch of batches([...new Set(ids)].sort())) {
-    await tx.rows(`SELECT ${column} FROM ${table} WHERE tenant_id = ? AND kb_id = ?${kindClause} AND ${column} IN (${marks(batch)}) ORDER BY ${column} FOR UPDATE`, [
-      scope.tenantId,
-      scope.kbId,
-      ...(kind === '' ? [] : [kind]),
-      ...batch,
-    ]);
-  }
+  const sql = (m: string) => `SELECT ${column} FROM ${table} WHERE tenant_id = ? AND kb_id = ?${kindClause} AND ${column} IN (${m}) ORDER BY ${column} FOR UPDATE`;
+  await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId, ...(kind === '' ? [] : [kind])], [...new Set(ids)].sort());
 }
 
 function overlayFingerprint(state: OverlayState): string {
@@ -115,29 +109,22 @@ function overlayFingerprint(state: OverlayState): string {
 export async function applyOverrides(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched): Promise<void> {
   const byId = `WHERE ${dialect.byIdScope()} AND id = ?`;
   for (const [kind, ids] of [['entity', touched.entityIds], ['relationship', touched.relationshipIds]] as const) {
-    for (const batch of batches([...ids])) {
-      const rows = await tx.rows(`SELECT * FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND target_kind = ? AND target_id IN (${marks(batch)})`, [
-        scope.tenantId,
-        scope.kbId,
-        kind,
-        ...batch,
-      ]);
-      for (const row of rows) {
-        const o = toOverlayRow(row)!;
-        const key = [scope.tenantId, scope.kbId, String(row.target_id)];
-        if (kind === 'entity') {
-          await tx.exec(
-            `UPDATE entities SET name = COALESCE(?, name), normalized_name = COALESCE(?, normalized_name), type = COALESCE(?, type), description = COALESCE(?, description) ${byId}`,
-            [o.name, o.normalizedName, o.type, o.description, ...key],
-          );
-        } else {
-          await tx.exec(`UPDATE relationships SET label = COALESCE(?, label), description = COALESCE(?, description), weight = COALESCE(?, weight) ${byId}`, [
-            o.label,
-            o.description,
-            o.weight,
-            ...key,
-          ]);
-        }
+    const sql = (m: string) => `SELECT * FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND target_kind = ? AND target_id IN (${m})`;
+    for (const row of await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId, kind], [...ids])) {
+      const o = toOverlayRow(row)!;
+      const key = [scope.tenantId, scope.kbId, String(row.target_id)];
+      if (kind === 'entity') {
+        await tx.exec(
+          `UPDATE entities SET name = COALESCE(?, name), normalized_name = COALESCE(?, normalized_name), type = COALESCE(?, type), description = COALESCE(?, description) ${byId}`,
+          [o.name, o.normalizedName, o.type, o.description, ...key],
+        );
+      } else {
+        await tx.exec(`UPDATE relationships SET label = COALESCE(?, label), description = COALESCE(?, description), weight = COALESCE(?, weight) ${byId}`, [
+          o.label,
+          o.description,
+          o.weight,
+          ...key,
+        ]);
       }
     }
   }

@@ -1,9 +1,12 @@
 import type { KbScope } from '@trellis/contracts';
 import { fullTextTerms, rankEntitiesByName } from '../derivation';
 import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
-import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, batches, marks, toEntity, toRelationship } from '../row-mappers';
+import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEntity, toRelationship } from '../row-mappers';
 import type { SqlEngine } from './sql-engine';
+import { groupByOwner, rowsWhereIn } from './sql-session';
 import type { SqlSession } from './sql-session';
+import { mentionsOf } from './mention-sql';
+import type { MentionTable } from './mention-sql';
 import { graphCandidates } from './vector-ranking';
 
 /** Graph reads: entities and relationships by id, name and vector, their neighbourhoods and provenance; all bound to the scope. */
@@ -15,16 +18,8 @@ export class SqlGraphReads {
 
   /** In the order of `ids`, skipping ids that do not exist. */
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
-    const byId = new Map<string, EntityRecord>();
-    for (const batch of batches(ids)) {
-      const rows = await this.db.rows(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE ${this.engine.dialect.byIdScope()} AND id IN (${marks(batch)})`, [
-        scope.tenantId,
-        scope.kbId,
-        ...batch,
-      ]);
-      for (const row of rows) byId.set(String(row.id), toEntity(row));
-    }
-    return ids.map((id) => byId.get(id)).filter((e): e is EntityRecord => e !== undefined);
+    const sql = (m: string) => `SELECT ${ENTITY_COLUMNS} FROM entities WHERE ${this.engine.dialect.byIdScope()} AND id IN (${m})`;
+    return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toEntity));
   }
 
   async findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
@@ -70,36 +65,26 @@ export class SqlGraphReads {
   }
 
   async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {
-    const out: RelationshipRecord[] = [];
-    for (const batch of batches(ids)) {
-      const rows = await this.db.rows(`${RELATIONSHIP_SELECT} WHERE ${this.engine.dialect.byIdScope('r')} AND r.id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
-      out.push(...rows.map(toRelationship));
-    }
-    return out;
+    const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE ${this.engine.dialect.byIdScope('r')} AND r.id IN (${m})`;
+    return (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toRelationship);
   }
 
-  /** One indexed lookup per end, rather than an OR a planner may turn into a scan. */
+  /** In id order. One indexed lookup per end, rather than an OR a planner may turn into a scan. */
   async relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
     const seen = new Map<string, RelationshipRecord>();
-    for (const batch of batches(entityIds)) {
-      for (const end of ['source_id', 'target_id']) {
-        const rows = await this.db.rows(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${marks(batch)}) ORDER BY r.id`, [
-          scope.tenantId,
-          scope.kbId,
-          ...batch,
-        ]);
-        for (const row of rows) seen.set(String(row.id), toRelationship(row));
-      }
+    for (const end of ['source_id', 'target_id']) {
+      const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`;
+      for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), toRelationship(row));
     }
     return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.chunkIdsByOwner(scope, 'relationship_mentions', 'relationship_id', relationshipIds);
+    return this.chunkIdsByOwner(scope, 'relationship_mentions', relationshipIds);
   }
 
   chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.chunkIdsByOwner(scope, 'entity_mentions', 'entity_id', entityIds);
+    return this.chunkIdsByOwner(scope, 'entity_mentions', entityIds);
   }
 
   async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
@@ -121,25 +106,8 @@ export class SqlGraphReads {
   }
 
   /** Chunk ids mentioning each owner, in chunk id order. */
-  private async chunkIdsByOwner(
-    scope: KbScope,
-    table: 'entity_mentions' | 'relationship_mentions',
-    ownerColumn: 'entity_id' | 'relationship_id',
-    ownerIds: readonly string[],
-  ): Promise<Map<string, string[]>> {
-    const result = new Map<string, string[]>();
-    for (const batch of batches(ownerIds)) {
-      const rows = await this.db.rows(
-        `SELECT ${ownerColumn} AS owner, chunk_id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${ownerColumn} IN (${marks(batch)}) ORDER BY chunk_id`,
-        [scope.tenantId, scope.kbId, ...batch],
-      );
-      for (const row of rows) {
-        const owner = String(row.owner);
-        const list = result.get(owner) ?? [];
-        list.push(String(row.chunk_id));
-        result.set(owner, list);
-      }
-    }
-    return result;
+  private async chunkIdsByOwner(scope: KbScope, table: MentionTable, ownerIds: readonly string[]): Promise<Map<string, string[]>> {
+    const rows = await mentionsOf(this.db, scope, table, 'chunk_id', ownerIds);
+    return new Map([...groupByOwner(rows)].map(([owner, mentions]) => [owner, mentions.map((m) => String(m.chunk_id))]));
   }
 }

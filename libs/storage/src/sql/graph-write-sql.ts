@@ -8,7 +8,9 @@ import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
 import type { SqlEngine } from './sql-engine';
+import { execWhereIn, groupByOwner, rowsWhereIn } from './sql-session';
 import type { SqlSession, SqlValue } from './sql-session';
+import { mentionsOf } from './mention-sql';
 import { CHANGED_SUMMARY } from './summary-sql';
 
 /**
@@ -126,24 +128,16 @@ export async function removeDocumentChunks(tx: SqlSession, engine: SqlEngine, sc
 
 /** The entities and relationships these chunks mention. */
 async function mentionedBy(tx: SqlSession, scope: KbScope, chunkIds: readonly string[]): Promise<Touched> {
-  const touched: Touched = { entityIds: new Set(), relationshipIds: new Set() };
-  for (const batch of batches(chunkIds)) {
-    const params = [scope.tenantId, scope.kbId, ...batch];
-    for (const r of await tx.rows(`SELECT entity_id FROM entity_mentions WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${marks(batch)})`, params)) {
-      touched.entityIds.add(String(r.entity_id));
-    }
-    for (const r of await tx.rows(`SELECT relationship_id FROM relationship_mentions WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${marks(batch)})`, params)) {
-      touched.relationshipIds.add(String(r.relationship_id));
-    }
-  }
-  return touched;
+  const ids = async (table: string, column: string) => {
+    const rows = await rowsWhereIn(tx, (m) => `SELECT ${column} AS id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m})`, [scope.tenantId, scope.kbId], chunkIds);
+    return new Set(rows.map((r) => String(r.id)));
+  };
+  return { entityIds: await ids('entity_mentions', 'entity_id'), relationshipIds: await ids('relationship_mentions', 'relationship_id') };
 }
 
 async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<void> {
   if (!dialect.locksRows) return;
-  for (const batch of batches([...ids].sort(compareIds))) {
-    await tx.rows(`SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId, ...batch]);
-  }
+  await rowsWhereIn(tx, (m) => `SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND id IN (${m}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId], [...ids].sort(compareIds));
 }
 
 /**
@@ -155,7 +149,7 @@ async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, tab
  */
 export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched): Promise<void> {
   const byId = `WHERE ${dialect.byIdScope()} AND id = ?`;
-  const relationshipMentions = await mentionsOf(tx, scope, 'relationship_mentions', 'relationship_id', 'description, strength', touched.relationshipIds);
+  const relationshipMentions = groupByOwner(await mentionsOf(tx, scope, 'relationship_mentions', 'description, strength', touched.relationshipIds));
   const goneRelationships: string[] = [];
   for (const id of [...touched.relationshipIds].sort(compareIds)) {
     const mentions = relationshipMentions.get(id) ?? [];
@@ -180,7 +174,7 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
   }
   await deleteByIds(tx, scope, 'relationships', 'id', await extractedOnly(tx, dialect, scope, 'relationships', goneRelationships), dialect);
 
-  const entityMentions = await mentionsOf(tx, scope, 'entity_mentions', 'entity_id', 'description, name, needs_review', touched.entityIds);
+  const entityMentions = groupByOwner(await mentionsOf(tx, scope, 'entity_mentions', 'description, name, needs_review', touched.entityIds));
   const goneEntities: string[] = [];
   for (const id of [...touched.entityIds].sort(compareIds)) {
     const mentions = entityMentions.get(id) ?? [];
@@ -223,43 +217,13 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
 
 /** The ids among these whose rows were derived from mentions (not created by hand). */
 async function extractedOnly(tx: SqlSession, dialect: SqlDialect, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<string[]> {
-  const manual = new Set<string>();
-  for (const batch of batches(ids)) {
-    const rows = await tx.rows(`SELECT id FROM ${table} WHERE ${dialect.byIdScope()} AND kind = 'manual' AND id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
-    for (const r of rows) manual.add(String(r.id));
-  }
+  const sql = (m: string) => `SELECT id FROM ${table} WHERE ${dialect.byIdScope()} AND kind = 'manual' AND id IN (${m})`;
+  const manual = new Set((await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId], ids)).map((r) => String(r.id)));
   return ids.filter((id) => !manual.has(id));
-}
-
-/** Mentions of each owner, in chunk id order (the order summaries are built in). */
-async function mentionsOf(
-  tx: SqlSession,
-  scope: KbScope,
-  table: 'entity_mentions' | 'relationship_mentions',
-  ownerColumn: 'entity_id' | 'relationship_id',
-  columns: string,
-  ownerIds: ReadonlySet<string>,
-): Promise<Map<string, Row[]>> {
-  const byOwner = new Map<string, Row[]>();
-  for (const batch of batches([...ownerIds])) {
-    const rows = await tx.rows(
-      `SELECT ${ownerColumn} AS owner, ${columns} FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${ownerColumn} IN (${marks(batch)}) ORDER BY ${ownerColumn}, chunk_id`,
-      [scope.tenantId, scope.kbId, ...batch],
-    );
-    for (const row of rows) {
-      const owner = String(row.owner);
-      const list = byOwner.get(owner) ?? [];
-      list.push(row);
-      byOwner.set(owner, list);
-    }
-  }
-  return byOwner;
 }
 
 /** `dialect` marks a lookup by primary key (see SqlDialect.byIdScope). */
 async function deleteByIds(tx: SqlSession, scope: KbScope, table: string, column: string, ids: readonly string[], dialect?: SqlDialect): Promise<void> {
   const where = dialect ? dialect.byIdScope() : 'tenant_id = ? AND kb_id = ?';
-  for (const batch of batches(ids)) {
-    await tx.exec(`DELETE FROM ${table} WHERE ${where} AND ${column} IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
-  }
+  await execWhereIn(tx, (m) => `DELETE FROM ${table} WHERE ${where} AND ${column} IN (${m})`, [scope.tenantId, scope.kbId], ids);
 }

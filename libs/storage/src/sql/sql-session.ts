@@ -1,3 +1,4 @@
+import { batches, marks } from '../row-mappers';
 import type { Row } from '../row-mappers';
 
 export type { Row } from '../row-mappers';
@@ -31,4 +32,33 @@ export interface SqlDatabase extends SqlSession {
    * may run it again after a deadlock or write conflict.
    */
   transaction<T>(work: (tx: SqlSession) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Runs `sql(marks)` once per batch of `ids` (bound after `params`, into the `IN (...)` that
+ * `marks` fills) and concatenates the rows: no statement grows unbounded with its id list.
+ */
+export async function rowsWhereIn(session: SqlSession, sql: (marks: string) => string, params: readonly SqlValue[], ids: readonly string[]): Promise<Row[]> {
+  const out: Row[] = [];
+  for (const batch of batches(ids)) out.push(...(await session.rows(sql(marks(batch)), [...params, ...batch])));
+  return out;
+}
+
+/** The write counterpart of rowsWhereIn; resolves to the rows affected. */
+export async function execWhereIn(session: SqlSession, sql: (marks: string) => string, params: readonly SqlValue[], ids: readonly string[]): Promise<number> {
+  let affected = 0;
+  for (const batch of batches(ids)) affected += await session.exec(sql(marks(batch)), [...params, ...batch]);
+  return affected;
+}
+
+/** Rows grouped by their `owner` column, each group in row order. */
+export function groupByOwner(rows: readonly Row[]): Map<string, Row[]> {
+  const groups = new Map<string, Row[]>();
+  for (const row of rows) {
+    const owner = String(row.owner);
+    const group = groups.get(owner);
+    if (group === undefined) groups.set(owner, [row]);
+    else group.push(row);
+  }
+  return groups;
 }

@@ -1,7 +1,11 @@
 import type { KbScope } from '@trellis/contracts';
 import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
-import { ENTITY_COLUMNS, batches, marks, toEntity, toPendingSummaries } from '../row-mappers';
+import { ENTITY_COLUMNS, toEntity, toPendingSummaries } from '../row-mappers';
+import type { Row } from '../row-mappers';
+import { mentionsOf } from './mention-sql';
+import type { MentionTable } from './mention-sql';
 import type { SqlDialect } from './sql-dialect';
+import { groupByOwner, rowsWhereIn } from './sql-session';
 import type { SqlSession } from './sql-session';
 
 /** Entity resolution candidates and the summaries the graph writer recomputes. */
@@ -15,14 +19,9 @@ export const CHANGED_SUMMARY = `description = CASE WHEN summary_hash = ? THEN de
   summary_pending = CASE WHEN summary_hash = ? THEN summary_pending ELSE 1 END`;
 
 export async function listEntityCandidates(session: SqlSession, dialect: SqlDialect, scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
-  const out: EntityCandidate[] = [];
-  for (const batch of batches([...new Set(normalizedNames)])) {
-    const rows = await session.rows(
-      `SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${marks(batch)})`,
-      [scope.tenantId, scope.kbId, ...batch],
-    );
-    for (const row of rows) out.push({ entity: toEntity(row), embedding: dialect.readEmbedding(row.embedding) ?? new Float32Array(0) });
-  }
+  const sql = (m: string) => `SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${m})`;
+  const rows = await rowsWhereIn(session, sql, [scope.tenantId, scope.kbId], [...new Set(normalizedNames)]);
+  const out = rows.map((row) => ({ entity: toEntity(row), embedding: dialect.readEmbedding(row.embedding) ?? new Float32Array(0) }));
   return out.sort((a, b) => (a.entity.id < b.entity.id ? -1 : a.entity.id > b.entity.id ? 1 : 0));
 }
 
@@ -38,31 +37,9 @@ export async function listPendingSummaries(session: SqlSession, scope: KbScope, 
      WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ${top}`,
     params,
   );
-  const entityDescriptions = await descriptionsOf(session, scope, 'entity_mentions', 'entity_id', entities.map((r) => String(r.id)));
-  const relationshipDescriptions = await descriptionsOf(session, scope, 'relationship_mentions', 'relationship_id', relationships.map((r) => String(r.id)));
-  return toPendingSummaries(entities, relationships, (kind, id) => (kind === 'entity' ? entityDescriptions : relationshipDescriptions).get(id) ?? []);
-}
-
-async function descriptionsOf(
-  session: SqlSession,
-  scope: KbScope,
-  table: 'entity_mentions' | 'relationship_mentions',
-  ownerColumn: 'entity_id' | 'relationship_id',
-  ids: readonly string[],
-): Promise<Map<string, string[]>> {
-  const byOwner = new Map<string, string[]>();
-  for (const batch of batches(ids)) {
-    const rows = await session.rows(
-      `SELECT ${ownerColumn} AS owner, description FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${ownerColumn} IN (${marks(batch)}) ORDER BY ${ownerColumn}, chunk_id`,
-      [scope.tenantId, scope.kbId, ...batch],
-    );
-    for (const row of rows) {
-      const list = byOwner.get(String(row.owner)) ?? [];
-      list.push(String(row.description));
-      byOwner.set(String(row.owner), list);
-    }
-  }
-  return byOwner;
+  const descriptions = async (table: MentionTable, rows: Row[]) => groupByOwner(await mentionsOf(session, scope, table, 'description', rows.map((r) => String(r.id))));
+  const byKind = { entity: await descriptions('entity_mentions', entities), relationship: await descriptions('relationship_mentions', relationships) };
+  return toPendingSummaries(entities, relationships, (kind, id) => (byKind[kind].get(id) ?? []).map((m) => String(m.description)));
 }
 
 /** One compare-and-set update per row: a summary computed from mentions that changed since is dropped. */

@@ -1,14 +1,15 @@
 import type { KbScope } from '@trellis/contracts';
 import { fullTextTerms } from '../derivation';
 import type { ChunkFilter } from '../records';
-import { batches, marks } from '../row-mappers';
+import { marks } from '../row-mappers';
 import type { AnalyzedText, FullTextIndex } from '../sql/full-text';
+import { execWhereIn } from '../sql/sql-session';
 import type { SqlSession } from '../sql/sql-session';
 
 const NO_TERMS: ReadonlyMap<string, number> = new Map();
 
 async function deleteEntries(tx: SqlSession, chunkIds: readonly string[]): Promise<void> {
-  for (const batch of batches(chunkIds)) await tx.exec(`DELETE FROM chunk_fts WHERE chunk_id IN (${marks(batch)})`, batch);
+  await execWhereIn(tx, (m) => `DELETE FROM chunk_fts WHERE chunk_id IN (${m})`, [], chunkIds);
 }
 
 /** SQLite's FTS5 (porter stemming, BM25 ranking), one row per chunk. */
