@@ -6,7 +6,8 @@ import type { ServerCapabilities } from './mysql-capabilities';
 import { mysqlDialect } from './mysql-dialect';
 import { applyMigrations } from './mysql-migrator';
 import { parseMysqlUrl } from './mysql-url';
-import type { VectorStorage } from './vector-sql';
+import type { VectorSql, VectorStorage } from './vector-sql';
+import type { SqlEngine } from '../sql/sql-engine';
 import { VectorPath } from './vector-path';
 import { MysqlVectorRanking } from './vector-search';
 import { invertedIndex } from './fulltext-index';
@@ -20,6 +21,14 @@ export interface MysqlStoreOptions {
   createDatabase?: boolean;
   /** Where the store reports its vector path; default JSON lines on stderr. */
   logger?: StoreLogger;
+}
+
+/**
+ * The MySQL family's SQL, full text and vector ranking; `vectors` is the store's vector path
+ * (TiDB's VECTOR columns or BLOBs), which can change when the schema is first migrated.
+ */
+export function mysqlEngine(vectors: () => VectorSql): SqlEngine {
+  return { dialect: mysqlDialect(vectors), fullText: invertedIndex, vectors: new MysqlVectorRanking(vectors) };
 }
 
 /**
@@ -37,8 +46,7 @@ export class MysqlStore extends SqlStore {
   private constructor(dataSource: DataSource, database: string, server: ServerCapabilities, logger: StoreLogger) {
     const pool = new PooledSql(dataSource);
     const vectorPath = new VectorPath(server, database, logger);
-    const vectors = () => vectorPath.sql;
-    super(pool, { dialect: mysqlDialect(vectors), fullText: invertedIndex, vectors: new MysqlVectorRanking(vectors) });
+    super(pool, mysqlEngine(() => vectorPath.sql));
     this.pool = pool;
     this.dataSource = dataSource;
     this.database = database;

@@ -15,7 +15,8 @@ export class SqliteDatabase implements SqlDatabase {
   private readonly statements = new Map<string, Database.Statement>();
   /** Settles when the last queued transaction has ended. */
   private tail: Promise<unknown> = Promise.resolve();
-  private inTransaction = false;
+  /** True while a transaction, or a statement queued behind one, has the connection. */
+  private held = false;
   private readonly tx: SqlSession = {
     rows: (sql, params = []) => settle(() => this.runRows(sql, params)),
     exec: (sql, params = []) => settle(() => this.runExec(sql, params)),
@@ -51,26 +52,18 @@ export class SqliteDatabase implements SqlDatabase {
     });
   }
 
-  /**
-   * Runs synchronous work on the connection when no transaction is open. Only the synchronous
-   * part is ordered: a promise `work` returns is not waited for in the queue.
-   */
-  outside<T>(work: () => T): Promise<T> {
-    if (!this.inTransaction) return settle(work);
-    return new Promise<T>((resolve, reject) => {
-      void this.queue(async () => {
-        settle(work).then(resolve, reject);
-      });
-    });
+  /** Runs a statement now, or after the open transaction (and whatever queued before it) ends. */
+  private outside<T>(work: () => T): Promise<T> {
+    return this.held ? this.queue(async () => work()) : settle(work);
   }
 
   private queue<T>(job: () => Promise<T>): Promise<T> {
     const run = this.tail.then(async () => {
-      this.inTransaction = true;
+      this.held = true;
       try {
         return await job();
       } finally {
-        this.inTransaction = false;
+        this.held = false;
       }
     });
     this.tail = run.catch(() => undefined);
