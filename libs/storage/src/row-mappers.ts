@@ -3,7 +3,7 @@ import { distinctDescriptions } from './derivation';
 import { PIPELINE_STAGES } from './records';
 import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PendingSummary, PipelineStage, RelationshipRecord, StageRecord } from './records';
 
-/** Column lists shared by both adapters' queries, so every read maps the same shape. */
+/** Column lists of the store's queries, so every read maps the same shape. */
 export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
 export const ENTITY_COLUMNS = 'id, kb_id, name, normalized_name, type, description, mention_count, needs_review';
 

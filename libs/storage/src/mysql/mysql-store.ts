@@ -32,9 +32,9 @@ export function mysqlEngine(vectors: () => VectorSql): SqlEngine {
 }
 
 /**
- * The distributed store, on TiDB or any MySQL-protocol server (MariaDB here and in CI). Same
- * behaviour as the SQLite adapter, checked by the same contract suite. Embeddings live in VECTOR
- * columns ranked by the server where the server has them (TiDB), otherwise in BLOBs ranked here.
+ * The distributed store, on TiDB or any MySQL-protocol server (MariaDB here and in CI): the shared
+ * SqlStore over a TypeORM pool, checked by the same contract suite as SQLite. Embeddings live in
+ * VECTOR columns ranked by the server where the server has them (TiDB), otherwise in BLOBs ranked here.
  */
 export class MysqlStore extends SqlStore {
   private readonly pool: PooledSql;
