@@ -1,6 +1,6 @@
 /**
  * Document completion without counting: `documents.chunks_remaining` holds the chunks of the
- * document's current version that are not yet in the graph. Both adapters keep it the same way:
+ * document's current version that are not yet in the graph. One implementation keeps it for both engines (sql/chunk-progress-sql.ts):
  *
  * - it is counted afresh only when chunking writes a version's chunks (in that transaction);
  * - afterwards it moves only when a chunk row changes into 'graphed' (−1) or out of it (+1), in

@@ -75,7 +75,7 @@ export function fullTextTerms(query: string): string[] {
 
 /**
  * Orders entities found by name for the words of a query: whole-word hits first, an exact name
- * on top, popularity as the tie-breaker. Both adapters fetch candidates by LIKE and rank here.
+ * on top, popularity as the tie-breaker. The graph reads fetch candidates by LIKE and rank here.
  */
 export function rankEntitiesByName(words: readonly string[], entities: readonly EntityRecord[], limit: number): EntityRecord[] {
   const phrase = words.join(' ');

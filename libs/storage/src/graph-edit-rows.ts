@@ -4,7 +4,7 @@ import type { RowSnapshot } from './graph-overlay';
 import { fromSqlTime } from './row-mappers';
 import type { Row } from './row-mappers';
 
-/** Mapping and wording shared by both adapters' graph edits. */
+/** Mapping and wording of the graph edits' rows and errors. */
 
 export function toGraphEdit(r: Row): GraphEditRecord {
   return {

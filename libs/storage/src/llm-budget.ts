@@ -9,7 +9,7 @@ export interface BucketState {
 }
 
 /**
- * One token-bucket decision, shared by both adapters so they behave the same: refill since
+ * One token-bucket decision, the same on every engine: refill since
  * the last update, then take `amount` or say how long to wait. A new bucket starts full.
  */
 export function takeTokens(

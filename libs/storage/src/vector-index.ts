@@ -90,25 +90,3 @@ function normalized(v: Float32Array, dimensions: number): Float32Array {
   for (let i = 0; i < dimensions; i++) out[i] = (v[i] ?? 0) * scale;
   return out;
 }
-
-/**
- * Vector indexes per (table, knowledge base), rebuilt lazily after a write to that table in
- * that knowledge base. Writers call `invalidate`; readers call `get` with a builder.
- */
-export class VectorIndexCache {
-  private readonly indexes = new Map<string, VectorIndex>();
-
-  get(table: string, kbId: string, build: () => VectorIndex): VectorIndex {
-    const key = `${table}\u0000${kbId}`;
-    let index = this.indexes.get(key);
-    if (index === undefined) {
-      index = build();
-      this.indexes.set(key, index);
-    }
-    return index;
-  }
-
-  invalidate(kbId: string, ...tables: string[]): void {
-    for (const table of tables) this.indexes.delete(`${table}\u0000${kbId}`);
-  }
-}

@@ -69,4 +69,46 @@ describe('SqliteStore migrations', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it("upgrades a file at main's version 9: the shared SQL's migrations follow as 10 and 11 and keep the document text", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+    try {
+      const path = join(dir, 'trellis.db');
+      const old = new Database(path);
+      old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)');
+      for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version <= 9)) {
+        old.exec(migration.sql);
+        old.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, '2026-01-01T00:00:00.000Z');
+      }
+      const at = '2026-01-01T00:00:00.000Z';
+      old.prepare('INSERT INTO knowledge_bases (id, tenant_id, name, description, settings, created_at) VALUES (?, ?, ?, ?, ?, ?)').run('kb1', 't1', 'kb', '', JSON.stringify(TEST_KB_SETTINGS), at);
+      old
+        .prepare(
+          `INSERT INTO documents (id, tenant_id, kb_id, source_uri, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, created_at, updated_at, chunks_remaining)
+           VALUES ('d1', 't1', 'kb1', 'file:///a.txt', 'a.txt', 'text/plain', 'h', 1, 'graphed', NULL, 5, '{}', ?, ?, 0)`,
+        )
+        .run(at, at);
+      old.prepare('INSERT INTO document_versions (document_id, version, tenant_id, kb_id, text) VALUES (?, ?, ?, ?, ?)').run('d1', 1, 't1', 'kb1', 'hello');
+      old.close();
+
+      const store = new SqliteStore(path);
+      try {
+        const scope = { tenantId: 't1', kbId: 'kb1' };
+        expect(await store.getDocumentText(scope, 'd1', 1)).toBe('hello');
+        expect((await store.findDocumentBySource(scope, 'file:///a.txt'))?.id).toBe('d1');
+      } finally {
+        await store.close();
+      }
+      const migrated = new Database(path, { readonly: true });
+      try {
+        const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11]);
+        expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
+        expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
+      } finally {
+        migrated.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,8 +1,7 @@
-import type { KbScope } from '@trellis/contracts';
-import { VectorIndex } from '../vector-index';
-import type { SqlSession } from './mysql-session';
-import { blobToVector } from './vector-codec';
-import type { VectorCandidates } from './vector-sql';
+import type { VectorIndex } from '../vector-index';
+import type { SqlSession } from '../sql/sql-session';
+import { loadMatrix } from '../sql/vector-ranking';
+import type { VectorQuery } from '../sql/vector-ranking';
 
 interface Entry {
   fingerprint: string;
@@ -22,29 +21,17 @@ interface Entry {
 export class BlobVectorCache {
   private readonly entries = new Map<string, Entry>();
 
-  async index(session: SqlSession, name: string, scope: KbScope, candidates: VectorCandidates, groupColumn?: string): Promise<VectorIndex> {
-    const key = `${name}\u0000${scope.tenantId}\u0000${scope.kbId}`;
+  async index(session: SqlSession, q: VectorQuery): Promise<VectorIndex> {
+    const c = q.candidates;
+    const key = `${q.name}\u0000${q.scope.tenantId}\u0000${q.scope.kbId}`;
     const [stamp] = await session.rows(
-      `SELECT COUNT(*) AS n, BIT_XOR(CRC32(${candidates.fingerprintColumn ?? candidates.idColumn})) AS x FROM ${candidates.from} WHERE ${candidates.where} AND ${candidates.embeddingColumn} IS NOT NULL`,
-      candidates.params,
+      `SELECT COUNT(*) AS n, BIT_XOR(CRC32(${c.fingerprintColumn ?? c.idColumn})) AS x FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`,
+      c.params,
     );
     const fingerprint = `${String(stamp?.n ?? 0)}:${String(stamp?.x ?? 0)}`;
     const cached = this.entries.get(key);
     if (cached?.fingerprint === fingerprint) return cached.index;
-    const ids: string[] = [];
-    const vectors: Float32Array[] = [];
-    const groups: string[] = [];
-    await session.each(
-      `SELECT ${candidates.idColumn} AS id, ${candidates.embeddingColumn} AS embedding${groupColumn ? `, ${groupColumn} AS grp` : ''}
-       FROM ${candidates.from} WHERE ${candidates.where} AND ${candidates.embeddingColumn} IS NOT NULL`,
-      candidates.params,
-      (row) => {
-        ids.push(String(row.id));
-        vectors.push(blobToVector(row.embedding));
-        if (groupColumn) groups.push(String(row.grp));
-      },
-    );
-    const index = new VectorIndex(ids, vectors, groups);
+    const index = await loadMatrix(session, c);
     this.entries.set(key, { fingerprint, index });
     return index;
   }

@@ -1,9 +1,11 @@
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter } from '../records';
-import type { SqlSession, SqlValue } from './mysql-session';
-import { CURRENT_CHUNKS, batches, marks } from './mysql-rows';
-import { queryTerms } from './fulltext-terms';
+import { execWhereIn } from '../sql/sql-session';
+import type { SqlSession, SqlValue } from '../sql/sql-session';
+import { CURRENT_CHUNKS, batches, marks } from '../row-mappers';
+import { documentTerms, queryTerms } from './fulltext-terms';
 import type { DocumentTerms } from './fulltext-terms';
+import type { FullTextIndex } from '../sql/full-text';
 
 /**
  * Full-text search over our own inverted index (chunk_terms + chunks.fts_length +
@@ -55,9 +57,7 @@ export async function unindexChunkTexts(tx: SqlSession, scope: KbScope, removedL
 }
 
 async function removePostings(tx: SqlSession, scope: KbScope, chunkIds: readonly string[]): Promise<void> {
-  for (const batch of batches(chunkIds)) {
-    await tx.exec(`DELETE FROM chunk_terms WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${marks(batch)})`, [scope.tenantId, scope.kbId, ...batch]);
-  }
+  await execWhereIn(tx, (m) => `DELETE FROM chunk_terms WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m})`, [scope.tenantId, scope.kbId], chunkIds);
 }
 
 /**
@@ -130,3 +130,14 @@ export function doubleLiteral(value: number): string {
   if (!Number.isFinite(value)) throw new RangeError('BM25 constant is not finite');
   return value.toExponential();
 }
+
+/** The MySQL family's full-text index: BM25 over chunk_terms, lengths in chunks.fts_length. */
+export const invertedIndex: FullTextIndex = {
+  analyze: (text) => ({ text, ...documentTerms(text) }),
+  replace: reindexChunkTexts,
+  remove: unindexChunkTexts,
+  async removeKnowledgeBase(tx, scope) {
+    for (const table of ['chunk_terms', 'kb_text_stats']) await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`, [scope.tenantId, scope.kbId]);
+  },
+  search: searchChunkTexts,
+};

@@ -31,7 +31,7 @@ export function queryTerms(query: string): string[] {
 
 export interface DocumentTerms {
   /** Term → occurrences in the text. */
-  frequencies: Map<string, number>;
+  frequencies: ReadonlyMap<string, number>;
   /** Number of indexed terms in the text: BM25's document length. */
   length: number;
 }

@@ -1,5 +1,5 @@
 import { isServerError } from './mysql-session';
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { EMBEDDING_TABLES, VECTOR_SUPPORT_PROBE, vectorIndexName } from './vector-sql';
 import type { EmbeddingTable, VectorSql, VectorStorage } from './vector-sql';
 

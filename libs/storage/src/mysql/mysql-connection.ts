@@ -35,7 +35,7 @@ export async function createDataSource(
     password: settings.password,
     ...(database === null ? {} : { database }),
     poolSize,
-    // Timestamps as text in UTC (see mysql-rows), exact integers where they fit.
+    // Timestamps as text in UTC (see toSqlTime in mysql-dialect), exact integers where they fit.
     dateStrings: true,
     supportBigNumbers: true,
     bigNumberStrings: false,

@@ -1,8 +1,9 @@
 import { TrellisError } from '@trellis/contracts';
-import type { PooledSql, SqlSession } from './mysql-session';
+import type { PooledSql } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { MYSQL_MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from './mysql-schema';
 import type { MysqlMigration, SchemaContext } from './mysql-schema';
-import { toSqlTime } from './mysql-rows';
+import { toSqlTime } from './mysql-dialect';
 
 /** Seconds a migrate() waits for another process's migrate() of the same database. */
 const LOCK_WAIT_SECONDS = 120;

@@ -1,25 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, QueryRunner } from 'typeorm';
-
-/** What this adapter binds into statements. mysql2 escapes them client-side. */
-export type SqlValue = string | number | boolean | null | Buffer;
-
-export interface Statement {
-  sql: string;
-  params: readonly SqlValue[];
-}
-
-/** One result row as the driver returns it; the row mappers give it a type. */
-export type Row = Record<string, unknown>;
-
-/** The narrow SQL surface the store's parts use, inside or outside a transaction. */
-export interface SqlSession {
-  rows(sql: string, params?: readonly SqlValue[]): Promise<Row[]>;
-  /** Runs a write; resolves to the number of affected rows. */
-  exec(sql: string, params?: readonly SqlValue[]): Promise<number>;
-  /** Streams the result to `onRow`, so a large scan never sits in memory at once. */
-  each(sql: string, params: readonly SqlValue[], onRow: (row: Row) => void): Promise<void>;
-}
+import type { Row, SqlDatabase, SqlSession, SqlValue } from '../sql/sql-session';
 
 /**
  * Deadlock (1213), lock wait timeout (1205) and TiDB's write conflicts (9007, 8002, 8022):
@@ -76,7 +57,7 @@ class QueryRunnerSession implements SqlSession {
 }
 
 /** SQL over the TypeORM pool: single statements, retried transactions, pinned connections. */
-export class PooledSql implements SqlSession {
+export class PooledSql implements SqlDatabase {
   constructor(private readonly dataSource: DataSource) {}
 
   rows(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {

@@ -1,4 +1,4 @@
-import type { SqlSession } from './mysql-session';
+import type { SqlSession } from '../sql/sql-session';
 import { ensureVectorIndexes, missingVectorIndexes, schemaVectorStorage } from './mysql-capabilities';
 import type { ServerCapabilities } from './mysql-capabilities';
 import { vectorSqlFor } from './vector-sql';

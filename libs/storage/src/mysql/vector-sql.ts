@@ -1,5 +1,8 @@
-import type { SqlValue, Statement } from './mysql-session';
+import type { SqlValue, Statement } from '../sql/sql-session';
 import { vectorToBlob, vectorToText } from './vector-codec';
+import type { EmbeddingTable, VectorCandidates } from '../sql/vector-ranking';
+
+export type { EmbeddingTable, VectorCandidates } from '../sql/vector-ranking';
 
 /**
  * Everything SQL that differs between the two ways this adapter keeps embeddings, in one place
@@ -11,29 +14,10 @@ import { vectorToBlob, vectorToText } from './vector-codec';
  */
 export type VectorStorage = 'tidb-vector' | 'blob';
 
-/** Tables that carry an `embedding` column. */
-export type EmbeddingTable = 'chunks' | 'entities' | 'relationships';
-
 export const EMBEDDING_TABLES: readonly EmbeddingTable[] = ['chunks', 'entities', 'relationships'];
 
 /** Succeeds only on servers with TiDB's vector functions; how the adapter picks its path. */
 export const VECTOR_SUPPORT_PROBE = "SELECT VEC_COSINE_DISTANCE('[1,0]', '[0,1]') AS distance";
-
-/**
- * The rows a vector search ranks. `from` holds the table and its joins and binds no parameters;
- * `where` holds the (tenant-scoped) conditions whose values are `params`.
- */
-export interface VectorCandidates {
-  from: string;
-  where: string;
-  params: readonly SqlValue[];
-  /** Qualified id column, e.g. `c.id`. */
-  idColumn: string;
-  /** Qualified embedding column, e.g. `c.embedding`. */
-  embeddingColumn: string;
-  /** What the blob cache fingerprints to notice changed rows; the id column when rows never change. */
-  fingerprintColumn?: string;
-}
 
 export interface VectorSql {
   readonly storage: VectorStorage;

@@ -1,3 +1,6 @@
+import type Database from 'better-sqlite3';
+import { sourceHash } from '../sql/document-sql';
+
 /**
  * Versioned schema of the standalone store. A migration runs once, in order, inside a
  * transaction; the applied versions are recorded in schema_migrations.
@@ -283,4 +286,45 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
       );
     `,
   },
+  {
+    version: 10,
+    name: 'indexed text length per chunk, kept by the shared chunk writes',
+    sql: `ALTER TABLE chunks ADD COLUMN fts_length INTEGER NOT NULL DEFAULT 0;`,
+  },
+  {
+    version: 11,
+    name: 'document text in parts and documents by source hash, as the shared SQL keeps them',
+    sql: `
+      CREATE TABLE document_texts (
+        tenant_id TEXT NOT NULL,
+        kb_id TEXT NOT NULL,
+        document_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        part INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, kb_id, document_id, version, part)
+      );
+      INSERT INTO document_texts (tenant_id, kb_id, document_id, version, part, text)
+        SELECT tenant_id, kb_id, document_id, version, 0, text FROM document_versions;
+      DROP TABLE document_versions;
+      ALTER TABLE documents ADD COLUMN source_hash TEXT NOT NULL DEFAULT '';
+      UPDATE documents SET source_hash = trellis_source_hash(source_uri);
+      CREATE INDEX documents_by_source_hash ON documents (tenant_id, kb_id, source_hash);
+    `,
+  },
 ];
+
+/** Applies the migrations this file has not seen, each in its own transaction. */
+export function migrateSqlite(db: Database.Database): void {
+  // Migration 11 derives the source hashes of existing documents as the store computes them.
+  db.function('trellis_source_hash', { deterministic: true }, (uri) => sourceHash(String(uri)));
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)');
+  const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version));
+  for (const migration of SQLITE_MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, new Date().toISOString());
+    })();
+  }
+}

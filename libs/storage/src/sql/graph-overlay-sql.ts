@@ -1,14 +1,16 @@
 import type { KbScope } from '@trellis/contracts';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
 import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '../graph-overlay';
-import type { OverlayState } from '../graph-overlay';
+import type { OverlayState, Touched } from '../graph-overlay';
 import { toOverlayRow } from '../graph-edit-rows';
-import type { SqlSession } from './mysql-session';
-import { batches, marks } from './mysql-rows';
+import type { SqlDialect } from './sql-dialect';
+import { takeInserted } from './sql-dialect';
+import { rowsWhereIn } from './sql-session';
+import type { SqlSession } from './sql-session';
 
-/** The overlay's hooks in the MySQL chunk write (see graph-overlay.ts). */
+/** The overlay's hooks in the chunk write (see graph-overlay.ts), inside the write's transaction. */
 
-export async function loadOverlay(tx: SqlSession, scope: KbScope): Promise<OverlayState> {
+async function loadOverlay(tx: SqlSession, scope: KbScope): Promise<OverlayState> {
   const params = [scope.tenantId, scope.kbId];
   const tombstones = await tx.rows('SELECT target_kind, target_id, deleted_by FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND deleted_by IS NOT NULL', params);
   const merges = await tx.rows('SELECT id, source_id, target_id FROM graph_merges WHERE tenant_id = ? AND kb_id = ? AND undone_at IS NULL', params);
@@ -27,14 +29,15 @@ export async function loadOverlay(tx: SqlSession, scope: KbScope): Promise<Overl
  */
 export async function rewriteChunk(
   tx: SqlSession,
+  dialect: SqlDialect,
   scope: KbScope,
   chunkId: string,
   entities: readonly EntityMentionWrite[],
   relationships: readonly RelationshipMentionWrite[],
   replay: boolean,
 ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] }> {
-  const state = await settledOverlay(tx, scope, entities, relationships);
-  // Without tombstones or merges no edit has records to keep.
+  const state = dialect.locksRows ? await settledOverlay(tx, scope, entities, relationships) : await loadOverlay(tx, scope);
+  // Without tombstones or merges no edit has records to keep: the common case costs two reads.
   if (overlayIsEmpty(state)) return { entities: [...entities], relationships: [...relationships] };
   if (!replay) await tx.exec('DELETE FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id = ?', [scope.tenantId, scope.kbId, chunkId]);
   const rewritten = rewriteChunkWrites(state, entities, relationships);
@@ -53,8 +56,7 @@ export async function rewriteChunk(
   const original = encodeChunkExtraction({ entities: [...entities], relationships: [...relationships] });
   for (const editId of [...rewritten.editIds].sort()) {
     await tx.exec(
-      `INSERT INTO graph_edit_chunks (tenant_id, kb_id, edit_id, chunk_id, extraction) VALUES (?, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE extraction = VALUES(extraction)`,
+      `INSERT INTO graph_edit_chunks (tenant_id, kb_id, edit_id, chunk_id, extraction) VALUES (?, ?, ?, ?, ?) ${dialect.onConflictUpdate(takeInserted(dialect, ['extraction']))}`,
       [scope.tenantId, scope.kbId, editId, chunkId, original],
     );
   }
@@ -63,10 +65,10 @@ export async function rewriteChunk(
 
 /**
  * The overlay as it stands once this transaction holds the rows the chunk names (entities,
- * relationships, their overlay rows). A merge, deletion or undo locks the rows it changes, so
- * locking them here waits for one in flight; reading the overlay again afterwards sees what it
- * committed (READ COMMITTED). Without this, a write that read the overlay just before a merge
- * committed would bring the merged entity back.
+ * relationships, their overlay rows), where transactions run concurrently. A merge, deletion or
+ * undo locks the rows it changes, so locking them here waits for one in flight; reading the
+ * overlay again afterwards sees what it committed (READ COMMITTED). Without this, a write that
+ * read the overlay just before a merge committed would bring the merged entity back.
  */
 async function settledOverlay(
   tx: SqlSession,
@@ -79,11 +81,11 @@ async function settledOverlay(
     const entityIds = new Set(entities.map((e) => e.entityId));
     for (const id of [...entityIds]) for (let m = state.merges.get(id); m !== undefined && !entityIds.has(m.targetId); m = state.merges.get(m.targetId)) entityIds.add(m.targetId);
     const relationshipIds = relationships.map((r) => r.relationshipId);
-    await lockIds(tx, scope, 'entities', [...entityIds]);
-    await lockIds(tx, scope, 'relationships', relationshipIds);
+    await lockIds(tx, scope, 'entities', 'id', '', [...entityIds]);
+    await lockIds(tx, scope, 'relationships', 'id', '', relationshipIds);
     // An undone deletion has no row to lock; its tombstone row is what the undo changes.
-    await lockOverlayRows(tx, scope, 'entity', [...entityIds]);
-    await lockOverlayRows(tx, scope, 'relationship', relationshipIds);
+    await lockIds(tx, scope, 'graph_overlays', 'target_id', 'entity', [...entityIds]);
+    await lockIds(tx, scope, 'graph_overlays', 'target_id', 'relationship', relationshipIds);
     const again = await loadOverlay(tx, scope);
     if (overlayFingerprint(again) === overlayFingerprint(state)) return again;
     state = again;
@@ -91,21 +93,11 @@ async function settledOverlay(
   return state;
 }
 
-async function lockIds(tx: SqlSession, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<void> {
-  for (const batch of batches([...new Set(ids)].sort())) {
-    await tx.rows(`SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(batch)}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId, ...batch]);
-  }
-}
-
-async function lockOverlayRows(tx: SqlSession, scope: KbScope, kind: 'entity' | 'relationship', ids: readonly string[]): Promise<void> {
-  for (const batch of batches([...new Set(ids)].sort())) {
-    await tx.rows(`SELECT target_id FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND target_kind = ? AND target_id IN (${marks(batch)}) ORDER BY target_id FOR UPDATE`, [
-      scope.tenantId,
-      scope.kbId,
-      kind,
-      ...batch,
-    ]);
-  }
+/** Locks rows by id in id order (MySQL family only); `kind` narrows graph_overlays to one target kind. */
+async function lockIds(tx: SqlSession, scope: KbScope, table: string, column: string, kind: string, ids: readonly string[]): Promise<void> {
+  const kindClause = kind === '' ? '' : ' AND target_kind = ?';
+  const sql = (m: string) => `SELECT ${column} FROM ${table} WHERE tenant_id = ? AND kb_id = ?${kindClause} AND ${column} IN (${m}) ORDER BY ${column} FOR UPDATE`;
+  await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId, ...(kind === '' ? [] : [kind])], [...new Set(ids)].sort());
 }
 
 function overlayFingerprint(state: OverlayState): string {
@@ -114,34 +106,25 @@ function overlayFingerprint(state: OverlayState): string {
 }
 
 /** Re-applies user overrides to rows whose derived values were just recomputed. */
-export async function applyOverrides(tx: SqlSession, scope: KbScope, touched: { entityIds: ReadonlySet<string>; relationshipIds: ReadonlySet<string> }): Promise<void> {
+export async function applyOverrides(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched): Promise<void> {
+  const byId = `WHERE ${dialect.byIdScope()} AND id = ?`;
   for (const [kind, ids] of [['entity', touched.entityIds], ['relationship', touched.relationshipIds]] as const) {
-    for (const batch of batches([...ids])) {
-      const rows = await tx.rows(`SELECT * FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND target_kind = ? AND target_id IN (${marks(batch)})`, [
-        scope.tenantId,
-        scope.kbId,
-        kind,
-        ...batch,
-      ]);
-      for (const row of rows) {
-        const o = toOverlayRow(row)!;
-        const id = String(row.target_id);
-        if (kind === 'entity') {
-          await tx.exec(
-            `UPDATE entities SET name = COALESCE(?, name), normalized_name = COALESCE(?, normalized_name), type = COALESCE(?, type),
-             description = COALESCE(?, description) WHERE tenant_id = ? AND kb_id = ? AND id = ?`,
-            [o.name, o.normalizedName, o.type, o.description, scope.tenantId, scope.kbId, id],
-          );
-        } else {
-          await tx.exec('UPDATE relationships SET label = COALESCE(?, label), description = COALESCE(?, description), weight = COALESCE(?, weight) WHERE tenant_id = ? AND kb_id = ? AND id = ?', [
-            o.label,
-            o.description,
-            o.weight,
-            scope.tenantId,
-            scope.kbId,
-            id,
-          ]);
-        }
+    const sql = (m: string) => `SELECT * FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND target_kind = ? AND target_id IN (${m})`;
+    for (const row of await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId, kind], [...ids])) {
+      const o = toOverlayRow(row)!;
+      const key = [scope.tenantId, scope.kbId, String(row.target_id)];
+      if (kind === 'entity') {
+        await tx.exec(
+          `UPDATE entities SET name = COALESCE(?, name), normalized_name = COALESCE(?, normalized_name), type = COALESCE(?, type), description = COALESCE(?, description) ${byId}`,
+          [o.name, o.normalizedName, o.type, o.description, ...key],
+        );
+      } else {
+        await tx.exec(`UPDATE relationships SET label = COALESCE(?, label), description = COALESCE(?, description), weight = COALESCE(?, weight) ${byId}`, [
+          o.label,
+          o.description,
+          o.weight,
+          ...key,
+        ]);
       }
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitText } from './document-writes';
+import { splitText } from './document-sql';
 
 describe('document text parts', () => {
   it('splits into bounded parts that join back, never inside a surrogate pair', () => {

@@ -1,0 +1,45 @@
+import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { SqlDialect } from './sql-dialect';
+import type { SqlSession } from './sql-session';
+
+/* The statements of `documents.chunks_remaining` (see ../chunk-progress.ts), the same on both engines; each runs in the caller's transaction. */
+
+/** Sets the chunk's status, moving its document's counter on a transition into or out of 'graphed'. */
+export async function setChunkStatusCounted(d: SqlDialect, tx: SqlSession, scope: KbScope, chunkId: string, status: IndexStatus, error: string | null): Promise<void> {
+  const key = [scope.tenantId, scope.kbId, chunkId];
+  const transition = status === 'graphed' ? "status <> 'graphed'" : "status = 'graphed'";
+  const moved = await tx.exec(`UPDATE chunks SET status = ?, error = ? WHERE ${d.byIdScope()} AND id = ? AND ${transition}`, [status, error, ...key]);
+  if (moved === 0) {
+    // Already graphed (a replay: nothing to do), or a status change that does not move the counter.
+    if (status !== 'graphed') await tx.exec(`UPDATE chunks SET status = ?, error = ? WHERE ${d.byIdScope()} AND id = ?`, [status, error, ...key]);
+    return;
+  }
+  await tx.exec(
+    `UPDATE documents SET chunks_remaining = chunks_remaining ${status === 'graphed' ? '-' : '+'} 1
+     WHERE ${d.byIdScope()} AND (id, version) = (SELECT document_id, version FROM chunks WHERE ${d.byIdScope()} AND id = ?)`,
+    [scope.tenantId, scope.kbId, ...key],
+  );
+}
+
+/** The counter of the chunk's document, or null when the chunk is not of the document's current version. */
+export async function chunksRemainingOf(d: SqlDialect, tx: SqlSession, scope: KbScope, chunkId: string): Promise<number | null> {
+  const [row] = await tx.rows(
+    `SELECT d.chunks_remaining AS remaining FROM chunks c JOIN documents d
+       ON d.tenant_id = c.tenant_id AND d.kb_id = c.kb_id AND d.id = c.document_id AND d.version = c.version
+     WHERE ${d.byIdScope('c')} AND c.id = ?`,
+    [scope.tenantId, scope.kbId, chunkId],
+  );
+  return row?.remaining === null || row?.remaining === undefined ? null : Number(row.remaining);
+}
+
+/** Counts the not-yet-graphed chunks of each listed document version that is current; runs in the transaction that wrote them. */
+export async function recountChunksRemaining(d: SqlDialect, tx: SqlSession, scope: KbScope, versions: ReadonlyArray<{ documentId: string; version: number }>): Promise<void> {
+  for (const { documentId, version } of versions) {
+    await tx.exec(
+      `UPDATE documents SET chunks_remaining = (
+         SELECT COUNT(*) FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ? AND status <> 'graphed'
+       ) WHERE ${d.byIdScope()} AND id = ? AND version = ?`,
+      [scope.tenantId, scope.kbId, documentId, version, scope.tenantId, scope.kbId, documentId, version],
+    );
+  }
+}

@@ -1,0 +1,116 @@
+import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
+import { CHUNK_COLUMNS, batches, inIdOrder, toChunk } from '../row-mappers';
+import { versionsOf } from '../chunk-progress';
+import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted } from './chunk-progress-sql';
+import { indexedText } from './full-text';
+import { takeInserted } from './sql-dialect';
+import type { AnalyzedText } from './full-text';
+import type { SqlEngine } from './sql-engine';
+import { rowsWhereIn } from './sql-session';
+import type { SqlDatabase, SqlSession, SqlValue } from './sql-session';
+import { chunkCandidates } from './vector-ranking';
+import type { Scored } from './vector-ranking';
+
+/** Columns an upsert takes from the new row; `status` is decided first (see upsertChunks). */
+const REWRITTEN_COLUMNS = ['text', 'heading', 'token_count', 'content_hash', 'fts_length', 'embedding'];
+
+/** Chunks of documents: written with their embeddings and full-text entries, read back and searched. */
+export class SqlChunks {
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly engine: SqlEngine,
+  ) {}
+
+  /**
+   * Upserts the chunks, in id order (the lock order), with their full-text entries. A chunk whose
+   * content is unchanged keeps an 'extracted' or 'graphed' status; any other becomes 'embedded'.
+   * A chunk listed twice ends as its last copy. The text is analysed before the transaction, so a
+   * retried transaction does not redo the work.
+   */
+  async upsertChunks(scope: KbScope, chunks: readonly NewChunk[]): Promise<void> {
+    const byId = new Map<string, NewChunk>();
+    for (const c of chunks) byId.set(c.id, c);
+    if (byId.size === 0) return;
+    const ids = [...byId.keys()].sort();
+    const texts = new Map<string, AnalyzedText>();
+    for (const [id, c] of byId) texts.set(id, this.engine.fullText.analyze(indexedText(c.heading, c.text)));
+    try {
+      await this.db.transaction((tx) => this.writeChunks(tx, scope, ids, byId, texts));
+    } finally {
+      this.engine.vectors.changed(scope.kbId, 'chunks');
+    }
+  }
+
+  async getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null> {
+    return (await this.getChunks(scope, [chunkId]))[0] ?? null;
+  }
+
+  /** In the order of `chunkIds`, skipping ids that do not exist. */
+  async getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]> {
+    const sql = (m: string) => `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE ${this.engine.dialect.byIdScope()} AND id IN (${m})`;
+    return inIdOrder(chunkIds, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], chunkIds)).map(toChunk));
+  }
+
+  async listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]> {
+    const rows = await this.db.rows(`SELECT ${CHUNK_COLUMNS} FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ? ORDER BY ordinal`, [
+      scope.tenantId,
+      scope.kbId,
+      documentId,
+      version,
+    ]);
+    return rows.map(toChunk);
+  }
+
+  /** Sets the chunk's status, moving its document's chunks-remaining counter with it (see ../chunk-progress.ts). */
+  async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
+    await this.db.transaction((tx) => setChunkStatusCounted(this.engine.dialect, tx, scope, chunkId, status, error));
+  }
+
+  /** Marks the chunk graphed; resolves to its document's chunks still remaining, null when the chunk is not of the current version. */
+  async markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null> {
+    return this.db.transaction(async (tx) => {
+      await setChunkStatusCounted(this.engine.dialect, tx, scope, chunkId, 'graphed', null);
+      return chunksRemainingOf(this.engine.dialect, tx, scope, chunkId);
+    });
+  }
+
+  async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    const documents = filter?.documentIds?.length ? new Set(filter.documentIds) : undefined;
+    return this.withChunks(scope, await this.engine.vectors.nearest(this.db, chunkCandidates(scope), vector, k, documents));
+  }
+
+  async searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    return this.withChunks(scope, await this.engine.fullText.search(this.db, scope, query, k, filter));
+  }
+
+  private async withChunks(scope: KbScope, scored: readonly Scored[]): Promise<ScoredChunk[]> {
+    const chunks = new Map((await this.getChunks(scope, scored.map((s) => s.item))).map((c) => [c.id, c]));
+    return scored.flatMap((s) => {
+      const chunk = chunks.get(s.item);
+      return chunk ? [{ chunk, score: s.score }] : [];
+    });
+  }
+
+  private async writeChunks(tx: SqlSession, scope: KbScope, ids: readonly string[], byId: ReadonlyMap<string, NewChunk>, texts: ReadonlyMap<string, AnalyzedText>): Promise<void> {
+    const d = this.engine.dialect;
+    // Locks the chunks that exist, in id order, and reads what the text index counted for them.
+    const sql = (m: string) => `SELECT id, fts_length FROM chunks WHERE ${d.byIdScope()} AND id IN (${m}) ORDER BY id${d.forUpdate}`;
+    const previous = new Map((await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId], ids)).map((r) => [String(r.id), Number(r.fts_length)]));
+    // `status` is assigned first: MySQL assigns left to right, and it must see the old hash.
+    const status = `status = CASE WHEN content_hash = ${d.inserted('content_hash')} AND status IN ('extracted', 'graphed') THEN status ELSE 'embedded' END`;
+    for (const batch of batches(ids, 100)) {
+      await tx.exec(
+        `INSERT INTO chunks (tenant_id, kb_id, id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error, fts_length, embedding)
+         VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'embedded', NULL, ?, ?)").join(', ')}
+         ${d.onConflictUpdate(`${status}, ${takeInserted(d, REWRITTEN_COLUMNS)}`)}`,
+        batch.flatMap((id): SqlValue[] => {
+          const c = byId.get(id)!;
+          return [scope.tenantId, scope.kbId, c.id, c.documentId, c.version, c.ordinal, c.text, c.heading, c.tokenCount, c.contentHash, texts.get(id)!.length, d.embeddingValue(c.embedding)];
+        }),
+      );
+    }
+    await this.engine.fullText.replace(tx, scope, texts, previous);
+    await recountChunksRemaining(d, tx, scope, versionsOf([...byId.values()]));
+  }
+}

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto';
+import { TrellisError } from '@trellis/contracts';
+import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
+import { CURRENT_CHUNKS, byPipelineOrder, toDocument, toStage } from '../row-mappers';
+import { removeDocumentChunks } from './graph-write-sql';
+import { takeInserted } from './sql-dialect';
+import type { SqlEngine } from './sql-engine';
+import type { SqlDatabase, SqlSession } from './sql-session';
+
+/** Characters per document_texts row: at most 4 MB of utf8mb4, under TiDB's 6 MB row limit. */
+export const TEXT_PART_CHARS = 1_000_000;
+
+const DOCUMENT_VERSION_COLUMNS = ['filename', 'mime_type', 'content_hash', 'version', 'status', 'error', 'size_bytes', 'metadata', 'updated_at'];
+
+/** What documents are unique by: source URIs can be longer than any index key. */
+export function sourceHash(sourceUri: string): string {
+  return createHash('sha256').update(sourceUri).digest('hex');
+}
+
+/** Splits text into parts of at most `partChars` without cutting a surrogate pair; '' is one empty part. */
+export function splitText(text: string, partChars = TEXT_PART_CHARS): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  while (start < text.length || parts.length === 0) {
+    let end = Math.min(text.length, start + partChars);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && end - start > 1 && last >= 0xd800 && last <= 0xdbff) end--;
+    parts.push(text.slice(start, end));
+    start = end;
+  }
+  return parts;
+}
+
+/**
+ * Documents with their versions' text and pipeline stages. The text of a version is kept in
+ * row-sized parts: TiDB caps one row at 6 MB by default and MariaDB a packet at 16 MB, below a
+ * 50 MB document.
+ */
+export class SqlDocuments {
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly engine: SqlEngine,
+  ) {}
+
+  async findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null> {
+    const [row] = await this.db.rows('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? AND source_hash = ? AND source_uri = ?', [
+      scope.tenantId,
+      scope.kbId,
+      sourceHash(sourceUri),
+      sourceUri,
+    ]);
+    return row ? toDocument(row) : null;
+  }
+
+  async saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord> {
+    await this.db.transaction(async (tx) => {
+      const key = [scope.tenantId, scope.kbId, doc.id, doc.version];
+      await tx.exec('DELETE FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ?', key);
+      const parts = splitText(doc.text);
+      for (let part = 0; part < parts.length; part++) {
+        await tx.exec('INSERT INTO document_texts (tenant_id, kb_id, document_id, version, part, text) VALUES (?, ?, ?, ?, ?, ?)', [...key, part, parts[part]!]);
+      }
+      await this.upsertDocumentRow(tx, scope, doc, 'pending', null);
+    });
+    // A new current version changes which chunks search may return.
+    this.engine.vectors.changed(scope.kbId, 'chunks');
+    return this.requireDocument(scope, doc.id);
+  }
+
+  async saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
+    await this.upsertDocumentRow(this.db, scope, doc, 'failed', error);
+    this.engine.vectors.changed(scope.kbId, 'chunks');
+    return this.requireDocument(scope, doc.id);
+  }
+
+  async getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null> {
+    const [row] = await this.db.rows(`SELECT * FROM documents WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId]);
+    return row ? toDocument(row) : null;
+  }
+
+  async listDocuments(scope: KbScope): Promise<DocumentRecord[]> {
+    return (await this.db.rows('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? ORDER BY source_uri', [scope.tenantId, scope.kbId])).map(toDocument);
+  }
+
+  async getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {
+    const rows = await this.db.rows('SELECT text FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ? ORDER BY part', [
+      scope.tenantId,
+      scope.kbId,
+      documentId,
+      version,
+    ]);
+    return rows.length === 0 ? null : rows.map((r) => String(r.text)).join('');
+  }
+
+  async setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null): Promise<void> {
+    await this.db.exec(`UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE ${this.engine.dialect.byIdScope()} AND id = ? AND version = ?`, [
+      status,
+      error,
+      this.engine.dialect.time(new Date().toISOString()),
+      scope.tenantId,
+      scope.kbId,
+      documentId,
+      version,
+    ]);
+  }
+
+  async countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
+    const rows = await this.db.rows(
+      `SELECT c.status AS status, COUNT(*) AS n FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ? AND c.document_id = ? GROUP BY c.status`,
+      [scope.tenantId, scope.kbId, documentId],
+    );
+    return Object.fromEntries(rows.map((r) => [String(r.status), Number(r.n)]));
+  }
+
+  deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
+    return this.removeVersions(scope, async (tx) => {
+      await removeDocumentChunks(tx, this.engine, scope, documentId);
+      for (const table of ['document_texts', 'document_stages']) {
+        await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ?`, [scope.tenantId, scope.kbId, documentId]);
+      }
+      return (await tx.exec(`DELETE FROM documents WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId])) > 0;
+    });
+  }
+
+  deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
+    return this.removeVersions(scope, async (tx) => {
+      const removed = await removeDocumentChunks(tx, this.engine, scope, documentId, currentVersion);
+      for (const table of ['document_texts', 'document_stages']) {
+        await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`, [scope.tenantId, scope.kbId, documentId, currentVersion]);
+      }
+      return removed;
+    });
+  }
+
+  /** Oldest first: the documents that have waited longest are re-driven first. */
+  async listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>> {
+    const rows = await this.db.rows(
+      `SELECT tenant_id, kb_id, id, version, status FROM documents WHERE status NOT IN ('graphed', 'failed') ORDER BY updated_at, tenant_id, kb_id, id`,
+    );
+    return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id), documentId: String(r.id), version: Number(r.version), status: String(r.status) as IndexStatus }));
+  }
+
+  /** Adds one piece of work to its stage's row: earliest start, latest finish, counts, last error. */
+  async recordStage(scope: KbScope, event: StageEvent): Promise<void> {
+    const d = this.engine.dialect;
+    const merged = `started_at = ${d.least('started_at', d.inserted('started_at'))}, finished_at = ${d.greatest('finished_at', d.inserted('finished_at'))},
+      events = events + 1, failures = failures + ${d.inserted('failures')}, last_error = COALESCE(${d.inserted('last_error')}, last_error)`;
+    await this.db.exec(
+      `INSERT INTO document_stages (tenant_id, kb_id, document_id, version, stage, started_at, finished_at, events, failures, last_error)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ${d.onConflictUpdate(merged)}`,
+      [scope.tenantId, scope.kbId, event.documentId, event.version, event.stage, d.time(event.startedAt), d.time(event.finishedAt), event.error ? 1 : 0, event.error ?? null],
+    );
+  }
+
+  async listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]> {
+    const rows = await this.db.rows('SELECT * FROM document_stages WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ?', [
+      scope.tenantId,
+      scope.kbId,
+      documentId,
+      version,
+    ]);
+    return rows.map(toStage).sort(byPipelineOrder);
+  }
+
+  /** Inserts the document or moves it to this version; its source and creation time stay. */
+  private async upsertDocumentRow(session: SqlSession, scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, status: IndexStatus, error: string | null): Promise<void> {
+    const d = this.engine.dialect;
+    const at = d.time(new Date().toISOString());
+    await session.exec(
+      `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
+      [
+        scope.tenantId, scope.kbId, doc.id, doc.sourceUri, sourceHash(doc.sourceUri), doc.filename, doc.mimeType, doc.contentHash,
+        doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), at, at,
+      ],
+    );
+  }
+
+  private async requireDocument(scope: KbScope, documentId: string): Promise<DocumentRecord> {
+    const document = await this.getDocument(scope, documentId);
+    if (document === null) throw TrellisError.unavailable(`document ${documentId} vanished right after it was written`);
+    return document;
+  }
+
+  private async removeVersions<T>(scope: KbScope, work: (tx: SqlSession) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction(work);
+    } finally {
+      this.engine.vectors.changed(scope.kbId, 'chunks', 'entities', 'relationships');
+    }
+  }
+}

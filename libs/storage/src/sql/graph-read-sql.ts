@@ -1,0 +1,113 @@
+import type { KbScope } from '@trellis/contracts';
+import { fullTextTerms, rankEntitiesByName } from '../derivation';
+import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
+import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEntity, toRelationship } from '../row-mappers';
+import type { SqlEngine } from './sql-engine';
+import { groupByOwner, rowsWhereIn } from './sql-session';
+import type { SqlSession } from './sql-session';
+import { mentionsOf } from './mention-sql';
+import type { MentionTable } from './mention-sql';
+import { graphCandidates } from './vector-ranking';
+
+/** Graph reads: entities and relationships by id, name and vector, their neighbourhoods and provenance; all bound to the scope. */
+export class SqlGraphReads {
+  constructor(
+    private readonly db: SqlSession,
+    private readonly engine: SqlEngine,
+  ) {}
+
+  /** In the order of `ids`, skipping ids that do not exist. */
+  async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
+    const sql = (m: string) => `SELECT ${ENTITY_COLUMNS} FROM entities WHERE ${this.engine.dialect.byIdScope()} AND id IN (${m})`;
+    return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toEntity));
+  }
+
+  async findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
+    const rows = await this.db.rows(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name = ?`, [scope.tenantId, scope.kbId, normalizedName]);
+    return rows.map(toEntity);
+  }
+
+  /** Candidates by LIKE on the normalised name, ranked by rankEntitiesByName. */
+  async searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
+    const words = fullTextTerms(query);
+    if (words.length === 0) return [];
+    // '!' as the LIKE escape: unlike '\', it means the same whatever the server's sql_mode.
+    const conditions = words.map(() => `normalized_name LIKE ? ESCAPE '!'`).join(' OR ');
+    const rows = await this.db.rows(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? AND (${conditions}) LIMIT 2000`, [
+      scope.tenantId,
+      scope.kbId,
+      ...words.map((w) => `%${w.replace(/[!%_]/g, (c) => `!${c}`)}%`),
+    ]);
+    return rankEntitiesByName(words, rows.map(toEntity), limit);
+  }
+
+  async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
+    const top = await this.engine.vectors.nearest(this.db, graphCandidates('entities', scope), vector, k);
+    const entities = new Map((await this.getEntities(scope, top.map((t) => t.item))).map((e) => [e.id, e]));
+    return top.flatMap((t) => {
+      const entity = entities.get(t.item);
+      return entity ? [{ entity, score: t.score }] : [];
+    });
+  }
+
+  /** Relationships a user weighted negative are left out: they are kept out of retrieval. */
+  async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
+    const top = await this.engine.vectors.nearest(this.db, graphCandidates('relationships', scope, true), vector, k);
+    const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).map((r) => [r.id, r]));
+    return top.flatMap((t) => {
+      const relationship = relationships.get(t.item);
+      return relationship ? [{ relationship, score: t.score }] : [];
+    });
+  }
+
+  relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
+    return this.engine.vectors.similarities(this.db, graphCandidates('relationships', scope), vector, relationshipIds);
+  }
+
+  async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {
+    const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE ${this.engine.dialect.byIdScope('r')} AND r.id IN (${m})`;
+    return (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toRelationship);
+  }
+
+  /** In id order. One indexed lookup per end, rather than an OR a planner may turn into a scan. */
+  async relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
+    const seen = new Map<string, RelationshipRecord>();
+    for (const end of ['source_id', 'target_id']) {
+      const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`;
+      for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), toRelationship(row));
+    }
+    return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
+    return this.chunkIdsByOwner(scope, 'relationship_mentions', relationshipIds);
+  }
+
+  chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
+    return this.chunkIdsByOwner(scope, 'entity_mentions', entityIds);
+  }
+
+  async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
+    const rows = await this.db.rows(
+      `SELECT DISTINCT m.name, m.entity_id FROM chunks c
+       JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
+       JOIN entity_mentions m ON m.tenant_id = o.tenant_id AND m.kb_id = o.kb_id AND m.chunk_id = o.id
+       WHERE c.tenant_id = ? AND c.kb_id = ? AND c.id = ? ORDER BY m.entity_id, m.name`,
+      [scope.tenantId, scope.kbId, chunkId],
+    );
+    return rows.map((r) => ({ name: String(r.name), entityId: String(r.entity_id) }));
+  }
+
+  async exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
+    const params = [scope.tenantId, scope.kbId];
+    const entities = (await this.db.rows(`SELECT ${ENTITY_COLUMNS} FROM entities WHERE tenant_id = ? AND kb_id = ? ORDER BY normalized_name, id`, params)).map(toEntity);
+    const relationships = (await this.db.rows(`${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? ORDER BY r.id`, params)).map(toRelationship);
+    return { entities, relationships };
+  }
+
+  /** Chunk ids mentioning each owner, in chunk id order. */
+  private async chunkIdsByOwner(scope: KbScope, table: MentionTable, ownerIds: readonly string[]): Promise<Map<string, string[]>> {
+    const rows = await mentionsOf(this.db, scope, table, 'chunk_id', ownerIds);
+    return new Map([...groupByOwner(rows)].map(([owner, mentions]) => [owner, mentions.map((m) => String(m.chunk_id))]));
+  }
+}

@@ -1,0 +1,229 @@
+import type { KbScope } from '@trellis/contracts';
+import { preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
+import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
+import type { Touched } from '../graph-overlay';
+import { batches, marks } from '../row-mappers';
+import type { Row } from '../row-mappers';
+import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
+import type { SqlDialect } from './sql-dialect';
+import { takeInserted } from './sql-dialect';
+import type { SqlEngine } from './sql-engine';
+import { execWhereIn, groupByOwner, rowsWhereIn } from './sql-session';
+import type { SqlSession, SqlValue } from './sql-session';
+import { mentionsOf } from './mention-sql';
+import { CHANGED_SUMMARY } from './summary-sql';
+
+/**
+ * The graph writes: mentions are the facts, entity and relationship rows are derived from them
+ * (and from the user's overlay). Everything runs inside the caller's transaction.
+ *
+ * Concurrency rule where transactions run at once (MySQL family): a transaction locks every
+ * entity and relationship row whose mentions it changes BEFORE changing them and keeps the locks
+ * until commit, so summaries and counts recomputed from the mentions are never computed from a
+ * stale view. Locks are always taken in the same order (chunk rows, then entities, then
+ * relationships, each by id) to keep deadlocks rare; the transaction runner retries the ones
+ * that still happen. SQLite runs one transaction at a time and locks nothing.
+ */
+
+/** Code-unit order, which for our ASCII ids is the binary collation's order: the lock order. */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Replaces one chunk's mentions, after manual edits rewrote them (tombstones, merges);
+ * `replay` is set when an edit or its undo re-applies recorded writes. Resolves false when the
+ * chunk no longer exists.
+ */
+export async function writeChunkExtraction(
+  tx: SqlSession,
+  dialect: SqlDialect,
+  scope: KbScope,
+  chunkId: string,
+  extracted: readonly EntityMentionWrite[],
+  extractedRelationships: readonly RelationshipMentionWrite[],
+  replay = false,
+): Promise<boolean> {
+  // Locking the chunk orders this write against a concurrent delete of the same chunk, which
+  // would otherwise leave mentions of a chunk that is gone.
+  const chunk = await tx.rows(`SELECT id FROM chunks WHERE ${dialect.byIdScope()} AND id = ?${dialect.forUpdate}`, [scope.tenantId, scope.kbId, chunkId]);
+  if (chunk.length === 0) return false;
+  const { entities, relationships } = await rewriteChunk(tx, dialect, scope, chunkId, extracted, extractedRelationships, replay);
+  const touched = await mentionedBy(tx, scope, [chunkId]);
+
+  // On the MySQL family the no-op update both creates a missing row and locks an existing one
+  // exclusively, so two writers of the same entity meet on its primary key and end with one
+  // row. A conflicting row keeps the first writer's name, type and embedding.
+  const entityRows = [...entities].sort((a, b) => compareIds(a.entityId, b.entityId));
+  for (const batch of batches(entityRows, 200)) {
+    await tx.exec(
+      `INSERT INTO entities (tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, embedding)
+       VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, '', 0, ?)").join(', ')} ${dialect.onConflictKeep('mention_count')}`,
+      // A mention a merge redirected carries no name; a row it creates takes the normalised one.
+      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, e.name || e.normalizedName, e.normalizedName, e.type, dialect.embeddingValue(e.embedding)]),
+    );
+  }
+  const written = new Set(entities.map((e) => e.entityId));
+  await lockRows(tx, dialect, scope, 'entities', [...touched.entityIds].filter((id) => !written.has(id)));
+  const relationshipRows = [...relationships].sort((a, b) => compareIds(a.relationshipId, b.relationshipId));
+  for (const batch of batches(relationshipRows, 200)) {
+    await tx.exec(
+      `INSERT INTO relationships (tenant_id, kb_id, id, source_id, target_id, label, description, weight, mention_count, embedding)
+       VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, '', 0, 0, ?)").join(', ')} ${dialect.onConflictKeep('mention_count')}`,
+      batch.flatMap((r) => [scope.tenantId, scope.kbId, r.relationshipId, r.sourceId, r.targetId, r.label, dialect.embeddingValue(r.embedding)]),
+    );
+  }
+  const writtenRelationships = new Set(relationships.map((r) => r.relationshipId));
+  await lockRows(tx, dialect, scope, 'relationships', [...touched.relationshipIds].filter((id) => !writtenRelationships.has(id)));
+
+  await deleteByIds(tx, scope, 'entity_mentions', 'chunk_id', [chunkId]);
+  await deleteByIds(tx, scope, 'relationship_mentions', 'chunk_id', [chunkId]);
+  // Input order is kept, so a repeated id ends with its last description.
+  for (const batch of batches(entities, 200)) {
+    await tx.exec(
+      `INSERT INTO entity_mentions (tenant_id, kb_id, entity_id, chunk_id, description, name, needs_review) VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
+       ${dialect.onConflictUpdate(takeInserted(dialect, ['description', 'name', 'needs_review']))}`,
+      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, chunkId, e.description, e.name, e.needsReview === true ? 1 : 0]),
+    );
+    for (const e of batch) touched.entityIds.add(e.entityId);
+  }
+  for (const batch of batches(relationships, 200)) {
+    await tx.exec(
+      `INSERT INTO relationship_mentions (tenant_id, kb_id, relationship_id, chunk_id, description, strength) VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+       ${dialect.onConflictUpdate(takeInserted(dialect, ['description', 'strength']))}`,
+      batch.flatMap((r) => [scope.tenantId, scope.kbId, r.relationshipId, chunkId, r.description, r.strength]),
+    );
+    for (const r of batch) touched.relationshipIds.add(r.relationshipId);
+  }
+  await refreshDerived(tx, dialect, scope, touched);
+  return true;
+}
+
+/**
+ * Deletes chunks (locked rows with their fts_length), their full-text entries and the graph
+ * facts only they supported; graph edits have nothing to replay for chunks that are gone.
+ */
+export async function removeChunks(tx: SqlSession, engine: SqlEngine, scope: KbScope, chunks: readonly Row[]): Promise<number> {
+  if (chunks.length === 0) return 0;
+  const lengths = new Map(chunks.map((r) => [String(r.id), Number(r.fts_length)]));
+  const chunkIds = [...lengths.keys()];
+  const touched = await mentionedBy(tx, scope, chunkIds);
+  await lockRows(tx, engine.dialect, scope, 'entities', [...touched.entityIds]);
+  await lockRows(tx, engine.dialect, scope, 'relationships', [...touched.relationshipIds]);
+  for (const table of ['entity_mentions', 'relationship_mentions', 'graph_edit_chunks']) await deleteByIds(tx, scope, table, 'chunk_id', chunkIds);
+  await deleteByIds(tx, scope, 'chunks', 'id', chunkIds, engine.dialect);
+  await refreshDerived(tx, engine.dialect, scope, touched);
+  // Last: the MySQL index's per-KB totals row is shared by every writer, so it is held shortest.
+  await engine.fullText.remove(tx, scope, lengths);
+  return chunkIds.length;
+}
+
+/** Deletes a document's chunks (all versions, or those below `belowVersion`) with removeChunks. */
+export async function removeDocumentChunks(tx: SqlSession, engine: SqlEngine, scope: KbScope, documentId: string, belowVersion?: number): Promise<number> {
+  const versionClause = belowVersion === undefined ? '' : 'AND version < ?';
+  const params: SqlValue[] = [scope.tenantId, scope.kbId, documentId, ...(belowVersion === undefined ? [] : [belowVersion])];
+  const sql = `SELECT id, fts_length FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id = ? ${versionClause} ORDER BY id${engine.dialect.forUpdate}`;
+  return removeChunks(tx, engine, scope, await tx.rows(sql, params));
+}
+
+/** The entities and relationships these chunks mention. */
+async function mentionedBy(tx: SqlSession, scope: KbScope, chunkIds: readonly string[]): Promise<Touched> {
+  const ids = async (table: string, column: string) => {
+    const rows = await rowsWhereIn(tx, (m) => `SELECT ${column} AS id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m})`, [scope.tenantId, scope.kbId], chunkIds);
+    return new Set(rows.map((r) => String(r.id)));
+  };
+  return { entityIds: await ids('entity_mentions', 'entity_id'), relationshipIds: await ids('relationship_mentions', 'relationship_id') };
+}
+
+async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<void> {
+  if (!dialect.locksRows) return;
+  await rowsWhereIn(tx, (m) => `SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND id IN (${m}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId], [...ids].sort(compareIds));
+}
+
+/**
+ * Recomputes counts, weights, names and review flags from the mentions that remain; deletes
+ * what has none left (manual rows stay: they never had any), then relationships whose end
+ * entity is gone, with their mentions, so nothing dangles; then re-applies the user's
+ * overrides. A summary is rewritten only when its inputs changed, and marked pending for the
+ * graph writer to summarise and embed.
+ */
+export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched): Promise<void> {
+  const byId = `WHERE ${dialect.byIdScope()} AND id = ?`;
+  const relationshipMentions = groupByOwner(await mentionsOf(tx, scope, 'relationship_mentions', 'description, strength', touched.relationshipIds));
+  const goneRelationships: string[] = [];
+  for (const id of [...touched.relationshipIds].sort(compareIds)) {
+    const mentions = relationshipMentions.get(id) ?? [];
+    if (mentions.length === 0) {
+      goneRelationships.push(id);
+      continue;
+    }
+    const weight = mentions.reduce((sum, m) => sum + Number(m.strength), 0);
+    const descriptions = mentions.map((m) => String(m.description));
+    const hash = summaryInputsHash('', descriptions);
+    await tx.exec(`UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? ${byId}`, [
+      hash,
+      summarizeDescriptions(descriptions),
+      hash,
+      weight,
+      mentions.length,
+      hash,
+      scope.tenantId,
+      scope.kbId,
+      id,
+    ]);
+  }
+  await deleteByIds(tx, scope, 'relationships', 'id', await extractedOnly(tx, dialect, scope, 'relationships', goneRelationships), dialect);
+
+  const entityMentions = groupByOwner(await mentionsOf(tx, scope, 'entity_mentions', 'description, name, needs_review', touched.entityIds));
+  const goneEntities: string[] = [];
+  for (const id of [...touched.entityIds].sort(compareIds)) {
+    const mentions = entityMentions.get(id) ?? [];
+    if (mentions.length === 0) {
+      goneEntities.push(id);
+      continue;
+    }
+    const name = preferredName(mentions.map((m) => String(m.name)));
+    const descriptions = mentions.map((m) => String(m.description));
+    const hash = summaryInputsHash(name, descriptions);
+    const needsReview = mentions.every((m) => Number(m.needs_review) === 1) ? 1 : 0;
+    await tx.exec(`UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? ${byId}`, [
+      hash,
+      summarizeDescriptions(descriptions),
+      hash,
+      mentions.length,
+      name,
+      needsReview,
+      hash,
+      scope.tenantId,
+      scope.kbId,
+      id,
+    ]);
+  }
+  const deletedEntities = await extractedOnly(tx, dialect, scope, 'entities', goneEntities);
+  await deleteByIds(tx, scope, 'entities', 'id', deletedEntities, dialect);
+
+  const dangling: string[] = [];
+  for (const batch of batches(deletedEntities)) {
+    const rows = await tx.rows(
+      `SELECT id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id IN (${marks(batch)}) OR target_id IN (${marks(batch)})) ORDER BY id${dialect.forUpdate}`,
+      [scope.tenantId, scope.kbId, ...batch, ...batch],
+    );
+    for (const r of rows) dangling.push(String(r.id));
+  }
+  await deleteByIds(tx, scope, 'relationship_mentions', 'relationship_id', dangling);
+  await deleteByIds(tx, scope, 'relationships', 'id', dangling, dialect);
+  await applyOverrides(tx, dialect, scope, touched);
+}
+
+/** The ids among these whose rows were derived from mentions (not created by hand). */
+async function extractedOnly(tx: SqlSession, dialect: SqlDialect, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<string[]> {
+  const sql = (m: string) => `SELECT id FROM ${table} WHERE ${dialect.byIdScope()} AND kind = 'manual' AND id IN (${m})`;
+  const manual = new Set((await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId], ids)).map((r) => String(r.id)));
+  return ids.filter((id) => !manual.has(id));
+}
+
+/** `dialect` marks a lookup by primary key (see SqlDialect.byIdScope). */
+async function deleteByIds(tx: SqlSession, scope: KbScope, table: string, column: string, ids: readonly string[], dialect?: SqlDialect): Promise<void> {
+  const where = dialect ? dialect.byIdScope() : 'tenant_id = ? AND kb_id = ?';
+  await execWhereIn(tx, (m) => `DELETE FROM ${table} WHERE ${where} AND ${column} IN (${m})`, [scope.tenantId, scope.kbId], ids);
+}

@@ -1,0 +1,281 @@
+import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type {
+  ChatTurn,
+  ChunkFilter,
+  ChunkRecord,
+  DocumentRecord,
+  EntityCandidate,
+  EntityMentionWrite,
+  EntityRecord,
+  ExtractionResult,
+  KbSettings,
+  KnowledgeBaseRecord,
+  LlmUsage,
+  NewChunk,
+  NewDocumentVersion,
+  PendingSummary,
+  RelationshipMentionWrite,
+  RelationshipRecord,
+  ScoredChunk,
+  ScoredEntity,
+  ScoredRelationship,
+  StageEvent,
+  StageRecord,
+  SummaryUpdate,
+} from '../records';
+import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
+import type { TrellisStore } from '../trellis-store';
+import type { CachedExtraction } from '../repositories/extraction-cache.repository';
+import { SqlChunks } from './chunk-sql';
+import { SqlDocuments } from './document-sql';
+import { SqlGraphChanges } from './graph-changes-sql';
+import { SqlGraphReads } from './graph-read-sql';
+import { SqlKnowledgeBases } from './knowledge-base-sql';
+import { SqlLlmBudget } from './llm-budget-sql';
+import { SqlExtractionCache } from './extraction-cache-sql';
+import type { SqlEngine } from './sql-engine';
+import type { SqlDatabase } from './sql-session';
+
+/**
+ * The storage API written once over the SQL session port: both adapters (SqliteStore,
+ * MysqlStore) are this class over their engine's session, dialect, full text and vector
+ * ranking, and differ only in how they connect and migrate.
+ */
+export abstract class SqlStore implements TrellisStore {
+  private readonly knowledgeBases: SqlKnowledgeBases;
+  private readonly documents: SqlDocuments;
+  private readonly chunks: SqlChunks;
+  private readonly llm: SqlLlmBudget;
+  private readonly extractions: SqlExtractionCache;
+  private readonly graph: SqlGraphReads;
+  private readonly changes: SqlGraphChanges;
+
+  protected constructor(
+    protected readonly sql: SqlDatabase,
+    protected readonly engine: SqlEngine,
+  ) {
+    this.knowledgeBases = new SqlKnowledgeBases(sql, engine);
+    this.documents = new SqlDocuments(sql, engine);
+    this.chunks = new SqlChunks(sql, engine);
+    this.llm = new SqlLlmBudget(sql, engine.dialect);
+    this.extractions = new SqlExtractionCache(sql, engine.dialect);
+    this.graph = new SqlGraphReads(sql, engine);
+    this.changes = new SqlGraphChanges(sql, engine, this.graph);
+  }
+
+  abstract close(): Promise<void>;
+
+  async ping(): Promise<void> {
+    await this.sql.rows('SELECT 1');
+  }
+
+  // --- knowledge bases -------------------------------------------------------------------
+
+  createKnowledgeBase(scope: TenantScope, input: { name: string; description: string; settings: KbSettings }): Promise<KnowledgeBaseRecord> {
+    return this.knowledgeBases.createKnowledgeBase(scope, input);
+  }
+  listKnowledgeBases(scope: TenantScope): Promise<KnowledgeBaseRecord[]> {
+    return this.knowledgeBases.listKnowledgeBases(scope);
+  }
+  findKnowledgeBase(scope: TenantScope, idOrName: string): Promise<KnowledgeBaseRecord | null> {
+    return this.knowledgeBases.findKnowledgeBase(scope, idOrName);
+  }
+  updateKnowledgeBase(scope: KbScope, changes: { description: string; settings: KbSettings }): Promise<KnowledgeBaseRecord | null> {
+    return this.knowledgeBases.updateKnowledgeBase(scope, changes);
+  }
+  deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
+    return this.knowledgeBases.deleteKnowledgeBase(scope);
+  }
+  countDocuments(scope: KbScope): Promise<number> {
+    return this.knowledgeBases.countDocuments(scope);
+  }
+
+  // --- documents and their pipeline stages -----------------------------------------------
+
+  findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null> {
+    return this.documents.findDocumentBySource(scope, sourceUri);
+  }
+  saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord> {
+    return this.documents.saveDocumentVersion(scope, doc);
+  }
+  saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
+    return this.documents.saveFailedDocument(scope, doc, error);
+  }
+  getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null> {
+    return this.documents.getDocument(scope, documentId);
+  }
+  listDocuments(scope: KbScope): Promise<DocumentRecord[]> {
+    return this.documents.listDocuments(scope);
+  }
+  getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {
+    return this.documents.getDocumentText(scope, documentId, version);
+  }
+  setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null): Promise<void> {
+    return this.documents.setDocumentStatus(scope, documentId, version, status, error);
+  }
+  countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
+    return this.documents.countChunksByStatus(scope, documentId);
+  }
+  deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
+    return this.documents.deleteDocument(scope, documentId);
+  }
+  deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
+    return this.documents.deleteStaleVersions(scope, documentId, currentVersion);
+  }
+  listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>> {
+    return this.documents.listUnfinishedDocuments();
+  }
+  recordStage(scope: KbScope, event: StageEvent): Promise<void> {
+    return this.documents.recordStage(scope, event);
+  }
+  listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]> {
+    return this.documents.listStages(scope, documentId, version);
+  }
+
+  // --- chunks ----------------------------------------------------------------------------
+
+  upsertChunks(scope: KbScope, chunks: readonly NewChunk[]): Promise<void> {
+    return this.chunks.upsertChunks(scope, chunks);
+  }
+  getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null> {
+    return this.chunks.getChunk(scope, chunkId);
+  }
+  getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]> {
+    return this.chunks.getChunks(scope, chunkIds);
+  }
+  listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]> {
+    return this.chunks.listChunks(scope, documentId, version);
+  }
+  setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
+    return this.chunks.setChunkStatus(scope, chunkId, status, error);
+  }
+  markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null> {
+    return this.chunks.markChunkGraphed(scope, chunkId);
+  }
+  searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    return this.chunks.searchChunksByVector(scope, vector, k, filter);
+  }
+  searchChunksFullText(scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
+    return this.chunks.searchChunksFullText(scope, query, k, filter);
+  }
+
+  // --- extraction cache and chat history -------------------------------------------------
+
+  getCachedExtraction(scope: KbScope, key: string): Promise<CachedExtraction | null> {
+    return this.extractions.get(scope, key);
+  }
+  putCachedExtraction(scope: KbScope, key: string, result: ExtractionResult): Promise<void> {
+    return this.extractions.put(scope, key, result);
+  }
+
+  async saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
+    const at = this.engine.dialect.time(new Date().toISOString());
+    const insert = 'INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)';
+    await this.sql.transaction(async (tx) => {
+      await tx.exec(insert, [scope.tenantId, scope.kbId, turn.chatId, 'user', turn.question, '[]', at]);
+      await tx.exec(insert, [scope.tenantId, scope.kbId, turn.chatId, 'assistant', turn.answer, JSON.stringify(turn.citations), at]);
+    });
+  }
+
+  // --- LLM usage and budget --------------------------------------------------------------
+
+  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage): Promise<void> {
+    return this.llm.addUsage(scope, documentId, version, usage);
+  }
+  getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
+    return this.llm.documentUsage(scope, documentId, version);
+  }
+  getKnowledgeBaseLlmUsage(scope: KbScope): Promise<LlmUsage> {
+    return this.llm.knowledgeBaseUsage(scope);
+  }
+  takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force = false): Promise<number> {
+    return this.llm.takeFromBucket(key, amount, perMinute, nowMs, force);
+  }
+  acquireLease(key: string, holder: string, slots: number, expiresAtMs: number, nowMs: number): Promise<boolean> {
+    return this.llm.acquireLease(key, holder, slots, expiresAtMs, nowMs);
+  }
+  releaseLease(key: string, holder: string): Promise<void> {
+    return this.llm.releaseLease(key, holder);
+  }
+
+  // --- graph reads -----------------------------------------------------------------------
+
+  getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
+    return this.graph.getEntities(scope, ids);
+  }
+  findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
+    return this.graph.findEntitiesByNormalizedName(scope, normalizedName);
+  }
+  entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
+    return this.graph.entityMentionsOfSameContent(scope, chunkId);
+  }
+  searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
+    return this.graph.searchEntitiesByName(scope, query, limit);
+  }
+  searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
+    return this.graph.searchEntitiesByVector(scope, vector, k);
+  }
+  searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
+    return this.graph.searchRelationshipsByVector(scope, vector, k);
+  }
+  relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>> {
+    return this.graph.relationshipSimilarities(scope, vector, relationshipIds);
+  }
+  relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
+    return this.graph.relationshipsOfEntities(scope, entityIds);
+  }
+  chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
+    return this.graph.chunkIdsForRelationships(scope, relationshipIds);
+  }
+  chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
+    return this.graph.chunkIdsForEntities(scope, entityIds);
+  }
+  exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
+    return this.graph.exportGraph(scope);
+  }
+
+  // --- graph changes: extractions, summaries, manual edits -------------------------------
+
+  applyChunkExtraction(scope: KbScope, chunkId: string, entities: readonly EntityMentionWrite[], relationships: readonly RelationshipMentionWrite[]): Promise<void> {
+    return this.changes.applyChunkExtraction(scope, chunkId, entities, relationships);
+  }
+  listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+    return this.changes.listEntityCandidates(scope, normalizedNames);
+  }
+  listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
+    return this.changes.listPendingSummaries(scope, limit);
+  }
+  listScopesWithPendingSummaries(): Promise<KbScope[]> {
+    return this.changes.listScopesWithPendingSummaries();
+  }
+  saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+    return this.changes.saveSummaries(scope, updates);
+  }
+  updateEntity(scope: KbScope, entityId: string, patch: EntityPatch, edit: GraphEditMeta): Promise<EntityRecord> {
+    return this.changes.updateEntity(scope, entityId, patch, edit);
+  }
+  updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
+    return this.changes.updateRelationship(scope, relationshipId, patch, edit);
+  }
+  deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
+    return this.changes.deleteEntity(scope, entityId, edit);
+  }
+  deleteRelationship(scope: KbScope, relationshipId: string, edit: GraphEditMeta): Promise<void> {
+    return this.changes.deleteRelationship(scope, relationshipId, edit);
+  }
+  createManualEntity(scope: KbScope, entity: ManualEntityWrite, links: readonly ManualRelationshipWrite[], edit: GraphEditMeta): Promise<EntityRecord> {
+    return this.changes.createManualEntity(scope, entity, links, edit);
+  }
+  mergeEntities(scope: KbScope, sourceId: string, targetId: string, edit: GraphEditMeta): Promise<EntityRecord> {
+    return this.changes.mergeEntities(scope, sourceId, targetId, edit);
+  }
+  undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
+    return this.changes.undoGraphEdit(scope, editId, edit);
+  }
+  getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
+    return this.changes.getGraphEdit(scope, editId);
+  }
+  listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
+    return this.changes.listGraphEdits(scope, limit);
+  }
+}
