@@ -22,8 +22,9 @@ export interface ExtractorSource {
 
 /**
  * Handles `chunk.ready`: extracts the chunk's entities and relationships with its knowledge
- * base's extractor (from the settings the event carries), or takes them from the tenant's cache keyed by (content hash, model, prompt
- * version), records what the LLM work cost for the document, and publishes `chunk.extracted`.
+ * base's extractor (chosen by the settings the event carries), or takes them from the tenant's
+ * cache keyed by (content hash, model, prompt version), records what the LLM work cost for the
+ * document, and publishes `chunk.extracted`.
  */
 export class ExtractionService {
   constructor(
