@@ -108,6 +108,10 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(target).toMatchObject({ id: curie().entityId, name: 'Marie Curie', mentionCount: 3 });
       expect(await store.getEntities(scope, [mCurie().entityId])).toEqual([]);
       expect((await store.chunkIdsForEntities(scope, [curie().entityId])).get(curie().entityId)).toEqual([c1, c2, c3].sort());
+      const ofChunks = await store.entityIdsForChunks(scope, [c1!, c3!]);
+      expect(ofChunks.get(c3!)).toEqual([curie().entityId, polonium().entityId].sort());
+      expect(ofChunks.get(c1!)).toContain(curie().entityId);
+      expect(ofChunks.get(c1!)).not.toContain(mCurie().entityId);
       const relationships = await store.relationshipsOfEntities(scope, [curie().entityId]);
       expect(relationships.map((r) => `${r.sourceName} ${r.label} ${r.targetName}`).sort()).toEqual(['Marie Curie discovered Polonium', 'Marie Curie discovered Radium']);
       const toPolonium = relationships.find((r) => r.targetId === polonium().entityId)!;

@@ -50,7 +50,7 @@ const STORE_METHODS = [
   'takeFromBucket', 'acquireLease', 'releaseLease', 'applyChunkExtraction', 'getEntities', 'findEntitiesByNormalizedName',
   'listEntityCandidates', 'entityMentionsOfSameContent', 'listPendingSummaries', 'listScopesWithPendingSummaries', 'saveSummaries',
   'searchEntitiesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'relationshipsOfEntities',
-  'chunkIdsForRelationships', 'chunkIdsForEntities', 'exportGraph', 'updateEntity', 'updateRelationship', 'deleteEntity',
+  'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph', 'updateEntity', 'updateRelationship', 'deleteEntity',
   'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits',
   'recordStage', 'listStages', 'saveChatTurn', 'ping', 'close',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;

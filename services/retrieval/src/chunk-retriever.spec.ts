@@ -27,6 +27,15 @@ function fakeReads(chunks: ChunkRecord[]): ChunkRetrieverReads {
   };
 }
 
+/** Vector and full-text rankings as fixed score tables (best first), cut to the k asked for. */
+function tableReads(vector: Array<[string, number]>, fulltext: (query: string) => Array<[string, number]>, texts: Record<string, string> = {}): ChunkRetrieverReads {
+  const ranked = (table: Array<[string, number]>, k: number) => table.slice(0, k).map(([id, score]) => ({ chunk: chunk(id, texts[id] ?? id), score }));
+  return {
+    chunks: { searchChunksByVector: async (_s, _v, k) => ranked(vector, k), searchChunksFullText: async (_s, q, k) => ranked(fulltext(q), k), getChunks: async () => [] },
+    graphReads: { chunkIdsForEntities: async () => new Map() },
+  };
+}
+
 describe('ChunkRetriever', () => {
   const corpus = [
     chunk('film', 'Harbour of Lanterns is a film directed by Odile Marchetti'),
@@ -39,6 +48,38 @@ describe('ChunkRetriever', () => {
     const hits = await new ChunkRetriever(fakeReads(corpus)).retrieve('hybrid', query);
     expect(hits.map((h) => h.chunk.id)).toEqual(['film', 'director']);
     expect(hits[1]!.signals.map((s) => s.source)).toContain('second-hop');
+  });
+
+  it('returns the same first five in hybrid mode whether 5 or 10 results are asked for', async () => {
+    // "both" ranks 20th in each signal: only a fusion that looks that deep sees it twice,
+    // which lifts it above hits that one signal found. Fusion depth must not follow k.
+    const ranks = Array.from({ length: 40 }, (_, i) => i);
+    const vector = ranks.map((i): [string, number] => [i === 19 ? 'both' : `v${i}`, 0.9 - i * 0.005]);
+    const fulltext = ranks.map((i): [string, number] => [i === 19 ? 'both' : `f${i}`, 10 - i * 0.05]);
+    const retriever = new ChunkRetriever(tableReads(vector, () => fulltext));
+    const q = { scope, queryVector: new Float32Array(4), queryText: 'lowercase only, so no second hop' };
+    const five = (await retriever.retrieve('hybrid', { ...q, k: 5 })).map((h) => h.chunk.id);
+    const ten = (await retriever.retrieve('hybrid', { ...q, k: 10 })).map((h) => h.chunk.id);
+    expect(five).toHaveLength(5);
+    expect(five).toContain('both');
+    expect(ten.slice(0, 5)).toEqual(five);
+  });
+
+  it('keeps a strong dense hit in the top results beside what the second hop finds', async () => {
+    // The second hop's query (question + names of the best passage) ranks other passages
+    // first; the dense hit at rank 2 that no other signal holds must still be returned.
+    const texts = { film: 'Harbour of Lanterns is a film directed by Odile Marchetti', dense: 'where the director was born' };
+    const vector: Array<[string, number]> = [['film', 0.9], ['dense', 0.85], ...Array.from({ length: 10 }, (_, i): [string, number] => [`v${i}`, 0.3 - i * 0.01])];
+    const fulltext = (query: string): Array<[string, number]> =>
+      query.includes('Odile') ? [['film', 9], ...Array.from({ length: 10 }, (_, i): [string, number] => [`hop${i}`, 8 - i * 0.1])] : [['film', 9], ['f1', 4], ['f2', 3]];
+    const hits = await new ChunkRetriever(tableReads(vector, fulltext, texts)).retrieve('hybrid', { scope, queryVector: new Float32Array(4), queryText: 'Where was the director of Harbour of Lanterns born', k: 5 });
+    const ids = hits.map((h) => h.chunk.id);
+    expect(ids[0]).toBe('film');
+    expect(ids).toContain('dense');
+    expect(ids).toContain('hop0');
+    expect(hits.find((h) => h.chunk.id === 'hop0')!.signals.map((s) => s.source)).toEqual(['second-hop']);
+    // Scores descend with the merged order.
+    expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
   });
 
   it('re-orders oversampled candidates with a reranker and says so', async () => {

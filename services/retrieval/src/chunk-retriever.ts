@@ -28,16 +28,19 @@ export interface RankedChunk {
 export type HybridWeights = Readonly<Record<Signal, number>>;
 
 /**
- * Weights of the first pass of hybrid mode, measured on hotpotqa-100 with local models (see
- * docs/benchmarks.md): full text is the strongest single signal there; the graph adds
- * passages about the entities the question names; the lexical-hash vectors add little.
- * `second-hop` is not part of the first pass: it re-ranks it.
+ * Weights of the first pass of hybrid mode. Dense, full-text and graph rankings count alike:
+ * with a semantic embedding model none of them is the better signal on every corpus (see
+ * docs/benchmarks.md, hotpotqa-100 and the NestJS docs). The expansion is a rephrasing of
+ * the question, so it counts half. `second-hop` is a ranking of its own (interleaved with
+ * the first pass); its weight only switches it off at 0.
  */
-export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { vector: 0.25, fulltext: 1, graph: 0.5, refined: 0.25, 'second-hop': 1, rerank: 1 };
-/** Candidates fetched per signal, as a multiple of k, before fusion or cut-off. */
-const OVERSAMPLE = 3;
-/** Fewest candidates per signal in hybrid mode, so fusion at small k still sees enough. */
-const MIN_POOL = 15;
+export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { vector: 1, fulltext: 1, graph: 1, refined: 0.5, 'second-hop': 1, rerank: 1 };
+/**
+ * Candidates each signal contributes to fusion and to reranking, whatever k is (more only when
+ * k asks for more): with lists sized from k, the first results would change with the number
+ * of results asked for.
+ */
+export const CANDIDATE_POOL = 30;
 /** Names taken from the best first-pass passage into the second-hop query. */
 const SECOND_HOP_NAMES = 12;
 /**
@@ -80,7 +83,7 @@ export class ChunkRetriever {
 
   async retrieve(mode: RetrievalMode, query: ChunkQuery): Promise<RankedChunk[]> {
     if (!this.reranker) return this.rank(mode, query);
-    const candidates = await this.rank(mode, { ...query, k: Math.max(query.k * OVERSAMPLE, MIN_POOL) });
+    const candidates = await this.rank(mode, { ...query, k: Math.max(query.k, CANDIDATE_POOL) });
     const scores = await this.reranker.rerank(query.queryText, candidates.map((c) => ({ id: c.chunk.id, text: c.chunk.text })));
     const byId = new Map(candidates.map((c) => [c.chunk.id, c]));
     return scores.slice(0, query.k).flatMap(({ id, score }, i) => {
@@ -95,33 +98,29 @@ export class ChunkRetriever {
   }
 
   /**
-   * Two passes. The first fuses vector, full-text and graph rankings (and the expansion's, as
-   * `refined`). The second hop then searches the full text again for the question plus the
-   * names the best first-pass passage mentions: for a multi-hop question that passage is
-   * usually the first hop, and the names lead to the second. Its ranking comes first; the
-   * first pass fills the rest.
+   * Two rankings, merged turn by turn. The first fuses vector, full-text and graph rankings
+   * (and the expansion's, as `refined`) of the question. Its best passage then leads the
+   * second hop: full text again, for the question plus the names that passage mentions. For
+   * a multi-hop question that passage is usually the first hop and its names lead to the
+   * second; for a simple question the second hop mostly finds the first pass's passages
+   * again. The two rankings answer different questions (what the question asks about; what
+   * its best passage points to), so neither decides the order alone: the result takes the
+   * best passage of each not yet taken in turn, first pass first. A strong first-pass hit
+   * keeps its place among the first ranks whatever the second hop finds, and the second hop's
+   * find reaches them too. Every ranking is CANDIDATE_POOL deep whatever k is.
    */
   private async fuse(query: ChunkQuery): Promise<RankedChunk[]> {
-    const pool = Math.max(query.k * OVERSAMPLE, MIN_POOL);
+    const pool = Math.max(query.k, CANDIDATE_POOL);
     const lists = await Promise.all((['vector', 'fulltext', 'graph'] as const).map((s) => this.signal(s, query, pool)));
     if (query.expansion) {
       const expanded = { ...query, queryText: query.expansion.text, queryVector: query.expansion.vector };
-      for (const source of ['vector', 'fulltext'] as const) {
-        const list = await this.signal(source, expanded, pool);
-        lists.push(relabel(list, 'refined'));
-      }
+      for (const source of ['vector', 'fulltext'] as const) lists.push(relabel(await this.signal(source, expanded, pool), 'refined'));
     }
     const first = this.combine(lists);
     const names = first[0] ? secondHopNames(first[0].chunk.text, query.queryText, SECOND_HOP_NAMES) : [];
     if (names.length === 0 || this.weights['second-hop'] <= 0) return first.slice(0, query.k);
     const hop = relabel(await this.signal('fulltext', { ...query, queryText: `${query.queryText} ${names.join(' ')}` }, pool), 'second-hop');
-    const firstById = new Map(first.map((hit) => [hit.chunk.id, hit]));
-    const reranked = this.combine([hop]).map((hit) => ({ ...hit, signals: [...(firstById.get(hit.chunk.id)?.signals ?? []), ...hit.signals] }));
-    const seen = new Set(reranked.map((hit) => hit.chunk.id));
-    const offset = reranked.length > 0 ? Math.min(...reranked.map((hit) => hit.score)) : 0;
-    // First-pass hits the second hop missed follow, keeping their order below every second-hop hit.
-    const rest = first.filter((hit) => !seen.has(hit.chunk.id)).map((hit) => ({ ...hit, score: Math.min(hit.score, offset) * 0.5 }));
-    return [...reranked, ...rest].slice(0, query.k);
+    return interleave(first, this.combine([hop]), query.k);
   }
 
   /** Weighted fusion of rankings, each normalised by the fusion method. */
@@ -159,13 +158,18 @@ export class ChunkRetriever {
   private async viaGraph(query: ChunkQuery, k: number): Promise<Array<{ chunk: ChunkRecord; score: number }>> {
     if (!query.graph) return [];
     const graph = await query.graph();
+    if (graph.passageScores) return this.passagesInOrder(query, [...graph.passageScores], k);
     const scores = new Map<string, number>();
     const entityChunks = await this.repos.graphReads.chunkIdsForEntities(query.scope, [...graph.entityScores.keys()]);
     for (const [entityId, chunkIds] of entityChunks) {
       const share = (graph.entityScores.get(entityId) ?? 0) / Math.max(1, chunkIds.length);
       for (const chunkId of chunkIds) scores.set(chunkId, (scores.get(chunkId) ?? 0) + share);
     }
-    const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1]);
+    return this.passagesInOrder(query, [...scores.entries()].sort((a, b) => b[1] - a[1]), k);
+  }
+
+  /** The first k of these (chunk id, score) pairs, best first, that the query's filter allows. */
+  private async passagesInOrder(query: ChunkQuery, ranked: ReadonlyArray<readonly [string, number]>, k: number): Promise<Array<{ chunk: ChunkRecord; score: number }>> {
     const allowed = query.filter?.documentIds?.length ? new Set(query.filter.documentIds) : null;
     const chunks = new Map((await this.repos.chunks.getChunks(query.scope, ranked.slice(0, k * 4).map(([id]) => id))).map((c) => [c.id, c]));
     const out: Array<{ chunk: ChunkRecord; score: number }> = [];
@@ -195,6 +199,31 @@ function normalizer(method: FusionMethod, scores: readonly number[]): (s: Signal
       throw new Error(`unknown fusion method ${String(unknown)}`);
     }
   }
+}
+
+/**
+ * The first k distinct passages of two rankings taken in turn (the next not yet taken from
+ * each, `first` first), scored by their reciprocal rank in the merged order. A passage both
+ * rankings hold keeps the signals of both.
+ */
+function interleave(first: readonly RankedChunk[], second: readonly RankedChunk[], k: number): RankedChunk[] {
+  const firstById = new Map(first.map((hit) => [hit.chunk.id, hit]));
+  const taken = new Map<string, RankedChunk>();
+  const next = [0, 0];
+  const lists = [first, second] as const;
+  while (taken.size < k && (next[0]! < first.length || next[1]! < second.length)) {
+    for (const turn of [0, 1] as const) {
+      const list = lists[turn];
+      while (next[turn]! < list.length && taken.has(list[next[turn]!]!.chunk.id)) next[turn]!++;
+      const hit = list[next[turn]!];
+      if (!hit || taken.size >= k) continue;
+      next[turn]!++;
+      const before = turn === 1 ? firstById.get(hit.chunk.id) : undefined;
+      // Scores of the two rankings are not comparable: the merged order's is its reciprocal rank.
+      taken.set(hit.chunk.id, { chunk: hit.chunk, score: 1 / (taken.size + 1), signals: [...(before?.signals ?? []), ...hit.signals] });
+    }
+  }
+  return [...taken.values()];
 }
 
 function relabel(list: readonly RankedChunk[], source: Signal): RankedChunk[] {

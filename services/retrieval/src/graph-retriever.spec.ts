@@ -43,7 +43,7 @@ describe('GraphRetriever and negatively weighted relationships', () => {
   const question = 'Where was Odile, who directed Lanterns, born? Ravensford?';
 
   it.each(GRAPH_STRATEGIES)('%s: walks the relationship until a user weights it negative', async (strategy) => {
-    const retriever = new GraphRetriever(store);
+    const retriever = new GraphRetriever(store, store);
     const vector = embedder.embedOne(question);
     const options = { depth: 2, maxRelationships: 10, strategy };
     const before = await retriever.retrieve(scope, vector, question, options);

@@ -1,12 +1,13 @@
 import type { KbScope } from '@trellis/contracts';
-import { fullTextTerms } from '@trellis/storage';
-import type { EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
-import { personalizedPageRank } from './personalized-pagerank';
+import type { ChunkFilter, EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
+import { namedEntities } from './named-entities';
+import { rankPassages } from './passage-graph';
+import type { PassageGraphReads } from './passage-graph';
 
 export const GRAPH_STRATEGIES = ['weighted', 'ppr'] as const;
-/** `weighted`: AutoFlow-style multi-hop walk; `ppr`: personalized PageRank (HippoRAG). */
+/** `weighted`: AutoFlow-style multi-hop walk; `ppr`: personalized PageRank over entities and passages (HippoRAG 2). */
 export type GraphStrategy = (typeof GRAPH_STRATEGIES)[number];
-export const DEFAULT_GRAPH_STRATEGY: GraphStrategy = 'weighted';
+export const DEFAULT_GRAPH_STRATEGY: GraphStrategy = 'ppr';
 
 export interface GraphRetrievalOptions {
   /** Hops of the walk after the seed relationships. */
@@ -15,6 +16,8 @@ export interface GraphRetrievalOptions {
   readonly maxRelationships: number;
   /** Defaults to {@link DEFAULT_GRAPH_STRATEGY}. */
   readonly strategy?: GraphStrategy;
+  /** The documents passages may come from (the dense prior of `ppr`). */
+  readonly filter?: ChunkFilter;
 }
 
 export interface WalkedRelationship {
@@ -28,6 +31,8 @@ export interface GraphRetrieval {
   readonly relationships: WalkedRelationship[];
   /** Entity id → relevance, the seeds of graph-based chunk retrieval. */
   readonly entityScores: Map<string, number>;
+  /** Chunk id → relevance, best first, when the strategy ranks passages itself (`ppr`). */
+  readonly passageScores?: Map<string, number>;
 }
 
 /** Similarity bands: how much a relationship at that similarity to the question counts. */
@@ -40,15 +45,6 @@ const BANDS: ReadonlyArray<{ min: number; factor: number }> = [
 ];
 const HOP_DECAY = 0.7;
 const FRONTIER_PER_HOP = 12;
-/** Entities whose names share words with the question, considered as named by it. */
-const NAME_CANDIDATES = 40;
-/** Share of an entity name's words the question must contain for the entity to count as named. */
-const MIN_NAME_COVERAGE = 0.5;
-const NAMED_SEEDS = 8;
-/** PPR: nearest relationships whose ends seed the walk, with the named entities. */
-const PPR_RELATIONSHIP_SEEDS = 10;
-/** PPR: new entities expanded per hop of the neighbourhood the walk runs on. */
-const PPR_FRONTIER_PER_HOP = 30;
 /** PPR: entities kept as seeds of graph-based chunk retrieval. */
 const PPR_TOP_ENTITIES = 40;
 
@@ -60,7 +56,10 @@ const PPR_TOP_ENTITIES = 40;
  * weight are never walked.
  */
 export class GraphRetriever {
-  constructor(private readonly graphReads: GraphReadRepository) {}
+  constructor(
+    private readonly graphReads: GraphReadRepository,
+    private readonly chunks: PassageGraphReads['chunks'],
+  ) {}
 
   async retrieve(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const strategy = options.strategy ?? DEFAULT_GRAPH_STRATEGY;
@@ -77,63 +76,25 @@ export class GraphRetriever {
   }
 
   /**
-   * Personalized PageRank (after HippoRAG): the entities the question names and the ends of
-   * the relationships nearest to it seed a random walk with restart over their neighbourhood
-   * (`depth` hops). Seeds mentioned everywhere are damped, since they say little about any
-   * one passage. Entities score by their PageRank; relationships by that of their two ends.
+   * Personalized PageRank over entities and passages (HippoRAG 2, see rankPassages). Entities
+   * score by their PageRank (best = 1), relationships by that of their two ends, and the walk's
+   * passage ranking is the graph signal of chunk retrieval.
    */
   private async pageRank(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
-    const [named, nearest] = await Promise.all([
-      this.namedEntities(scope, queryText),
-      this.graphReads.searchRelationshipsByVector(scope, queryVector, PPR_RELATIONSHIP_SEEDS),
-    ]);
-    const seeds = new Map(named);
-    const addSeed = (id: string, weight: number) => seeds.set(id, (seeds.get(id) ?? 0) + weight);
-    for (const { relationship, score } of nearest) {
-      if (relationship.weight < 0) continue;
-      addSeed(relationship.sourceId, 0.5 * Math.max(0, score));
-      addSeed(relationship.targetId, 0.5 * Math.max(0, score));
-    }
-    if (seeds.size === 0) return { entities: [], relationships: [], entityScores: new Map() };
-
-    const hopOf = new Map([...seeds.keys()].map((id) => [id, 0]));
-    const edges = new Map<string, RelationshipRecord>();
-    let frontier = [...seeds.keys()];
-    for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
-      const next: string[] = [];
-      for (const r of await this.graphReads.relationshipsOfEntities(scope, frontier)) {
-        if (r.weight < 0) continue;
-        edges.set(r.id, r);
-        for (const id of [r.sourceId, r.targetId]) {
-          if (hopOf.has(id)) continue;
-          hopOf.set(id, hop);
-          next.push(id);
-        }
-      }
-      frontier = next.slice(0, PPR_FRONTIER_PER_HOP);
-    }
-    const rank = personalizedPageRank(
-      [...edges.values()].map((r) => ({ source: r.sourceId, target: r.targetId, weight: 1 + Math.log1p(Math.max(0, r.weight)) })),
-      seeds,
-    );
-    const best = Math.max(...rank.values(), 0);
-    const entityScores = new Map(
-      [...rank.entries()]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, PPR_TOP_ENTITIES)
-        .map(([id, value]) => [id, best > 0 ? value / best : 0]),
-    );
-    const relationships = [...edges.values()]
+    const walk = await rankPassages({ graphReads: this.graphReads, chunks: this.chunks }, scope, queryVector, queryText, options.filter);
+    const best = Math.max(0, ...walk.entityScores.values());
+    const entityScores = new Map([...walk.entityScores].slice(0, PPR_TOP_ENTITIES).map(([id, value]) => [id, best > 0 ? value / best : 0]));
+    const relationships = walk.relationships
       .map((relationship) => ({
         relationship,
-        score: ((rank.get(relationship.sourceId) ?? 0) + (rank.get(relationship.targetId) ?? 0)) / (2 * (best || 1)),
-        hop: Math.min(hopOf.get(relationship.sourceId) ?? 0, hopOf.get(relationship.targetId) ?? 0),
+        score: ((walk.entityScores.get(relationship.sourceId) ?? 0) + (walk.entityScores.get(relationship.targetId) ?? 0)) / (2 * (best || 1)),
+        hop: walk.seeds.has(relationship.sourceId) || walk.seeds.has(relationship.targetId) ? 0 : 1,
       }))
       .sort((a, b) => b.score - a.score)
       .slice(0, options.maxRelationships);
-    const entities = await this.graphReads.getEntities(scope, [...entityScores.keys()]);
-    entities.sort((a, b) => (entityScores.get(b.id) ?? 0) - (entityScores.get(a.id) ?? 0));
-    return { entities, relationships, entityScores };
+    const byId = new Map(walk.entities.map((e) => [e.id, e]));
+    const entities = [...entityScores.keys()].flatMap((id) => byId.get(id) ?? []);
+    return { entities, relationships, entityScores, passageScores: walk.passageScores };
   }
 
   private async weightedWalk(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
@@ -144,7 +105,7 @@ export class GraphRetriever {
       selected.set(relationship.id, { relationship, score: this.score(score, relationship, 0), hop: 0 });
     }
     // Entities the question names are seeds too, even when no relationship text is close.
-    const entityScores = await this.namedEntities(scope, queryText);
+    const entityScores = await namedEntities(this.graphReads, scope, queryText);
 
     let frontier = this.frontier(selected, entityScores);
     for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
@@ -168,26 +129,6 @@ export class GraphRetriever {
     const entities = await this.graphReads.getEntities(scope, [...entityScores.keys()]);
     entities.sort((a, b) => (entityScores.get(b.id) ?? 0) - (entityScores.get(a.id) ?? 0));
     return { entities, relationships, entityScores };
-  }
-
-  /**
-   * Entities the question names: candidates sharing words with it, kept when the question
-   * covers most of the entity's name, weighted by that coverage and damped for entities
-   * mentioned everywhere (a hub says little about any one passage). Best = 1.
-   */
-  private async namedEntities(scope: KbScope, queryText: string): Promise<Map<string, number>> {
-    const terms = new Set(fullTextTerms(queryText));
-    const weighted: Array<[string, number]> = [];
-    for (const e of await this.graphReads.searchEntitiesByName(scope, queryText, NAME_CANDIDATES)) {
-      const words = fullTextTerms(e.name);
-      if (words.length === 0) continue;
-      const coverage = words.filter((w) => terms.has(w)).length / words.length;
-      if (coverage < MIN_NAME_COVERAGE) continue;
-      weighted.push([e.id, coverage ** 2 / Math.log2(2 + e.mentionCount)]);
-    }
-    weighted.sort((a, b) => b[1] - a[1]);
-    const best = weighted[0]?.[1] ?? 1;
-    return new Map(weighted.slice(0, NAMED_SEEDS).map(([id, w]) => [id, w / best]));
   }
 
   private score(similarity: number, relationship: RelationshipRecord, hop: number): number {

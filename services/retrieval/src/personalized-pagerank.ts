@@ -20,46 +20,100 @@ export const DEFAULT_PAGERANK_OPTIONS: PageRankOptions = { damping: 0.5, maxIter
  * follows edges in proportion to their weight and, with probability 1 − damping (and always
  * from a node with no edges), jumps back to a seed chosen by the seed weights. The result is
  * the walker's stationary distribution (sums to 1); nodes it never reaches are absent.
+ *
+ * Nodes are numbered once and the graph is held as compressed adjacency arrays, so one
+ * iteration over thousands of nodes costs microseconds rather than map lookups.
  */
 export function personalizedPageRank(edges: readonly WeightedEdge[], seeds: ReadonlyMap<string, number>, options: PageRankOptions = DEFAULT_PAGERANK_OPTIONS): Map<string, number> {
   const seedTotal = [...seeds.values()].reduce((sum, w) => sum + Math.max(0, w), 0);
   if (seedTotal <= 0) return new Map();
-  const reset = new Map<string, number>();
-  for (const [id, w] of seeds) if (w > 0) reset.set(id, w / seedTotal);
+  const graph = compact(edges, [...seeds.keys()]);
+  const n = graph.ids.length;
+  const reset = new Float64Array(n);
+  for (const [id, w] of seeds) if (w > 0) reset[graph.index.get(id)!] = w / seedTotal;
 
-  const neighbours = new Map<string, Array<{ id: string; weight: number }>>();
-  const link = (from: string, to: string, weight: number) => {
-    const list = neighbours.get(from) ?? [];
-    list.push({ id: to, weight });
-    neighbours.set(from, list);
-  };
-  for (const e of edges) {
-    if (!(e.weight > 0) || e.source === e.target) continue;
-    link(e.source, e.target, e.weight);
-    link(e.target, e.source, e.weight);
-  }
-  const strength = new Map([...neighbours].map(([id, list]) => [id, list.reduce((sum, n) => sum + n.weight, 0)]));
-
-  let rank = new Map(reset);
-  for (let i = 0; i < options.maxIterations; i++) {
-    const next = new Map<string, number>();
-    let dangling = 0;
-    for (const [id, mass] of rank) {
-      const list = neighbours.get(id);
-      if (!list) {
-        dangling += mass;
+  let rank = Float64Array.from(reset);
+  let next = new Float64Array(n);
+  const reached = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (reset[i]! > 0) reached[i] = 1;
+  for (let iteration = 0; iteration < options.maxIterations; iteration++) {
+    next.fill(0);
+    let jump = 0;
+    for (let i = 0; i < n; i++) {
+      const mass = rank[i]!;
+      if (mass === 0) continue;
+      const strength = graph.strength[i]!;
+      if (strength === 0) {
+        jump += mass;
         continue;
       }
-      const total = strength.get(id)!;
-      for (const n of list) next.set(n.id, (next.get(n.id) ?? 0) + (options.damping * mass * n.weight) / total);
-      dangling += (1 - options.damping) * mass;
+      const share = (options.damping * mass) / strength;
+      for (let j = graph.offsets[i]!; j < graph.offsets[i + 1]!; j++) {
+        const to = graph.neighbours[j]!;
+        next[to] = next[to]! + share * graph.weights[j]!;
+        reached[to] = 1;
+      }
+      jump += (1 - options.damping) * mass;
     }
-    for (const [id, share] of reset) next.set(id, (next.get(id) ?? 0) + dangling * share);
     let change = 0;
-    for (const [id, value] of next) change += Math.abs(value - (rank.get(id) ?? 0));
-    for (const [id, value] of rank) if (!next.has(id)) change += value;
-    rank = next;
+    for (let i = 0; i < n; i++) {
+      next[i] = next[i]! + jump * reset[i]!;
+      change += Math.abs(next[i]! - rank[i]!);
+    }
+    [rank, next] = [next, rank];
     if (change < options.tolerance) break;
   }
-  return rank;
+  const result = new Map<string, number>();
+  for (let i = 0; i < n; i++) if (reached[i]) result.set(graph.ids[i]!, rank[i]!);
+  return result;
+}
+
+/** An undirected weighted graph as numbered nodes with compressed adjacency, both directions. */
+interface CompactGraph {
+  readonly ids: string[];
+  readonly index: Map<string, number>;
+  /** Node i's neighbours are neighbours[offsets[i]] .. neighbours[offsets[i + 1] - 1]. */
+  readonly offsets: Int32Array;
+  readonly neighbours: Int32Array;
+  readonly weights: Float64Array;
+  /** Sum of the weights of each node's edges. */
+  readonly strength: Float64Array;
+}
+
+function compact(edges: readonly WeightedEdge[], extraNodes: readonly string[]): CompactGraph {
+  const index = new Map<string, number>();
+  const ids: string[] = [];
+  const node = (id: string): number => {
+    let i = index.get(id);
+    if (i === undefined) {
+      i = ids.length;
+      index.set(id, i);
+      ids.push(id);
+    }
+    return i;
+  };
+  const usable = edges.filter((e) => e.weight > 0 && e.source !== e.target);
+  const ends = usable.map((e) => [node(e.source), node(e.target)] as const);
+  for (const id of extraNodes) node(id);
+  const n = ids.length;
+  const offsets = new Int32Array(n + 1);
+  for (const [a, b] of ends) {
+    offsets[a + 1]!++;
+    offsets[b + 1]!++;
+  }
+  for (let i = 0; i < n; i++) offsets[i + 1]! += offsets[i]!;
+  const fill = offsets.slice(0, n);
+  const neighbours = new Int32Array(2 * ends.length);
+  const weights = new Float64Array(2 * ends.length);
+  const strength = new Float64Array(n);
+  ends.forEach(([a, b], i) => {
+    const weight = usable[i]!.weight;
+    neighbours[fill[a]!] = b;
+    weights[fill[a]!++] = weight;
+    neighbours[fill[b]!] = a;
+    weights[fill[b]!++] = weight;
+    strength[a]! += weight;
+    strength[b]! += weight;
+  });
+  return { ids, index, offsets, neighbours, weights, strength };
 }

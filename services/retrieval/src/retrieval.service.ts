@@ -4,7 +4,7 @@ import { refineQuestionWithEntities, vectorsCompatible } from '@trellis/models';
 import type { ChatModel, EmbeddingProvider, RerankerProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase, toEntityMessage, toRelationshipMessage } from '@trellis/storage';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
-import { ChunkRetriever, DEFAULT_HYBRID_WEIGHTS, RETRIEVAL_MODES } from './chunk-retriever';
+import { CANDIDATE_POOL, ChunkRetriever, DEFAULT_HYBRID_WEIGHTS, RETRIEVAL_MODES } from './chunk-retriever';
 import type { RankedChunk, RetrievalMode } from './chunk-retriever';
 import { DEFAULT_GRAPH_STRATEGY, GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever';
 import type { GraphRetrieval, GraphStrategy } from './graph-retriever';
@@ -52,7 +52,7 @@ export class RetrievalService {
     private readonly embedder: EmbeddingProvider,
     options: RetrievalServiceOptions = {},
   ) {
-    this.graphs = new GraphRetriever(repos.graphReads);
+    this.graphs = new GraphRetriever(repos.graphReads, repos.chunks);
     this.chunks = new ChunkRetriever(repos, DEFAULT_HYBRID_WEIGHTS, 'max', options.reranker);
     this.decomposer = options.llm ? new QuestionDecomposer(options.llm) : null;
     this.refiner = options.llm ? new ModelQuestionRefiner(options.llm) : null;
@@ -74,6 +74,9 @@ export class RetrievalService {
     const questions = [query, ...subQuestions];
     const vectors = await this.embedder.embed(expansion === '' ? questions : [...questions, expansion]);
     const expansionVector = expansion === '' ? undefined : vectors[questions.length];
+    // Rankings fused across sub-questions are as deep as hybrid's own, so the first results
+    // do not change with the number asked for.
+    const depth = questions.length > 1 ? Math.max(k, CANDIDATE_POOL) : k;
     const rankedPerKb = await Promise.all(
       scopes.map(async (scope, kbIndex) => {
         const documentIds = await this.allowedDocuments(scope, request.documentIds, filter);
@@ -85,9 +88,11 @@ export class RetrievalService {
               scope,
               queryVector: vectors[i]!,
               queryText: question,
-              k,
+              k: depth,
               filter: { documentIds: documentIds ?? [] },
-              graph: lazy(() => this.graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy })),
+              graph: lazy(() =>
+                this.graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy, filter: { documentIds: documentIds ?? [] } }),
+              ),
               // The expansion rephrases the whole question, not a part of it.
               expansion: i === 0 && expansionVector ? { text: expansion, vector: expansionVector } : undefined,
             }),

@@ -17,5 +17,7 @@ export interface GraphReadRepository {
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
   /** Chunk ids that mention each entity. */
   chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>>;
+  /** Entity ids each chunk mentions (the other direction of {@link chunkIdsForEntities}). */
+  entityIdsForChunks(scope: KbScope, chunkIds: readonly string[]): Promise<Map<string, string[]>>;
   exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }>;
 }

@@ -87,6 +87,13 @@ export class SqlGraphReads {
     return this.chunkIdsByOwner(scope, 'entity_mentions', entityIds);
   }
 
+  /** In entity id order per chunk; uses the mentions' index by chunk. */
+  async entityIdsForChunks(scope: KbScope, chunkIds: readonly string[]): Promise<Map<string, string[]>> {
+    const sql = (m: string) => `SELECT DISTINCT chunk_id AS owner, entity_id FROM entity_mentions WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m}) ORDER BY chunk_id, entity_id`;
+    const rows = await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], chunkIds);
+    return new Map([...groupByOwner(rows)].map(([chunk, mentions]) => [chunk, mentions.map((m) => String(m.entity_id))]));
+  }
+
   async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
     const rows = await this.db.rows(
       `SELECT DISTINCT m.name, m.entity_id FROM chunks c

@@ -230,6 +230,10 @@ export abstract class SqlStore implements TrellisStore {
   chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
     return this.graph.chunkIdsForEntities(scope, entityIds);
   }
+
+  entityIdsForChunks(scope: KbScope, chunkIds: readonly string[]): Promise<Map<string, string[]>> {
+    return this.graph.entityIdsForChunks(scope, chunkIds);
+  }
   exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
     return this.graph.exportGraph(scope);
   }

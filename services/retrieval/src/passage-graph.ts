@@ -1,0 +1,138 @@
+import type { KbScope } from '@trellis/contracts';
+import type { ChunkFilter, ChunkRepository, EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
+import { namedEntities } from './named-entities';
+import { personalizedPageRank } from './personalized-pagerank';
+import type { WeightedEdge } from './personalized-pagerank';
+
+/** What the passage graph reads: the graph around the question, and dense passage search for the prior. */
+export interface PassageGraphReads {
+  readonly graphReads: Pick<
+    GraphReadRepository,
+    'searchEntitiesByName' | 'searchRelationshipsByVector' | 'relationshipsOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntities'
+  >;
+  readonly chunks: Pick<ChunkRepository, 'searchChunksByVector'>;
+}
+
+/** Relationships (facts) nearest the question whose ends seed the walk (HippoRAG 2 keeps 5 after an LLM filter). */
+const FACT_SEEDS = 10;
+/** Passages nearest the question: the dense prior of the walk, and where their entities join it. */
+const PRIOR_PASSAGES = 30;
+/** Share of the restart probability on passages; the rest goes to entity seeds. */
+const PASSAGE_SHARE = 0.5;
+/**
+ * An entity mentioned by more passages than this links none of them: a walker at such a hub
+ * would reach each of its passages with less than a hundredth of its mass, and fetching them
+ * all would cost more than the whole rest of the walk.
+ */
+const MAX_ENTITY_PASSAGES = 100;
+/** Entities in the walked neighbourhood at most (seeds and the entities of the prior passages come first). */
+const MAX_ENTITIES = 400;
+
+export interface PassageGraphResult {
+  /** Chunk id → stationary probability of the walk, highest first; passages the graph reaches may lie outside the filter. */
+  readonly passageScores: Map<string, number>;
+  /** Entity id → stationary probability of the walk, highest first. */
+  readonly entityScores: Map<string, number>;
+  readonly entities: EntityRecord[];
+  /** The relationships the walk ran on. */
+  readonly relationships: RelationshipRecord[];
+  /** Entities the walk restarts at (hop 0). */
+  readonly seeds: ReadonlySet<string>;
+}
+
+/** Passage and entity ids share one walk: prefixes keep them apart. */
+const PASSAGE = 'p:';
+const ENTITY = 'e:';
+
+/**
+ * Personalized PageRank over entities and passages, after HippoRAG 2. Passages are nodes beside
+ * entities, linked to the entities they mention; entities are linked by their relationships
+ * and, when resolution kept two entities of one name apart, by a synonym edge. The walk
+ * restarts at the ends of the relationships whose text is nearest the question, at the
+ * entities it names (each damped by how many passages mention it: a hub says little), and at
+ * the passages nearest the question in proportion to their similarity. A passage therefore
+ * ranks by its own similarity and by how strongly the graph ties it to what the question is
+ * about: the second hop of a multi-hop question is reached through the bridge entity its
+ * first passage names. Only names and triples are read, never descriptions, so graphs of
+ * OpenIE triples work as well as described ones.
+ */
+export async function rankPassages(reads: PassageGraphReads, scope: KbScope, queryVector: Float32Array, queryText: string, filter?: ChunkFilter): Promise<PassageGraphResult> {
+  const [named, facts, dense] = await Promise.all([
+    namedEntities(reads.graphReads, scope, queryText),
+    reads.graphReads.searchRelationshipsByVector(scope, queryVector, FACT_SEEDS),
+    reads.chunks.searchChunksByVector(scope, queryVector, PRIOR_PASSAGES, filter),
+  ]);
+  const seedWeights = new Map(named);
+  const bestFact = Math.max(0, ...facts.map((f) => f.score));
+  for (const { relationship, score } of facts) {
+    if (relationship.weight < 0 || bestFact <= 0) continue;
+    for (const id of [relationship.sourceId, relationship.targetId]) seedWeights.set(id, Math.max(seedWeights.get(id) ?? 0, Math.max(0, score) / bestFact));
+  }
+  const prior = densePrior(dense.map((d) => ({ id: d.chunk.id, score: d.score })));
+
+  // The neighbourhood: seeds, their relationships' other ends, and the entities of the prior passages.
+  const entityIds = new Set(seedWeights.keys());
+  const [relationships, ofPassages] = await Promise.all([
+    entityIds.size > 0 ? reads.graphReads.relationshipsOfEntities(scope, [...entityIds]) : Promise.resolve([]),
+    reads.graphReads.entityIdsForChunks(scope, [...prior.keys()]),
+  ]);
+  const walked = relationships.filter((r) => r.weight >= 0);
+  for (const ids of ofPassages.values()) for (const id of ids) if (entityIds.size < MAX_ENTITIES) entityIds.add(id);
+  for (const r of walked) for (const id of [r.sourceId, r.targetId]) if (entityIds.size < MAX_ENTITIES) entityIds.add(id);
+  const [mentions, entities] = await Promise.all([reads.graphReads.chunkIdsForEntities(scope, [...entityIds]), reads.graphReads.getEntities(scope, [...entityIds])]);
+
+  const edges: WeightedEdge[] = [];
+  const kept = walked.filter((r) => entityIds.has(r.sourceId) && entityIds.has(r.targetId));
+  for (const r of kept) {
+    edges.push({ source: ENTITY + r.sourceId, target: ENTITY + r.targetId, weight: 1 + Math.log1p(Math.max(0, r.weight)) });
+  }
+  for (const [entityId, chunkIds] of mentions) {
+    if (chunkIds.length > MAX_ENTITY_PASSAGES) continue;
+    for (const chunkId of chunkIds) edges.push({ source: ENTITY + entityId, target: PASSAGE + chunkId, weight: 1 });
+  }
+  edges.push(...sameNameEdges(entities));
+
+  const reset = new Map<string, number>();
+  const specific = new Map([...seedWeights].map(([id, w]) => [id, w / Math.max(1, mentions.get(id)?.length ?? 1)]));
+  addShare(reset, specific, ENTITY, prior.size > 0 ? 1 - PASSAGE_SHARE : 1);
+  addShare(reset, prior, PASSAGE, specific.size > 0 ? PASSAGE_SHARE : 1);
+  const rank = personalizedPageRank(edges, reset);
+
+  const passageScores = new Map<string, number>();
+  const entityScores = new Map<string, number>();
+  for (const [id, value] of [...rank.entries()].sort((a, b) => b[1] - a[1])) {
+    if (id.startsWith(PASSAGE)) passageScores.set(id.slice(PASSAGE.length), value);
+    else entityScores.set(id.slice(ENTITY.length), value);
+  }
+  return { passageScores, entityScores, entities, relationships: kept, seeds: new Set(seedWeights.keys()) };
+}
+
+/**
+ * Dense similarities as restart weights: how far each passage stands above the least similar
+ * one kept, so the walk restarts most often at the passages that stand out.
+ */
+function densePrior(scored: ReadonlyArray<{ id: string; score: number }>): Map<string, number> {
+  if (scored.length === 0) return new Map();
+  const max = Math.max(...scored.map((s) => s.score));
+  const min = Math.min(...scored.map((s) => s.score));
+  if (max <= 0) return new Map();
+  return new Map(scored.map((s) => [s.id, max > min ? (s.score - min) / (max - min) : 1]));
+}
+
+/** Entities of one normalised name that resolution kept apart are still one name: a synonym edge joins them. */
+function sameNameEdges(entities: readonly EntityRecord[]): WeightedEdge[] {
+  const byName = new Map<string, string[]>();
+  for (const e of entities) byName.set(e.normalizedName, [...(byName.get(e.normalizedName) ?? []), e.id]);
+  const edges: WeightedEdge[] = [];
+  for (const ids of byName.values()) {
+    for (let i = 1; i < ids.length; i++) edges.push({ source: ENTITY + ids[0]!, target: ENTITY + ids[i]!, weight: 1 });
+  }
+  return edges;
+}
+
+/** Adds weights to `reset` under `prefix`, scaled so that together they carry `share` of the restart mass. */
+function addShare(reset: Map<string, number>, weights: ReadonlyMap<string, number>, prefix: string, share: number): void {
+  const total = [...weights.values()].reduce((sum, w) => sum + Math.max(0, w), 0);
+  if (total <= 0 || share <= 0) return;
+  for (const [id, w] of weights) if (w > 0) reset.set(prefix + id, (reset.get(prefix + id) ?? 0) + (share * w) / total);
+}
