@@ -25,6 +25,10 @@ export class CachingEmbedder implements EmbeddingProvider {
     return this.inner.dimensions;
   }
 
+  get lexical(): boolean | undefined {
+    return this.inner.lexical;
+  }
+
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const keys = texts.map((text) => createHash('sha1').update(this.inner.model).update('\0').update(text).digest('base64'));
     const missing = new Map<string, string>();

@@ -3,5 +3,11 @@ export interface EmbeddingProvider {
   /** Model identity stored with the vectors, e.g. "local-hash-v1" or "openai:text-embedding-3-small". */
   readonly model: string;
   readonly dimensions: number;
+  /**
+   * True when the vectors encode words rather than meaning (the hash fallback): similar
+   * vectors then mean shared words, which full-text search ranks better, and retrieval leans
+   * on full text.
+   */
+  readonly lexical?: boolean;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }

@@ -13,6 +13,7 @@ const STOPWORDS = new Set(
  */
 export class LocalHashEmbedder implements EmbeddingProvider {
   readonly model: string;
+  readonly lexical = true;
 
   constructor(readonly dimensions = 512) {
     this.model = `local-hash-v1-${dimensions}`;

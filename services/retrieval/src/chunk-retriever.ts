@@ -2,6 +2,7 @@ import type { KbScope } from '@trellis/contracts';
 import type { RerankerProvider } from '@trellis/models';
 import type { ChunkFilter, ChunkRecord, ChunkRepository, GraphReadRepository } from '@trellis/storage';
 import type { GraphRetrieval } from './graph-retriever';
+import { SEMANTIC_DEFAULTS } from './retrieval-defaults';
 import { secondHopNames } from './second-hop';
 
 export const RETRIEVAL_MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as const;
@@ -27,14 +28,6 @@ export interface RankedChunk {
 
 export type HybridWeights = Readonly<Record<Signal, number>>;
 
-/**
- * Weights of the first pass of hybrid mode. Dense, full-text and graph rankings count alike:
- * with a semantic embedding model none of them is the better signal on every corpus (see
- * docs/benchmarks.md, hotpotqa-100 and the NestJS docs). The expansion is a rephrasing of
- * the question, so it counts half. `second-hop` is a ranking of its own (interleaved with
- * the first pass); its weight only switches it off at 0.
- */
-export const DEFAULT_HYBRID_WEIGHTS: HybridWeights = { vector: 1, fulltext: 1, graph: 1, refined: 0.5, 'second-hop': 1, rerank: 1 };
 /**
  * Candidates each signal contributes to fusion and to reranking, whatever k is (more only when
  * k asks for more): with lists sized from k, the first results would change with the number
@@ -75,7 +68,7 @@ export interface ChunkRetrieverReads {
 export class ChunkRetriever {
   constructor(
     private readonly repos: ChunkRetrieverReads,
-    private readonly weights: HybridWeights = DEFAULT_HYBRID_WEIGHTS,
+    private readonly weights: HybridWeights = SEMANTIC_DEFAULTS.weights,
     private readonly fusion: FusionMethod = 'max',
     /** When set, re-orders an oversampled candidate list before the cut to k. */
     private readonly reranker?: RerankerProvider,

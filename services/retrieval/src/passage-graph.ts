@@ -46,7 +46,8 @@ const ENTITY = 'e:';
 
 /**
  * Personalized PageRank over entities and passages, after HippoRAG 2. Passages are nodes beside
- * entities, linked to the entities they mention; entities are linked by their relationships
+ * entities, linked to the entities they mention (the more passages an entity is in, the
+ * weaker each link, as in the damping of named seeds); entities are linked by their relationships
  * and, when resolution kept two entities of one name apart, by a synonym edge. The walk
  * restarts at the ends of the relationships whose text is nearest the question, at the
  * entities it names (each damped by how many passages mention it: a hub says little), and at
@@ -88,7 +89,9 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
   }
   for (const [entityId, chunkIds] of mentions) {
     if (chunkIds.length > MAX_ENTITY_PASSAGES) continue;
-    for (const chunkId of chunkIds) edges.push({ source: ENTITY + entityId, target: PASSAGE + chunkId, weight: 1 });
+    // A passage's walker prefers its specific entities: an entity it shares with few passages says more about it.
+    const weight = 1 / Math.log2(1 + chunkIds.length);
+    for (const chunkId of chunkIds) edges.push({ source: ENTITY + entityId, target: PASSAGE + chunkId, weight });
   }
   edges.push(...sameNameEdges(entities));
 

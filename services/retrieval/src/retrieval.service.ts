@@ -4,12 +4,14 @@ import { refineQuestionWithEntities, vectorsCompatible } from '@trellis/models';
 import type { ChatModel, EmbeddingProvider, RerankerProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase, toEntityMessage, toRelationshipMessage } from '@trellis/storage';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
-import { CANDIDATE_POOL, ChunkRetriever, DEFAULT_HYBRID_WEIGHTS, RETRIEVAL_MODES } from './chunk-retriever';
+import { CANDIDATE_POOL, ChunkRetriever, RETRIEVAL_MODES } from './chunk-retriever';
 import type { RankedChunk, RetrievalMode } from './chunk-retriever';
-import { DEFAULT_GRAPH_STRATEGY, GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever';
+import { GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever';
 import type { GraphRetrieval, GraphStrategy } from './graph-retriever';
 import { QuestionDecomposer, fuseRankings } from './question-decomposer';
 import { ModelQuestionRefiner } from './question-refiner';
+import { retrievalDefaults } from './retrieval-defaults';
+import type { RetrievalDefaults } from './retrieval-defaults';
 
 export interface RetrievalServiceOptions {
   /** Re-orders oversampled chunk candidates; none by default (see docs/benchmarks.md). */
@@ -46,6 +48,7 @@ export class RetrievalService {
   private readonly chunks: ChunkRetriever;
   private readonly decomposer: QuestionDecomposer | null;
   private readonly refiner: ModelQuestionRefiner | null;
+  private readonly defaults: RetrievalDefaults;
 
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'graphReads'>,
@@ -53,7 +56,8 @@ export class RetrievalService {
     options: RetrievalServiceOptions = {},
   ) {
     this.graphs = new GraphRetriever(repos.graphReads, repos.chunks);
-    this.chunks = new ChunkRetriever(repos, DEFAULT_HYBRID_WEIGHTS, 'max', options.reranker);
+    this.defaults = retrievalDefaults(embedder);
+    this.chunks = new ChunkRetriever(repos, this.defaults.weights, 'max', options.reranker);
     this.decomposer = options.llm ? new QuestionDecomposer(options.llm) : null;
     this.refiner = options.llm ? new ModelQuestionRefiner(options.llm) : null;
   }
@@ -62,7 +66,7 @@ export class RetrievalService {
     const query = validateQuery(request.query);
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
-    const strategy = validateStrategy(request.strategy);
+    const strategy = validateStrategy(request.strategy, this.defaults.strategy);
     const filter = validateFilter(request.filter);
     const expansion = request.expansion.trim();
     if (expansion.length > MAX_QUERY_CHARS) throw TrellisError.invalid(`expansion is longer than ${MAX_QUERY_CHARS} characters`);
@@ -119,7 +123,7 @@ export class RetrievalService {
 
   async retrieveGraph(tenant: TenantScope, request: v1.RetrieveGraphRequest): Promise<v1.GraphContext> {
     const query = validateQuery(request.query);
-    const strategy = validateStrategy(request.strategy);
+    const strategy = validateStrategy(request.strategy, this.defaults.strategy);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
     const scope = kbScope(kb);
     const vector = await this.questionVector(kb, query);
@@ -139,7 +143,7 @@ export class RetrievalService {
     const query = validateQuery(request.query);
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
-    const strategy = validateStrategy(request.strategy);
+    const strategy = validateStrategy(request.strategy, this.defaults.strategy);
     const refinement = validateRefinement(request.refinement);
     const history = validateHistory(request.history);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
@@ -234,8 +238,8 @@ function validateMode(mode: string): RetrievalMode {
   return mode as RetrievalMode;
 }
 
-function validateStrategy(strategy: string | undefined): GraphStrategy {
-  if (!strategy) return DEFAULT_GRAPH_STRATEGY;
+function validateStrategy(strategy: string | undefined, fallback: GraphStrategy): GraphStrategy {
+  if (!strategy) return fallback;
   if (!(GRAPH_STRATEGIES as readonly string[]).includes(strategy)) {
     throw TrellisError.invalid(`unknown graph strategy "${strategy}": use one of ${GRAPH_STRATEGIES.join(', ')}`);
   }
