@@ -78,20 +78,26 @@ export class GraphRetriever {
   /**
    * Personalized PageRank over entities and passages (HippoRAG 2, see rankPassages). Entities
    * score by their PageRank (best = 1), relationships by that of their two ends, and the walk's
-   * passage ranking is the graph signal of chunk retrieval.
+   * passage ranking is the graph signal of chunk retrieval. The walk runs on the seeds'
+   * relationships (hop 0); from depth 2 the relationships between the entities it reached
+   * most join the result (hop 1), so a graph context shows the second hop too.
    */
   private async pageRank(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const walk = await rankPassages({ graphReads: this.graphReads, chunks: this.chunks }, scope, queryVector, queryText, options.filter);
+    const reached = [...walk.entityScores.keys()].filter((id) => !walk.seeds.has(id)).slice(0, FRONTIER_PER_HOP);
+    const known = new Set(walk.relationships.map((r) => r.id));
+    const further =
+      options.depth > 1 && reached.length > 0
+        ? (await this.graphReads.relationshipsOfEntities(scope, reached)).filter((r) => r.weight >= 0 && !known.has(r.id) && walk.entityScores.has(r.sourceId) && walk.entityScores.has(r.targetId))
+        : [];
     const best = Math.max(0, ...walk.entityScores.values());
     const entityScores = new Map([...walk.entityScores].slice(0, PPR_TOP_ENTITIES).map(([id, value]) => [id, best > 0 ? value / best : 0]));
-    const relationships = walk.relationships
-      .map((relationship) => ({
-        relationship,
-        score: ((walk.entityScores.get(relationship.sourceId) ?? 0) + (walk.entityScores.get(relationship.targetId) ?? 0)) / (2 * (best || 1)),
-        hop: walk.seeds.has(relationship.sourceId) || walk.seeds.has(relationship.targetId) ? 0 : 1,
-      }))
-      .sort((a, b) => b.score - a.score)
-      .slice(0, options.maxRelationships);
+    const scored = [...walk.relationships, ...further].map((relationship) => ({
+      relationship,
+      score: ((walk.entityScores.get(relationship.sourceId) ?? 0) + (walk.entityScores.get(relationship.targetId) ?? 0)) / (2 * (best || 1)),
+      hop: walk.seeds.has(relationship.sourceId) || walk.seeds.has(relationship.targetId) ? 0 : 1,
+    }));
+    const relationships = keepRoomForHops(scored, options.maxRelationships, further.length > 0 ? 1 : 0);
     const byId = new Map(walk.entities.map((e) => [e.id, e]));
     const entities = [...entityScores.keys()].flatMap((id) => byId.get(id) ?? []);
     return { entities, relationships, entityScores, passageScores: walk.passageScores };
