@@ -1,6 +1,7 @@
 // npm run dev:distributed — the six services as separate processes against the local Kafka and
 // SQL store (`npm run infra:up` first). Prints where each API listens; Ctrl-C stops them all.
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
@@ -10,7 +11,8 @@ const env = {
   TRELLIS_MODE: 'distributed',
   KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
   TRELLIS_DB_URL: process.env.TRELLIS_DB_URL ?? 'mysql://root@127.0.0.1:4000/trellis_dev',
-  TRELLIS_INTERNAL_TOKEN: process.env.TRELLIS_INTERNAL_TOKEN ?? 'dev-internal-token',
+  // A fresh secret per run unless one is given: a well-known default would let anyone act as any tenant.
+  TRELLIS_INTERNAL_TOKEN: process.env.TRELLIS_INTERNAL_TOKEN ?? randomBytes(32).toString('hex'),
 };
 const services = [
   ['ingestion', 50061, 8081],

@@ -60,4 +60,21 @@ describe('loadConfig', () => {
       ['k2', 'globex'],
     ]);
   });
+
+  it('requires an internal token of a distributed deployment with API keys, and refuses a short one', () => {
+    const distributed = { KAFKA_BROKERS: '127.0.0.1:9092', TRELLIS_DB_URL: 'mysql://root@127.0.0.1:4000/t', TRELLIS_API_KEYS: 'k1=acme' };
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env, 't');
+        return [];
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+    };
+    expect(problems(distributed)).toEqual([expect.stringMatching(/TRELLIS_API_KEYS is set but TRELLIS_INTERNAL_TOKEN is not/)]);
+    expect(problems({ ...distributed, TRELLIS_INTERNAL_TOKEN: 'short' })).toEqual([expect.stringMatching(/TRELLIS_INTERNAL_TOKEN must be at least 16 characters/)]);
+    expect(problems({ ...distributed, TRELLIS_INTERNAL_TOKEN: 'a'.repeat(32) })).toEqual([]);
+    // One process: chat reaches retrieval in process, no token needed.
+    expect(problems({ TRELLIS_API_KEYS: 'k1=acme' })).toEqual([]);
+  });
 });

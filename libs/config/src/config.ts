@@ -96,6 +96,13 @@ export interface TrellisConfig {
   /** TRELLIS_HTTP_HOST / TRELLIS_HTTP_PORT: /healthz, /readyz and /metrics. Default 127.0.0.1:8080; port 0 picks a free one. */
   readonly httpHost: string;
   readonly httpPort: number;
+  /** TRELLIS_METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>`. */
+  readonly metricsToken?: string;
+  /**
+   * TRELLIS_METRICS_NAMES: `true` labels metrics with tenant ids and knowledge-base names; by
+   * default (`false`) they are opaque digests, so a scrape tells nobody who the tenants are.
+   */
+  readonly metricsNames: boolean;
   /** TRELLIS_MAX_UPLOAD_BYTES: largest accepted document. Default 50 MB. */
   readonly maxUploadBytes: number;
   /** TRELLIS_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. */
@@ -137,6 +144,9 @@ export interface TrellisConfig {
   readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
   readonly resolution: ResolutionDefaults;
 }
+
+/** Shortest TRELLIS_INTERNAL_TOKEN accepted: it is a bearer secret for every tenant. */
+const MIN_INTERNAL_TOKEN_CHARS = 16;
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -212,6 +222,17 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     if (!key || !tenant || !/^[A-Za-z0-9._-]{1,64}$/.test(tenant)) problems.push('TRELLIS_API_KEYS entries must look like key=tenant');
     else apiKeys.set(key, tenant);
   }
+  const metricsNames = text('TRELLIS_METRICS_NAMES') ?? 'false';
+  if (!['true', 'false'].includes(metricsNames)) problems.push('TRELLIS_METRICS_NAMES must be true or false');
+  const internalToken = text('TRELLIS_INTERNAL_TOKEN');
+  if (internalToken !== undefined && internalToken.length < MIN_INTERNAL_TOKEN_CHARS) {
+    problems.push(`TRELLIS_INTERNAL_TOKEN must be at least ${MIN_INTERNAL_TOKEN_CHARS} characters: it lets a caller act as any tenant (generate one with \`openssl rand -hex 32\`)`);
+  }
+  if (mode === 'distributed' && apiKeys.size > 0 && internalToken === undefined) {
+    problems.push(
+      'TRELLIS_API_KEYS is set but TRELLIS_INTERNAL_TOKEN is not: the services of a distributed deployment act for a tenant with it (chat calls retrieval), so without it every chat fails; set the same long random secret on every service (`openssl rand -hex 32`)',
+    );
+  }
 
   const rerankerKind = text('TRELLIS_RERANKER') ?? 'none';
   if (!['none', 'local', 'http'].includes(rerankerKind)) problems.push('TRELLIS_RERANKER must be none, local or http');
@@ -259,7 +280,9 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     dbPoolSize: int('TRELLIS_DB_POOL_SIZE', 10, 1, 200),
     urlFetchTimeoutMs: int('TRELLIS_URL_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
     apiKeys,
-    internalToken: text('TRELLIS_INTERNAL_TOKEN'),
+    internalToken,
+    metricsToken: text('TRELLIS_METRICS_TOKEN'),
+    metricsNames: metricsNames === 'true',
     retrievalAddress: text('TRELLIS_RETRIEVAL_ADDRESS') ?? '127.0.0.1:50051',
     reranker: {
       kind: rerankerKind as 'none' | 'local' | 'http',

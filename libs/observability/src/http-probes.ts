@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -9,6 +10,8 @@ export interface ProbeServerOptions {
   readonly registry: Registry;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readonly readiness: () => Promise<void>;
+  /** When set, /metrics answers only requests with `Authorization: Bearer <token>`. */
+  readonly metricsToken?: string;
 }
 
 /** `/healthz` (the process runs), `/readyz` (its dependencies answer) and `/metrics`. */
@@ -28,6 +31,11 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
       return;
     }
     if (path === '/metrics') {
+      if (options.metricsToken !== undefined && !bearerMatches(req.headers.authorization, options.metricsToken)) {
+        res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer' });
+        res.end('metrics need Authorization: Bearer <TRELLIS_METRICS_TOKEN>\n');
+        return;
+      }
       options.registry.metrics().then(
         (body) => send(200, body, options.registry.contentType),
         (error: Error) => send(500, error.message),
@@ -41,4 +49,11 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
     server.listen(options.port, options.host, () => resolve());
   });
   return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** Compares in constant time, so the token cannot be guessed byte by byte from response times. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7).trim() : '');
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { CachedReading } from './cached-reading';
 import type { CachedReadingOptions } from './cached-reading';
@@ -34,6 +35,11 @@ const READINESS_TIMEOUT_MS = 2_000;
  * codes, topics, outcomes, model names, capped knowledge-base names): never document or
  * chunk ids.
  */
+export interface MetricsOptions {
+  /** Tenant ids and knowledge-base names as label values (TRELLIS_METRICS_NAMES); opaque digests otherwise. */
+  readonly namesInLabels?: boolean;
+}
+
 export class TrellisMetrics {
   readonly registry = new Registry();
 
@@ -176,10 +182,17 @@ export class TrellisMetrics {
    * MAX_KNOWLEDGE_BASE_SERIES seen by this process, `other` beyond, so series stay bounded.
    */
   knowledgeBaseLabel(name: string): string {
-    if (this.knowledgeBaseLabels.has(name)) return name;
+    const label = this.nameLabel('kb', name);
+    if (this.knowledgeBaseLabels.has(label)) return label;
     if (this.knowledgeBaseLabels.size >= MAX_KNOWLEDGE_BASE_SERIES) return 'other';
-    this.knowledgeBaseLabels.add(name);
-    return name;
+    this.knowledgeBaseLabels.add(label);
+    return label;
+  }
+
+  /** A tenant id or knowledge-base name as a label value: itself when names are allowed, else a digest. */
+  private nameLabel(kind: 'tenant' | 'kb', name: string): string {
+    if (this.options.namesInLabels || name === 'other') return name;
+    return `${kind}-${createHash('sha256').update(kind).update('\0').update(name).digest('hex').slice(0, 12)}`;
   }
 
   readonly embeddingBatchDuration = new Histogram({
@@ -213,7 +226,7 @@ export class TrellisMetrics {
       const rows = await this.documentSource();
       this.documentsIndexing.reset();
       for (const row of capKnowledgeBases(rows)) {
-        this.documentsIndexing.inc({ tenant: row.tenant, knowledge_base: row.knowledgeBase, status: row.status }, row.count);
+        this.documentsIndexing.inc({ tenant: this.nameLabel('tenant', row.tenant), knowledge_base: this.nameLabel('kb', row.knowledgeBase), status: row.status }, row.count);
       }
     },
   });
@@ -233,7 +246,10 @@ export class TrellisMetrics {
     },
   });
 
-  constructor(serviceName: string) {
+  constructor(
+    serviceName: string,
+    private readonly options: MetricsOptions = {},
+  ) {
     this.registry.setDefaultLabels({ service: serviceName });
     collectDefaultMetrics({ register: this.registry, prefix: 'trellis_' });
   }

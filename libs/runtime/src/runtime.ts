@@ -36,7 +36,7 @@ export interface Runtime {
  */
 export async function createRuntime(config: TrellisConfig, telemetry: TelemetrySettings): Promise<Runtime> {
   const logger = createLogger(config.serviceName, config.logLevel);
-  const metrics = new TrellisMetrics(config.serviceName);
+  const metrics = new TrellisMetrics(config.serviceName, { namesInLabels: config.metricsNames });
   const adapter =
     config.mode === 'standalone'
       ? new SqliteStore(join(config.dataDir, 'trellis.db'))

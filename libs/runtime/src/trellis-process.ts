@@ -74,7 +74,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       await runtime.bus.ping();
     };
     runtime.metrics.trackReadiness(readiness);
-    const probes = await startProbeServer({ host: config.httpHost, port: config.httpPort, registry: runtime.metrics.registry, readiness });
+    const probes = await startProbeServer({ host: config.httpHost, port: config.httpPort, registry: runtime.metrics.registry, readiness, metricsToken: config.metricsToken });
     await runtime.bus.start();
     await spec.afterStart?.(app, runtime);
     health.setStatus('', 'SERVING');

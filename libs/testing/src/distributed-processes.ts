@@ -36,7 +36,7 @@ export class DistributedDeployment {
       TRELLIS_DB_URL: `${base}trellis_e2e_${options.runId}`,
       TRELLIS_KAFKA_TOPIC_PREFIX: `e2e-${options.runId}.`,
       TRELLIS_KAFKA_PARTITIONS: '4',
-      TRELLIS_INTERNAL_TOKEN: `internal-${options.runId}`,
+      TRELLIS_INTERNAL_TOKEN: `internal-token-of-run-${options.runId}`,
       TRELLIS_LOG_LEVEL: 'warn',
       ...options.extraEnv,
     };

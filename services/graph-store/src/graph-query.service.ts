@@ -51,6 +51,8 @@ export class GraphQueryService {
     const scope = kbScope(kb);
     const limit = clampLimit(maxEntities, 200);
     const entityIdSet = new Set((await this.repos.graphReads.getEntities(scope, entityIds)).map((e) => e.id));
+    // Like every lookup by id: ids that name nothing here are NOT_FOUND, not an empty graph.
+    if (entityIdSet.size === 0) throw TrellisError.notFound(`no entity with ${entityIds.length === 1 ? `id ${entityIds[0]}` : 'any of these ids'} in knowledge base "${knowledgeBase}"`);
     const relationships = new Map<string, RelationshipRecord>();
     let frontier = [...entityIdSet];
     for (let hop = 0; hop < Math.max(1, depth) && frontier.length > 0; hop++) {
