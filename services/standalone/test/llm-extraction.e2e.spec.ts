@@ -30,6 +30,8 @@ describe('LLM extraction over gRPC against an OpenAI-compatible server (fake HTT
     server = await startStandaloneProcess({
       env: fakeProviderEnv(baseUrl, 64, {
         TRELLIS_LLM_TIMEOUT_MS: '1000',
+        // The metrics below are read by knowledge-base name.
+        TRELLIS_METRICS_NAMES: 'true',
         TRELLIS_LLM_MAX_RETRIES: '3',
         TRELLIS_LLM_MAX_CONCURRENCY: '2',
         TRELLIS_LLM_REQUESTS_PER_MINUTE: '6000',
