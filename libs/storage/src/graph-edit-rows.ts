@@ -1,10 +1,8 @@
-import { ErrorCode, TrellisError } from '@trellis/contracts';
-import type { GraphEditAction, GraphEditRecord, RecordedChunkExtraction } from './graph-edit-records';
-import type { RowSnapshot } from './graph-overlay';
+import type { GraphEditAction, GraphEditRecord, RecordedChunkExtraction, RowSnapshot } from '@trellis/graph';
 import { fromSqlTime } from './row-mappers';
 import type { Row } from './row-mappers';
 
-/** Mapping and wording of the graph edits' rows and errors. */
+/** Mapping of the graph edits' rows to the records of @trellis/graph. */
 
 export function toGraphEdit(r: Row): GraphEditRecord {
   return {
@@ -21,9 +19,6 @@ export function toGraphEdit(r: Row): GraphEditRecord {
   };
 }
 
-/** Edits that move facts between entities or hide them: undo replays chunk writes for them. */
-export const STRUCTURAL_ACTIONS: readonly GraphEditAction[] = ['merge-entities', 'delete-entity', 'delete-relationship'];
-
 /** What the log keeps of an entity: enough to see what an edit changed. */
 export function entitySummary(r: Row): Record<string, unknown> {
   return { id: String(r.id), name: String(r.name), type: String(r.type), description: String(r.description), mentionCount: Number(r.mention_count) };
@@ -38,22 +33,6 @@ export function relationshipSummary(r: Row): Record<string, unknown> {
     description: String(r.description),
     weight: Number(r.weight),
   };
-}
-
-export function mergedAway(entityId: string, merge: Row): TrellisError {
-  return new TrellisError(ErrorCode.FailedPrecondition, `entity ${entityId} was merged into ${String(merge.target_id)} (edit ${String(merge.id)}); undo that merge first`);
-}
-
-export function entityNotFound(entityId: string): TrellisError {
-  return TrellisError.notFound(`entity ${entityId} not found`);
-}
-
-export function relationshipNotFound(relationshipId: string): TrellisError {
-  return TrellisError.notFound(`relationship ${relationshipId} not found`);
-}
-
-export function selfMerge(): TrellisError {
-  return new TrellisError(ErrorCode.FailedPrecondition, 'an entity cannot be merged into itself');
 }
 
 /** The overlay columns of one target, as stored (null: not overridden). */

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { EntityMentionWrite, NewChunk, RelationshipMentionWrite } from '../src/records';
-import type { GraphEditMeta } from '../src/graph-edit-records';
+import type { EntityMentionWrite, GraphEditMeta, RelationshipMentionWrite } from '@trellis/graph';
+import type { NewChunk } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 import { TEST_KB_SETTINGS, vectorFor } from './store-contract';
 

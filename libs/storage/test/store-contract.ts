@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
+import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/graph';
 import { cosineSimilarity } from '../src/vector-math';
-import type { EntityMentionWrite, KbSettings, NewChunk, RelationshipMentionWrite } from '../src/records';
+import type { KbSettings, NewChunk } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 
 /** Settings of the knowledge bases the contract suites create. */

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityCandidate, EntityMentionWrite, EntityRecord, PendingSummary, RelationshipMentionWrite, RelationshipRecord, SummaryUpdate } from '../records';
-import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
+import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
+import type { EntityCandidate, EntityRecord, RelationshipRecord } from '../records';
 import { GraphEditSession } from './graph-edit-session';
 import { SqlGraphEdits } from './graph-edits-sql';
 import type { SqlGraphReads } from './graph-read-sql';

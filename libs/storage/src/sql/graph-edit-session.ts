@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
-import type { GraphEditAction, GraphEditMeta, RecordedChunkExtraction } from '../graph-edit-records';
-import { encodeChunkExtraction, encodeRowSnapshot } from '../graph-overlay';
-import { entityNotFound, mergedAway, relationshipNotFound, toOverlayRow, toRecordedChunkExtraction, toRowSnapshot } from '../graph-edit-rows';
+import { encodeChunkExtraction, encodeRowSnapshot, entityNotFound, mergedAway, relationshipNotFound } from '@trellis/graph';
+import type { GraphEditAction, GraphEditMeta, RecordedChunkExtraction } from '@trellis/graph';
+import { toOverlayRow, toRecordedChunkExtraction, toRowSnapshot } from '../graph-edit-rows';
 import type { OverlayRow } from '../graph-edit-rows';
 import { marks } from '../row-mappers';
 import type { Row } from '../row-mappers';
@@ -27,8 +27,9 @@ export function emptyOverlay(): OverlayRow {
 }
 
 /**
- * The rows one graph edit reads and writes, inside the edit's transaction (see graph-overlay.ts
- * for the model). Where transactions run concurrently, rows an edit reads are locked FOR UPDATE.
+ * The rows one graph edit reads and writes, inside the edit's transaction (the model is in
+ * @trellis/graph's graph-overlay.ts). Where transactions run concurrently, rows an edit reads
+ * are locked FOR UPDATE.
  */
 export class GraphEditSession {
   constructor(
@@ -50,7 +51,7 @@ export class GraphEditSession {
     const row = await this.entityRow(id);
     if (row !== undefined) return row;
     const [merge] = await this.tx.rows('SELECT id, target_id FROM graph_merges WHERE tenant_id = ? AND kb_id = ? AND source_id = ? AND undone_at IS NULL', [...this.key, id]);
-    throw merge ? mergedAway(id, merge) : entityNotFound(id);
+    throw merge ? mergedAway(id, String(merge.target_id), String(merge.id)) : entityNotFound(id);
   }
 
   async requireRelationship(id: string): Promise<Row> {

@@ -1,7 +1,6 @@
-import { ErrorCode, TrellisError } from '@trellis/contracts';
-import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RecordedChunkExtraction, RelationshipPatch } from '../graph-edit-records';
-import { encodeRowSnapshot } from '../graph-overlay';
-import { entitySummary, relationshipSummary, selfMerge, toGraphEdit } from '../graph-edit-rows';
+import { encodeRowSnapshot, entityExists, selfMerge } from '@trellis/graph';
+import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RecordedChunkExtraction, RelationshipPatch } from '@trellis/graph';
+import { entitySummary, relationshipSummary, toGraphEdit } from '../graph-edit-rows';
 import type { Row } from '../row-mappers';
 import { GraphEditSession, emptyOverlay } from './graph-edit-session';
 import { undoEdit } from './graph-undo-sql';
@@ -9,8 +8,8 @@ import { applyOverrides } from './graph-overlay-sql';
 import { refreshDerived, writeChunkExtraction } from './graph-write-sql';
 
 /**
- * Manual graph edits (see graph-overlay.ts for the model), each run inside the caller's
- * transaction: overrides, tombstones, synopses and merges, with the log an undo needs.
+ * Manual graph edits (the model is in @trellis/graph's graph-overlay.ts), each run inside the
+ * caller's transaction: overrides, tombstones, synopses and merges, with the log an undo needs.
  */
 export class SqlGraphEdits {
   constructor(private readonly s: GraphEditSession) {}
@@ -64,7 +63,7 @@ export class SqlGraphEdits {
 
   async createManualEntity(entity: ManualEntityWrite, links: readonly ManualRelationshipWrite[], meta: GraphEditMeta): Promise<void> {
     const { tx, dialect, key } = this.s;
-    if ((await this.s.entityRow(entity.id)) !== undefined) throw new TrellisError(ErrorCode.AlreadyExists, `entity ${entity.id} already exists`);
+    if ((await this.s.entityRow(entity.id)) !== undefined) throw entityExists(entity.id);
     for (const link of links) for (const end of [link.sourceId, link.targetId]) if (end !== entity.id) await this.s.requireEntity(end);
     await tx.exec(
       `INSERT INTO entities (tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, kind, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 'manual', ?)`,

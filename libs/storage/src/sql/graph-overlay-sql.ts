@@ -1,14 +1,13 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
-import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '../graph-overlay';
-import type { OverlayState, Touched } from '../graph-overlay';
+import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '@trellis/graph';
+import type { EntityMentionWrite, OverlayState, RelationshipMentionWrite, Touched } from '@trellis/graph';
 import { toOverlayRow } from '../graph-edit-rows';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
 import { rowsWhereIn } from './sql-session';
 import type { SqlSession } from './sql-session';
 
-/** The overlay's hooks in the chunk write (see graph-overlay.ts), inside the write's transaction. */
+/** The overlay's hooks in the chunk write (see @trellis/graph's graph-overlay.ts), inside the write's transaction. */
 
 async function loadOverlay(tx: SqlSession, scope: KbScope): Promise<OverlayState> {
   const params = [scope.tenantId, scope.kbId];

@@ -1,8 +1,6 @@
-import { ErrorCode, TrellisError } from '@trellis/contracts';
-import type { GraphEditAction, GraphEditMeta, GraphEditRecord } from '../graph-edit-records';
-import { decodeChunkExtraction, decodeRowSnapshot, laterEditsBlockingUndo } from '../graph-overlay';
-import type { Touched } from '../graph-overlay';
-import { STRUCTURAL_ACTIONS, toGraphEdit } from '../graph-edit-rows';
+import { STRUCTURAL_ACTIONS, alreadyUndone, blockedByLaterEdits, decodeChunkExtraction, decodeRowSnapshot, editNotFound, laterEditsBlockingUndo } from '@trellis/graph';
+import type { GraphEditAction, GraphEditMeta, GraphEditRecord, Touched } from '@trellis/graph';
+import { toGraphEdit } from '../graph-edit-rows';
 import { marks } from '../row-mappers';
 import type { GraphEditSession, UndoState } from './graph-edit-session';
 import { takeInserted } from './sql-dialect';
@@ -14,9 +12,9 @@ import { refreshDerived, writeChunkExtraction } from './graph-write-sql';
  */
 export async function undoEdit(s: GraphEditSession, editId: string, meta: GraphEditMeta): Promise<GraphEditRecord> {
   const [row] = await s.tx.rows(`SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND id = ?${s.dialect.forUpdate}`, [...s.key, editId]);
-  if (row === undefined) throw TrellisError.notFound(`graph edit ${editId} not found`);
+  if (row === undefined) throw editNotFound(editId);
   const edit = toGraphEdit(row);
-  if (edit.undoneAt !== null) throw new TrellisError(ErrorCode.FailedPrecondition, `graph edit ${editId} was already undone`);
+  if (edit.undoneAt !== null) throw alreadyUndone(editId);
   // Holding the targets' rows makes a concurrent chunk write wait for this undo and then see it.
   await s.lockEntities([...edit.targetIds].sort());
   const active = (
@@ -26,7 +24,7 @@ export async function undoEdit(s: GraphEditSession, editId: string, meta: GraphE
     ])
   ).map(toGraphEdit);
   const blocking = laterEditsBlockingUndo(edit, active);
-  if (blocking.length > 0) throw new TrellisError(ErrorCode.FailedPrecondition, `undo the later edits ${blocking.join(', ')} first: they touch the same entities`);
+  if (blocking.length > 0) throw blockedByLaterEdits(blocking);
   await revert(s, edit, JSON.parse(String(row.undo_state)) as UndoState, meta.at);
   await s.tx.exec('UPDATE graph_edits SET undone_at = ?, undone_by = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?', [s.dialect.time(meta.at), meta.actor, ...s.key, editId]);
   return { ...edit, undoneAt: meta.at, undoneBy: meta.actor };

@@ -1,7 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import { preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
-import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
-import type { Touched } from '../graph-overlay';
+import { preferredName, summarizeDescriptions, summaryInputsHash } from '@trellis/graph';
+import type { EntityMentionWrite, RelationshipMentionWrite, Touched } from '@trellis/graph';
 import { batches, marks } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';

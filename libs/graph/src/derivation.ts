@@ -1,5 +1,4 @@
 import { stableId } from '@trellis/contracts';
-import type { EntityRecord } from './records';
 
 /** Longest derived summary kept on an entity or relationship, in characters. */
 export const MAX_SUMMARY_CHARS = 2000;
@@ -63,21 +62,11 @@ export function preferredName(names: readonly string[]): string {
   return best;
 }
 
-const STOPWORDS = new Set(
-  'a an and are as at be by for from has have he her his in is it its of on or she that the their they this to was were what when where which who whom whose why with how did does do'.split(' '),
-);
-
-/** Lower-case words of a query worth matching: letters and digits, no stopwords. */
-export function fullTextTerms(query: string): string[] {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words.filter((w) => !STOPWORDS.has(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 64);
-}
-
 /**
  * Orders entities found by name for the words of a query: whole-word hits first, an exact name
  * on top, popularity as the tie-breaker. The graph reads fetch candidates by LIKE and rank here.
  */
-export function rankEntitiesByName(words: readonly string[], entities: readonly EntityRecord[], limit: number): EntityRecord[] {
+export function rankEntitiesByName<T extends { normalizedName: string; mentionCount: number }>(words: readonly string[], entities: readonly T[], limit: number): T[] {
   const phrase = words.join(' ');
   const scored = entities.map((entity) => {
     const nameWords = new Set(entity.normalizedName.split(' '));

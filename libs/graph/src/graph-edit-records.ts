@@ -1,4 +1,4 @@
-import type { EntityMentionWrite, RelationshipMentionWrite } from './records';
+import type { EntityMentionWrite, RelationshipMentionWrite } from './graph-records';
 
 /** What a manual graph edit did; one row of the edit log per edit. */
 export type GraphEditAction =

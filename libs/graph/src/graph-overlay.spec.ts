@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { EntityMentionWrite, RelationshipMentionWrite } from './records';
-import {
-  decodeChunkExtraction,
-  encodeChunkExtraction,
-  laterEditsBlockingUndo,
-  relationshipKey,
-  rewriteChunkWrites,
-  settleRelationships,
-} from './graph-overlay';
+import type { EntityMentionWrite, RelationshipMentionWrite } from './graph-records';
+import { decodeChunkExtraction, encodeChunkExtraction } from './graph-edit-encoding';
+import { laterEditsBlockingUndo } from './graph-edit-policy';
+import { relationshipKey, rewriteChunkWrites, settleRelationships } from './graph-overlay';
 import type { OverlayState } from './graph-overlay';
 
 const entity = (id: string, description = ''): EntityMentionWrite => ({ entityId: id, name: id.toUpperCase(), normalizedName: id, type: 't', description, embedding: new Float32Array([1, 2]) });
