@@ -5,3 +5,5 @@ export * from './graph-edit-encoding';
 export * from './graph-edit-records';
 export * from './graph-edit-policy';
 export * from './summary-refresher';
+export * from './graph-edit-port';
+export * from './graph-editor';
