@@ -62,6 +62,46 @@ export function preferredName(names: readonly string[]): string {
   return best;
 }
 
+/** What an entity row derives from the mentions that remain. */
+export interface DerivedEntity {
+  name: string;
+  summary: string;
+  summaryHash: string;
+  mentionCount: number;
+  /** Every mention only names the entity (none describes it). */
+  needsReview: boolean;
+}
+
+export function deriveEntity(mentions: ReadonlyArray<{ name: string; description: string; needsReview: boolean }>): DerivedEntity {
+  const name = preferredName(mentions.map((m) => m.name));
+  const descriptions = mentions.map((m) => m.description);
+  return {
+    name,
+    summary: summarizeDescriptions(descriptions),
+    summaryHash: summaryInputsHash(name, descriptions),
+    mentionCount: mentions.length,
+    needsReview: mentions.every((m) => m.needsReview),
+  };
+}
+
+/** What a relationship row derives from its mentions: the weight is the sum of their strengths. */
+export interface DerivedRelationship {
+  weight: number;
+  summary: string;
+  summaryHash: string;
+  mentionCount: number;
+}
+
+export function deriveRelationship(mentions: ReadonlyArray<{ description: string; strength: number }>): DerivedRelationship {
+  const descriptions = mentions.map((m) => m.description);
+  return {
+    weight: mentions.reduce((sum, m) => sum + m.strength, 0),
+    summary: summarizeDescriptions(descriptions),
+    summaryHash: summaryInputsHash('', descriptions),
+    mentionCount: mentions.length,
+  };
+}
+
 /**
  * Orders entities found by name for the words of a query: whole-word hits first, an exact name
  * on top, popularity as the tie-breaker. The graph reads fetch candidates by LIKE and rank here.

@@ -1,5 +1,5 @@
 import type { EntityMentionWrite, RelationshipMentionWrite } from './graph-records';
-import type { RecordedChunkExtraction } from './graph-edit-records';
+import type { EntityFields, RecordedChunkExtraction, RelationshipFields } from './graph-edit-records';
 
 /**
  * What an edit keeps so that its undo can rebuild the graph: every affected chunk's original
@@ -36,23 +36,12 @@ export function decodeChunkExtraction(text: string): RecordedChunkExtraction {
 }
 
 /** An entity or relationship row as undo restores it (what mentions cannot rebuild). */
-export interface EntityRowSnapshot {
-  id: string;
-  name: string;
-  normalizedName: string;
-  type: string;
-  description: string;
+export interface EntityRowSnapshot extends EntityFields {
   kind: string;
   embedding: Float32Array | null;
 }
 
-export interface RelationshipRowSnapshot {
-  id: string;
-  sourceId: string;
-  targetId: string;
-  label: string;
-  description: string;
-  weight: number;
+export interface RelationshipRowSnapshot extends RelationshipFields {
   kind: string;
   embedding: Float32Array | null;
 }

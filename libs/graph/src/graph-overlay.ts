@@ -27,6 +27,19 @@ export function overlayIsEmpty(state: OverlayState): boolean {
   return state.deletedEntities.size === 0 && state.deletedRelationships.size === 0 && state.merges.size === 0;
 }
 
+/** These entities and every entity their merges lead to: what a chunk write must lock. */
+export function entitiesThroughMerges(state: OverlayState, entityIds: Iterable<string>): Set<string> {
+  const ids = new Set(entityIds);
+  for (const id of [...ids]) for (let m = state.merges.get(id); m !== undefined && !ids.has(m.targetId); m = state.merges.get(m.targetId)) ids.add(m.targetId);
+  return ids;
+}
+
+/** Identifies an overlay's state: a write re-reads it after locking until it stops changing. */
+export function overlayFingerprint(state: OverlayState): string {
+  const entries = (m: ReadonlyMap<string, unknown>) => JSON.stringify([...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  return `${entries(state.deletedEntities)}|${entries(state.deletedRelationships)}|${entries(state.merges)}`;
+}
+
 /** A chunk's writes after the overlay, before relationships whose ends moved are matched. */
 export interface RewrittenWrites {
   entities: EntityMentionWrite[];

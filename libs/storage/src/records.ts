@@ -111,15 +111,7 @@ export interface ChunkRecord {
   error: string | null;
 }
 
-export interface NewChunk {
-  id: string;
-  documentId: string;
-  version: number;
-  ordinal: number;
-  text: string;
-  heading: string;
-  tokenCount: number;
-  contentHash: string;
+export interface NewChunk extends Pick<ChunkRecord, 'id' | 'documentId' | 'version' | 'ordinal' | 'text' | 'heading' | 'tokenCount' | 'contentHash'> {
   embedding: Float32Array;
 }
 
