@@ -119,6 +119,8 @@ describe('libraries', () => {
       ['libs/models/src/openai-models.ts', 'onnxruntime-node'],
       ['libs/runtime/src/runtime.ts', 'kafkajs'],
       ['libs/storage/src/index.ts', '@nestjs/common'],
+      ['libs/graph/src/graph-editor.ts', 'better-sqlite3'],
+      ['libs/graph/src/graph-editor.ts', '@nestjs/common'],
     ];
     for (const [file, module] of strays) {
       const [found] = await problems(file, module);
@@ -150,5 +152,13 @@ describe('projects (Nx tags)', () => {
   it('keep libraries off services', async () => {
     const [found] = await problems('libs/runtime/src/runtime.ts', '@trellis/chunking');
     expect(found).toMatch(/^@nx\/enforce-module-boundaries: /);
+    const [graphStore] = await problems('libs/graph/src/graph-editor.ts', '@trellis/graph-store');
+    expect(graphStore).toMatch(/^@nx\/enforce-module-boundaries: /);
+  });
+
+  it('keep the graph rules off storage: storage applies them, they never reach back', async () => {
+    const [found] = await problems('libs/graph/src/graph-editor.ts', '@trellis/storage');
+    expect(found).toMatch(/^@nx\/enforce-module-boundaries: Circular dependency/);
+    expect(await problems('libs/storage/src/sql/graph-edit-session.ts', '@trellis/graph')).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { summaryModelsOf } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { SummaryRefresher } from '@trellis/storage';
+import { SummaryRefresher } from '@trellis/graph';
 import type { GraphSummaryRepository } from '@trellis/storage';
 
 /**

@@ -1,10 +1,8 @@
-import { ErrorCode, TrellisError } from '@trellis/contracts';
-import type { GraphEditAction, GraphEditRecord, RecordedChunkExtraction } from './graph-edit-records';
-import type { RowSnapshot } from './graph-overlay';
+import type { EntityRow, GraphEditAction, GraphEditRecord, OverlayRow, RecordedChunkExtraction, RelationshipRow } from '@trellis/graph';
 import { fromSqlTime } from './row-mappers';
 import type { Row } from './row-mappers';
 
-/** Mapping and wording of the graph edits' rows and errors. */
+/** Mapping of the graph edits' rows to the records of @trellis/graph. */
 
 export function toGraphEdit(r: Row): GraphEditRecord {
   return {
@@ -19,51 +17,6 @@ export function toGraphEdit(r: Row): GraphEditRecord {
     undoneAt: r.undone_at === null || r.undone_at === undefined ? null : fromSqlTime(r.undone_at),
     undoneBy: r.undone_by === null || r.undone_by === undefined ? null : String(r.undone_by),
   };
-}
-
-/** Edits that move facts between entities or hide them: undo replays chunk writes for them. */
-export const STRUCTURAL_ACTIONS: readonly GraphEditAction[] = ['merge-entities', 'delete-entity', 'delete-relationship'];
-
-/** What the log keeps of an entity: enough to see what an edit changed. */
-export function entitySummary(r: Row): Record<string, unknown> {
-  return { id: String(r.id), name: String(r.name), type: String(r.type), description: String(r.description), mentionCount: Number(r.mention_count) };
-}
-
-export function relationshipSummary(r: Row): Record<string, unknown> {
-  return {
-    id: String(r.id),
-    sourceId: String(r.source_id),
-    targetId: String(r.target_id),
-    label: String(r.label),
-    description: String(r.description),
-    weight: Number(r.weight),
-  };
-}
-
-export function mergedAway(entityId: string, merge: Row): TrellisError {
-  return new TrellisError(ErrorCode.FailedPrecondition, `entity ${entityId} was merged into ${String(merge.target_id)} (edit ${String(merge.id)}); undo that merge first`);
-}
-
-export function entityNotFound(entityId: string): TrellisError {
-  return TrellisError.notFound(`entity ${entityId} not found`);
-}
-
-export function relationshipNotFound(relationshipId: string): TrellisError {
-  return TrellisError.notFound(`relationship ${relationshipId} not found`);
-}
-
-export function selfMerge(): TrellisError {
-  return new TrellisError(ErrorCode.FailedPrecondition, 'an entity cannot be merged into itself');
-}
-
-/** The overlay columns of one target, as stored (null: not overridden). */
-export interface OverlayRow {
-  name: string | null;
-  normalizedName: string | null;
-  type: string | null;
-  description: string | null;
-  label: string | null;
-  weight: number | null;
 }
 
 export function toOverlayRow(r: Row | undefined): OverlayRow | null {
@@ -106,27 +59,30 @@ export function toRecordedChunkExtraction(entities: readonly Row[], relationship
   };
 }
 
-/** Entity and relationship rows as an undo restores them. `vector` decodes the adapter's embeddings. */
-export function toRowSnapshot(entities: readonly Row[], relationships: readonly Row[], vector: (value: unknown) => Float32Array | null): RowSnapshot {
+/** An entity or relationship row as an edit reads it. `vector` decodes the adapter's embeddings. */
+export function toEntityRow(e: Row, vector: (value: unknown) => Float32Array | null): EntityRow {
   return {
-    entities: entities.map((e) => ({
-      id: String(e.id),
-      name: String(e.name),
-      normalizedName: String(e.normalized_name),
-      type: String(e.type),
-      description: String(e.description),
-      kind: String(e.kind),
-      embedding: vector(e.embedding),
-    })),
-    relationships: relationships.map((r) => ({
-      id: String(r.id),
-      sourceId: String(r.source_id),
-      targetId: String(r.target_id),
-      label: String(r.label),
-      description: String(r.description),
-      weight: Number(r.weight),
-      kind: String(r.kind),
-      embedding: vector(r.embedding),
-    })),
+    id: String(e.id),
+    name: String(e.name),
+    normalizedName: String(e.normalized_name),
+    type: String(e.type),
+    description: String(e.description),
+    kind: String(e.kind),
+    embedding: vector(e.embedding),
+    mentionCount: Number(e.mention_count),
+  };
+}
+
+export function toRelationshipRow(r: Row, vector: (value: unknown) => Float32Array | null): RelationshipRow {
+  return {
+    id: String(r.id),
+    sourceId: String(r.source_id),
+    targetId: String(r.target_id),
+    label: String(r.label),
+    description: String(r.description),
+    weight: Number(r.weight),
+    kind: String(r.kind),
+    embedding: vector(r.embedding),
+    mentionCount: Number(r.mention_count),
   };
 }

@@ -111,15 +111,7 @@ export interface ChunkRecord {
   error: string | null;
 }
 
-export interface NewChunk {
-  id: string;
-  documentId: string;
-  version: number;
-  ordinal: number;
-  text: string;
-  heading: string;
-  tokenCount: number;
-  contentHash: string;
+export interface NewChunk extends Pick<ChunkRecord, 'id' | 'documentId' | 'version' | 'ordinal' | 'text' | 'heading' | 'tokenCount' | 'contentHash'> {
   embedding: Float32Array;
 }
 
@@ -160,29 +152,6 @@ export interface ExtractionResult {
   relationships: ExtractedRelationship[];
 }
 
-/** An entity mention resolved to its graph id, ready to write. */
-export interface EntityMentionWrite {
-  entityId: string;
-  name: string;
-  normalizedName: string;
-  type: string;
-  description: string;
-  /** Used when the entity row is first created, until its summary is embedded. */
-  embedding: Float32Array;
-  /** The chunk only names the entity (see ExtractedEntity.needsReview). */
-  needsReview?: boolean;
-}
-
-export interface RelationshipMentionWrite {
-  relationshipId: string;
-  sourceId: string;
-  targetId: string;
-  label: string;
-  description: string;
-  strength: number;
-  embedding: Float32Array;
-}
-
 export interface EntityRecord {
   id: string;
   kbId: string;
@@ -199,28 +168,6 @@ export interface EntityRecord {
 /** A same-name entity a new mention may resolve to, with the embedding of its summary. */
 export interface EntityCandidate {
   entity: EntityRecord;
-  embedding: Float32Array;
-}
-
-/**
- * An entity or relationship whose mentions changed since its summary and embedding were last
- * computed. `summaryHash` identifies the mentions' state; saving is refused once it moved on.
- */
-export interface PendingSummary {
-  kind: 'entity' | 'relationship';
-  id: string;
-  summaryHash: string;
-  /** What the embedded text starts with: "name (type)" or "source label target". */
-  heading: string;
-  /** Distinct mention descriptions, in chunk order. */
-  descriptions: string[];
-}
-
-export interface SummaryUpdate {
-  kind: 'entity' | 'relationship';
-  id: string;
-  summaryHash: string;
-  description: string;
   embedding: Float32Array;
 }
 

@@ -1,7 +1,8 @@
 import type { IndexStatus } from '@trellis/contracts';
-import { distinctDescriptions } from './derivation';
+import { distinctDescriptions } from '@trellis/graph';
+import type { PendingSummary } from '@trellis/graph';
 import { PIPELINE_STAGES } from './records';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PendingSummary, PipelineStage, RelationshipRecord, StageRecord } from './records';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
 
 /** Column lists of the store's queries, so every read maps the same shape. */
 export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';

@@ -1,12 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { EntityMentionWrite, NewChunk, RelationshipMentionWrite } from '../src/records';
-import type { GraphEditMeta } from '../src/graph-edit-records';
+import type { EntityMentionWrite, GraphEditMeta, RelationshipMentionWrite } from '@trellis/graph';
+import type { NewChunk } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
-import { TEST_KB_SETTINGS, vectorFor } from './store-contract';
-
-const SETTINGS = TEST_KB_SETTINGS;
+import { eachStoreWithKnowledgeBase, vectorFor } from './store-contract';
 
 /**
  * Manual graph edits, for every TrellisStore adapter: edits are overlays that survive the
@@ -18,14 +16,9 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
     let scope: KbScope;
     let editCount = 0;
 
-    beforeEach(async () => {
-      store = await makeStore();
-      const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS });
-      scope = { tenantId: 't1', kbId: kb.id };
-    });
-
-    afterEach(async () => {
-      await store.close();
+    eachStoreWithKnowledgeBase(makeStore, (s, k) => {
+      store = s;
+      scope = k;
     });
 
     function meta(actor = 'alice'): GraphEditMeta {

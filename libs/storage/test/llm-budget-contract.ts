@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KbScope } from '@trellis/contracts';
 import type { ExtractionSettings } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
-import { TEST_KB_SETTINGS } from './store-contract';
+import { TEST_KB_SETTINGS, eachStoreWithKnowledgeBase } from './store-contract';
 
 const SETTINGS = TEST_KB_SETTINGS;
 
@@ -26,15 +26,10 @@ export function describeLlmBudgetContract(name: string, makeStore: () => Promise
     let store: TrellisStore;
     let scope: KbScope;
 
-    beforeEach(async () => {
-      store = await makeStore();
-      const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: 'before', settings: SETTINGS });
-      scope = { tenantId: 't1', kbId: kb.id };
-    });
-
-    afterEach(async () => {
-      await store.close();
-    });
+    eachStoreWithKnowledgeBase(makeStore, (s, k) => {
+      store = s;
+      scope = k;
+    }, 'before');
 
     it('updates description and settings, extraction settings included, within the tenant only', async () => {
       const updated = await store.updateKnowledgeBase(scope, { description: 'after', settings: { ...SETTINGS, llmModel: 'm2', extraction: EXTRACTION } });

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
@@ -12,6 +10,7 @@ import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
+import { TestDatabases } from './mysql-test-databases';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -27,25 +26,14 @@ interface LogLine {
 }
 
 describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
-  const databases: string[] = [];
+  const databases = new TestDatabases(baseUrl!, { dateStrings: true });
   const logs: LogLine[] = [];
   const logger: StoreLogger = {
     info: (fields, message) => logs.push({ level: 'info', fields, message }),
     warn: (fields, message) => logs.push({ level: 'warn', fields, message }),
   };
-  let admin: mysql.Connection;
-
-  function urlFor(database: string): string {
-    const url = new URL(baseUrl!);
-    url.pathname = `/${database}`;
-    return url.toString();
-  }
-
-  function newDatabaseName(): string {
-    const name = `trellis_test_${randomBytes(6).toString('hex')}`;
-    databases.push(name);
-    return name;
-  }
+  const urlFor = (database: string) => databases.urlFor(database);
+  const newDatabaseName = () => databases.newName();
 
   async function freshStore(): Promise<MysqlStore> {
     const store = await MysqlStore.connect(urlFor(newDatabaseName()), { poolSize: 4, logger });
@@ -54,40 +42,25 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   }
 
   async function query(sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
-    const [rows] = await admin.query(sql, params);
+    const [rows] = await databases.admin.query(sql, params);
     return rows as Array<Record<string, unknown>>;
   }
 
   async function serverHasVectors(): Promise<boolean> {
     try {
-      await admin.query(VECTOR_SUPPORT_PROBE);
+      await databases.admin.query(VECTOR_SUPPORT_PROBE);
       return true;
     } catch {
       return false;
     }
   }
 
-  beforeAll(async () => {
-    const url = new URL(baseUrl!);
-    admin = await mysql.createConnection({
-      host: url.hostname,
-      port: Number(url.port || 3306),
-      user: decodeURIComponent(url.username) || 'root',
-      password: decodeURIComponent(url.password),
-      dateStrings: true,
-    });
-  });
-
-  afterAll(async () => {
-    for (const database of databases) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-    await admin.end();
-  });
 
   describeStoreContract('MysqlStore', freshStore);
   describeLlmBudgetContract('MysqlStore', freshStore);
   describeSharedLlmBudget('MysqlStore', async () => {
     const first = await freshStore();
-    const second = await MysqlStore.connect(urlFor(databases[databases.length - 1]!), { poolSize: 4, logger });
+    const second = await MysqlStore.connect(urlFor(databases.last), { poolSize: 4, logger });
     return [first, second];
   });
 
@@ -143,7 +116,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
     it('replaces the tenant-less extraction cache of a version 7 database: its entries go, new ones are per tenant', async () => {
       const store = await freshStore();
-      const database = databases[databases.length - 1]!;
+      const database = databases.last;
       try {
         // Back to version 7: the old table, with an entry no tenant can be told from.
         await query(`DROP TABLE \`${database}\`.extraction_cache`);
@@ -165,7 +138,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
     it('counts the chunks remaining of documents indexed before version 9', async () => {
       const store = await freshStore();
-      const database = databases[databases.length - 1]!;
+      const database = databases.last;
       try {
         const scope = await inFlightDocument(store);
         // Back to version 8: no counter.
@@ -187,7 +160,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         expect(store.vectorStorage).toBe(expected);
         const pathLog = logs.slice(before).find((l) => l.level === 'info' && l.fields.vectorStorage !== undefined);
         expect(pathLog?.fields.vectorStorage).toBe(expected);
-        const database = databases[databases.length - 1]!;
+        const database = databases.last;
         const [column] = await query(
           "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'chunks' AND COLUMN_NAME = 'embedding'",
           [database],

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
+import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/graph';
 import { cosineSimilarity } from '../src/vector-math';
-import type { EntityMentionWrite, KbSettings, NewChunk, RelationshipMentionWrite } from '../src/records';
+import type { KbSettings, NewChunk } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 
 /** Settings of the knowledge bases the contract suites create. */
@@ -16,6 +17,22 @@ export const TEST_KB_SETTINGS: KbSettings = {
   extractionPromptVersion: '',
 };
 const SETTINGS = TEST_KB_SETTINGS;
+
+/**
+ * Before each test, a store over an empty database with one knowledge base of tenant t1 (handed
+ * to `use`); after it, the store closed.
+ */
+export function eachStoreWithKnowledgeBase(makeStore: () => Promise<TrellisStore>, use: (store: TrellisStore, scope: KbScope) => void, description = ''): void {
+  let store: TrellisStore | undefined;
+  beforeEach(async () => {
+    store = await makeStore();
+    const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description, settings: TEST_KB_SETTINGS });
+    use(store, { tenantId: 't1', kbId: kb.id });
+  });
+  afterEach(async () => {
+    await store?.close();
+  });
+}
 
 /** Deterministic pseudo-random unit vector. */
 export function vectorFor(seed: number, dimensions = 16): Float32Array {
@@ -69,14 +86,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
     let store: TrellisStore;
     let scope: KbScope;
 
-    beforeEach(async () => {
-      store = await makeStore();
-      const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS });
-      scope = { tenantId: 't1', kbId: kb.id };
-    });
-
-    afterEach(async () => {
-      await store.close();
+    eachStoreWithKnowledgeBase(makeStore, (s, k) => {
+      store = s;
+      scope = k;
     });
 
     async function addDocument(id: string, version = 1) {

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MysqlStore } from '../src/mysql/mysql-store';
 import { MYSQL_MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from '../src/mysql/mysql-schema';
@@ -14,6 +12,7 @@ import { describeGraphEditContract } from './graph-edits-contract';
 import { describeChunkProgressContract } from './chunk-progress-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
+import { TestDatabases } from './mysql-test-databases';
 
 /**
  * Every statement the MySQL-family adapter sends to TiDB, judged by TiDB's own SQL parser
@@ -101,29 +100,7 @@ describe('TiDB SQL checker (TiDB parser)', () => {
 describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in on TRELLIS_TEST_MYSQL_URL)', () => {
   const capture = new StatementCapture();
   const usedMethods = new Map<VectorStorage, Set<string>>();
-  let admin: mysql.Connection;
-  const databases: string[] = [];
-
-  function urlFor(database: string): string {
-    const url = new URL(baseUrl!);
-    url.pathname = `/${database}`;
-    return url.toString();
-  }
-
-  beforeAll(async () => {
-    const url = new URL(baseUrl!);
-    admin = await mysql.createConnection({
-      host: url.hostname,
-      port: Number(url.port || 3306),
-      user: decodeURIComponent(url.username) || 'root',
-      password: decodeURIComponent(url.password),
-    });
-  });
-
-  afterAll(async () => {
-    for (const database of databases) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-    await admin.end();
-  });
+  const databases = new TestDatabases(baseUrl!);
 
   for (const flavour of [
     { name: 'TiDB with vector search', storage: 'tidb-vector' as const },
@@ -140,26 +117,24 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       let standIn: TidbStandIn;
 
       beforeAll(async () => {
-        standIn = await TidbStandIn.install(admin, { vectors: flavour.storage === 'tidb-vector' });
+        standIn = await TidbStandIn.install(databases.admin, { vectors: flavour.storage === 'tidb-vector' });
       });
 
       afterAll(async () => {
         await standIn.uninstall();
       });
 
-      const connect = (database: string) => MysqlStore.connect(urlFor(database), { poolSize: 4, logger, statementTap: standIn.tap(capture) });
+      const connect = (database: string) => MysqlStore.connect(databases.urlFor(database), { poolSize: 4, logger, statementTap: standIn.tap(capture) });
 
       async function freshStore(): Promise<MysqlStore> {
-        const database = `trellis_test_${randomBytes(6).toString('hex')}`;
-        databases.push(database);
-        const store = await connect(database);
+        const store = await connect(databases.newName());
         await store.migrate();
         return tracked(store, used);
       }
 
       describeStoreContract(flavour.name, freshStore);
       describeLlmBudgetContract(flavour.name, freshStore);
-      describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases[databases.length - 1]!), used)]);
+      describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases.last), used)]);
       describeGraphEditContract(flavour.name, freshStore);
       describeChunkProgressContract(flavour.name, freshStore);
       describeExtractionCacheContract(flavour.name, freshStore);

@@ -5,7 +5,7 @@ import type { KbScope } from '@trellis/contracts';
 import { LocalHashEmbedder } from '@trellis/models';
 import { resolveActor } from '@trellis/grpc-edge';
 import { SqliteStore, repositoriesOf } from '@trellis/storage';
-import type { EntityMentionWrite } from '@trellis/storage';
+import type { EntityMentionWrite } from '@trellis/graph';
 import { GraphEditService } from './graph-edit.service';
 import type { EditContext } from './graph-edit.service';
 import { GraphQueryService } from './graph-query.service';

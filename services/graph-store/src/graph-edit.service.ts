@@ -3,7 +3,8 @@ import { TrellisError, stableId } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { EntityPatch, EntityRecord, GraphEditMeta, GraphEditRecord, RelationshipPatch, RelationshipRecord, TrellisRepositories } from '@trellis/storage';
+import type { EntityPatch, GraphEditMeta, GraphEditRecord, RelationshipPatch } from '@trellis/graph';
+import type { EntityRecord, RelationshipRecord, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
 
 /** Who edits, in which tenant and knowledge base. */

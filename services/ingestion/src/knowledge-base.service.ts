@@ -1,8 +1,9 @@
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import type { EmbedderInfo } from '@trellis/models';
+import type { SummaryRefresher } from '@trellis/graph';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, SummaryRefresher, TrellisRepositories } from '@trellis/storage';
+import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, TrellisRepositories } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;

@@ -3,7 +3,8 @@ import type { KbScope } from '@trellis/contracts';
 import { LocalHashEmbedder } from '@trellis/models';
 import type { ChatMessage, ChatModel, EmbeddingProvider } from '@trellis/models';
 import { SqliteStore } from '@trellis/storage';
-import type { EntityMentionWrite, KnowledgeBaseRepository, GraphReadRepository } from '@trellis/storage';
+import type { EntityMentionWrite } from '@trellis/graph';
+import type { KnowledgeBaseRepository, GraphReadRepository } from '@trellis/storage';
 import { RetrievalService } from './retrieval.service';
 
 const SETTINGS = { chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };

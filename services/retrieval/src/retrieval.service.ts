@@ -1,8 +1,8 @@
-import { TrellisError } from '@trellis/contracts';
+import { TrellisError, toEntityMessage, toRelationshipMessage } from '@trellis/contracts';
 import type { KbScope, TenantScope, v1 } from '@trellis/contracts';
 import { refineQuestionWithEntities, vectorsCompatible } from '@trellis/models';
 import type { ChatModel, EmbeddingProvider, RerankerProvider } from '@trellis/models';
-import { kbScope, requireKnowledgeBase, toEntityMessage, toRelationshipMessage } from '@trellis/storage';
+import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import { CANDIDATE_POOL, ChunkRetriever, RETRIEVAL_MODES } from './chunk-retriever';
 import type { RankedChunk, RetrievalMode } from './chunk-retriever';

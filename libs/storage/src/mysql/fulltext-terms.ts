@@ -1,4 +1,4 @@
-import { fullTextTerms } from '../derivation';
+import { fullTextTerms } from '../query-terms';
 
 /** Longest indexed term, in characters: longer runs (hashes, base64) are cut, in queries too. */
 export const MAX_TERM_LENGTH = 64;

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
+import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '@trellis/graph';
 import type { EntityRecord, RelationshipRecord } from '../records';
-import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 
 /**
  * Manual graph edits. Edits are overlays on the derived graph and survive re-indexing:

@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import type { PendingSummary, SummaryUpdate } from '../records';
+import type { PendingSummary, SummaryUpdate } from '@trellis/graph';
 
 /** Summaries and embeddings of entities and relationships whose mentions changed. */
 export interface GraphSummaryRepository {

@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityCandidate, EntityMentionWrite, RelationshipMentionWrite } from '../records';
+import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/graph';
+import type { EntityCandidate } from '../records';
 
 /** What writing one chunk's extraction into the graph reads and writes. */
 export interface GraphWriteRepository {

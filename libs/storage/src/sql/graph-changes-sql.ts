@@ -1,8 +1,9 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityCandidate, EntityMentionWrite, EntityRecord, PendingSummary, RelationshipMentionWrite, RelationshipRecord, SummaryUpdate } from '../records';
-import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
+import { GraphEditor } from '@trellis/graph';
+import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
+import type { EntityCandidate, EntityRecord, RelationshipRecord } from '../records';
+import { toGraphEdit } from '../graph-edit-rows';
 import { GraphEditSession } from './graph-edit-session';
-import { SqlGraphEdits } from './graph-edits-sql';
 import type { SqlGraphReads } from './graph-read-sql';
 import { writeChunkExtraction } from './graph-write-sql';
 import type { SqlEngine } from './sql-engine';
@@ -40,47 +41,51 @@ export class SqlGraphChanges {
   }
 
   async updateEntity(scope: KbScope, entityId: string, patch: EntityPatch, edit: GraphEditMeta): Promise<EntityRecord> {
-    await this.edit(scope, (edits) => edits.updateEntity(entityId, patch, edit));
+    await this.edit(scope, (editor) => editor.updateEntity(entityId, patch, edit));
     return (await this.reads.getEntities(scope, [entityId]))[0]!;
   }
 
   async updateRelationship(scope: KbScope, relationshipId: string, patch: RelationshipPatch, edit: GraphEditMeta): Promise<RelationshipRecord> {
-    await this.edit(scope, (edits) => edits.updateRelationship(relationshipId, patch, edit));
+    await this.edit(scope, (editor) => editor.updateRelationship(relationshipId, patch, edit));
     return (await this.reads.getRelationships(scope, [relationshipId]))[0]!;
   }
 
   deleteEntity(scope: KbScope, entityId: string, edit: GraphEditMeta): Promise<void> {
-    return this.edit(scope, (edits) => edits.deleteEntity(entityId, edit));
+    return this.edit(scope, (editor) => editor.deleteEntity(entityId, edit));
   }
 
   deleteRelationship(scope: KbScope, relationshipId: string, edit: GraphEditMeta): Promise<void> {
-    return this.edit(scope, (edits) => edits.deleteRelationship(relationshipId, edit));
+    return this.edit(scope, (editor) => editor.deleteRelationship(relationshipId, edit));
   }
 
   async createManualEntity(scope: KbScope, entity: ManualEntityWrite, links: readonly ManualRelationshipWrite[], edit: GraphEditMeta): Promise<EntityRecord> {
-    await this.edit(scope, (edits) => edits.createManualEntity(entity, links, edit));
+    await this.edit(scope, (editor) => editor.createManualEntity(entity, links, edit));
     return (await this.reads.getEntities(scope, [entity.id]))[0]!;
   }
 
   async mergeEntities(scope: KbScope, sourceId: string, targetId: string, edit: GraphEditMeta): Promise<EntityRecord> {
-    await this.edit(scope, (edits) => edits.mergeEntities(sourceId, targetId, edit));
+    await this.edit(scope, (editor) => editor.mergeEntities(sourceId, targetId, edit));
     return (await this.reads.getEntities(scope, [targetId]))[0]!;
   }
 
   undoGraphEdit(scope: KbScope, editId: string, edit: GraphEditMeta): Promise<GraphEditRecord> {
-    return this.edit(scope, (edits) => edits.undo(editId, edit));
+    return this.edit(scope, (editor) => editor.undo(editId, edit));
   }
 
-  getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
-    return new SqlGraphEdits(new GraphEditSession(this.db, this.engine.dialect, scope)).get(editId);
+  async getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
+    const [row] = await this.db.rows('SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND id = ?', [scope.tenantId, scope.kbId, editId]);
+    return row ? toGraphEdit(row) : null;
   }
 
-  listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
-    return new SqlGraphEdits(new GraphEditSession(this.db, this.engine.dialect, scope)).list(limit);
+  async listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
+    const top = Math.max(0, Math.floor(limit));
+    const rows = await this.db.rows(`SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? ORDER BY created_at DESC, id DESC LIMIT ${top}`, [scope.tenantId, scope.kbId]);
+    return rows.map(toGraphEdit);
   }
 
-  private edit<T>(scope: KbScope, work: (edits: SqlGraphEdits) => Promise<T>): Promise<T> {
-    return this.changeGraph(scope, () => this.db.transaction((tx) => work(new SqlGraphEdits(new GraphEditSession(tx, this.engine.dialect, scope)))));
+  /** One edit: @trellis/graph's GraphEditor over the rows of one transaction. */
+  private edit<T>(scope: KbScope, work: (editor: GraphEditor) => Promise<T>): Promise<T> {
+    return this.changeGraph(scope, () => this.db.transaction((tx) => work(new GraphEditor(new GraphEditSession(tx, this.engine.dialect, scope)))));
   }
 
   /** Runs a write of entities and relationships; afterwards their per-process vector matrices are stale. */

@@ -1,10 +1,26 @@
 import type { KbScope } from '@trellis/contracts';
-import type { GraphEditAction, GraphEditMeta, RecordedChunkExtraction } from '../graph-edit-records';
-import { encodeChunkExtraction, encodeRowSnapshot } from '../graph-overlay';
-import { entityNotFound, mergedAway, relationshipNotFound, toOverlayRow, toRecordedChunkExtraction, toRowSnapshot } from '../graph-edit-rows';
-import type { OverlayRow } from '../graph-edit-rows';
+import { decodeChunkExtraction, encodeChunkExtraction, NO_OVERRIDES } from '@trellis/graph';
+import type {
+  EntityRowSnapshot,
+  GraphEditAction,
+  GraphEditMeta,
+  GraphEditRecord,
+  GraphEditRows,
+  ManualEntityWrite,
+  ManualRelationshipWrite,
+  OverlayRow,
+  RecordedChunkExtraction,
+  RelationshipMentionWrite,
+  RelationshipRowSnapshot,
+  EntityMentionWrite,
+  TargetKind,
+  Touched,
+  UndoState,
+} from '@trellis/graph';
+import { toEntityRow, toGraphEdit, toOverlayRow, toRecordedChunkExtraction, toRelationshipRow } from '../graph-edit-rows';
 import { marks } from '../row-mappers';
-import type { Row } from '../row-mappers';
+import { applyOverrides } from './graph-overlay-sql';
+import { refreshDerived, writeChunkExtraction } from './graph-write-sql';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
 import type { SqlSession } from './sql-session';
@@ -13,57 +29,54 @@ export const GRAPH_EDIT_TABLES = ['graph_overlays', 'graph_merges', 'graph_edit_
 const ENTITY_ROW = 'id, kb_id, name, normalized_name, type, description, mention_count, kind, embedding';
 const RELATIONSHIP_ROW = 'id, kb_id, source_id, target_id, label, description, weight, mention_count, kind, embedding';
 const OVERLAY_COLUMNS = ['name', 'normalized_name', 'type', 'description', 'label', 'weight'];
-
-/** What undo needs, per action: restorable rows, previous overrides, or the created entity. */
-export interface UndoState {
-  rows?: string;
-  overlay?: OverlayRow | null;
-  row?: Record<string, unknown>;
-  entityId?: string;
-}
-
-export function emptyOverlay(): OverlayRow {
-  return { name: null, normalizedName: null, type: null, description: null, label: null, weight: null };
-}
+const ENTITY_COLUMNS = ['name', 'normalized_name', 'type', 'description', 'kind', 'embedding'];
+const RELATIONSHIP_COLUMNS = ['source_id', 'target_id', 'label', 'description', 'weight', 'kind', 'embedding'];
 
 /**
- * The rows one graph edit reads and writes, inside the edit's transaction (see graph-overlay.ts
- * for the model). Where transactions run concurrently, rows an edit reads are locked FOR UPDATE.
+ * The rows of one graph edit, over SQL inside the edit's transaction: the GraphEditRows port
+ * @trellis/graph's GraphEditor works on. Where transactions run concurrently, rows an edit
+ * reads are locked FOR UPDATE.
  */
-export class GraphEditSession {
+export class GraphEditSession implements GraphEditRows {
   constructor(
-    readonly tx: SqlSession,
-    readonly dialect: SqlDialect,
-    readonly scope: KbScope,
+    private readonly tx: SqlSession,
+    private readonly dialect: SqlDialect,
+    private readonly scope: KbScope,
   ) {}
 
-  get key(): [string, string] {
+  private get key(): [string, string] {
     return [this.scope.tenantId, this.scope.kbId];
   }
 
-  async entityRow(id: string): Promise<Row | undefined> {
-    const [row] = await this.tx.rows(`SELECT ${ENTITY_ROW} FROM entities WHERE ${this.dialect.byIdScope()} AND id = ?${this.dialect.forUpdate}`, [...this.key, id]);
-    return row;
+  private get byId(): string {
+    return `WHERE ${this.dialect.byIdScope()} AND id = ?`;
   }
 
-  async requireEntity(id: string): Promise<Row> {
-    const row = await this.entityRow(id);
-    if (row !== undefined) return row;
-    const [merge] = await this.tx.rows('SELECT id, target_id FROM graph_merges WHERE tenant_id = ? AND kb_id = ? AND source_id = ? AND undone_at IS NULL', [...this.key, id]);
-    throw merge ? mergedAway(id, merge) : entityNotFound(id);
+  private readonly vector = (value: unknown) => this.dialect.readEmbedding(value);
+
+  async entity(id: string) {
+    const [row] = await this.tx.rows(`SELECT ${ENTITY_ROW} FROM entities ${this.byId}${this.dialect.forUpdate}`, [...this.key, id]);
+    return row === undefined ? undefined : toEntityRow(row, this.vector);
   }
 
-  async requireRelationship(id: string): Promise<Row> {
-    const [row] = await this.tx.rows(`SELECT ${RELATIONSHIP_ROW} FROM relationships WHERE ${this.dialect.byIdScope()} AND id = ?${this.dialect.forUpdate}`, [...this.key, id]);
-    if (row === undefined) throw relationshipNotFound(id);
-    return row;
+  async activeMergeOf(entityId: string) {
+    const [merge] = await this.tx.rows('SELECT id, target_id FROM graph_merges WHERE tenant_id = ? AND kb_id = ? AND source_id = ? AND undone_at IS NULL', [...this.key, entityId]);
+    return merge === undefined ? undefined : { editId: String(merge.id), targetId: String(merge.target_id) };
   }
 
-  relationshipRowsTouching(entityId: string): Promise<Row[]> {
-    return this.tx.rows(
-      `SELECT ${RELATIONSHIP_ROW} FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id = ? OR target_id = ?) ORDER BY id${this.dialect.forUpdate}`,
-      [...this.key, entityId, entityId],
-    );
+  async relationship(id: string) {
+    const [row] = await this.tx.rows(`SELECT ${RELATIONSHIP_ROW} FROM relationships ${this.byId}${this.dialect.forUpdate}`, [...this.key, id]);
+    return row === undefined ? undefined : toRelationshipRow(row, this.vector);
+  }
+
+  async relationshipEnds(id: string) {
+    const [row] = await this.tx.rows(`SELECT source_id, target_id FROM relationships ${this.byId}`, [...this.key, id]);
+    return row === undefined ? undefined : { sourceId: String(row.source_id), targetId: String(row.target_id) };
+  }
+
+  async relationshipsTouching(entityId: string) {
+    const sql = `SELECT ${RELATIONSHIP_ROW} FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id = ? OR target_id = ?) ORDER BY id${this.dialect.forUpdate}`;
+    return (await this.tx.rows(sql, [...this.key, entityId, entityId])).map((r) => toRelationshipRow(r, this.vector));
   }
 
   /** Chunk writers lock the rows they name before settling on the overlay: holding them makes a concurrent write wait for this edit. */
@@ -72,14 +85,13 @@ export class GraphEditSession {
     await this.tx.rows(`SELECT id FROM entities WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(ids)}) ORDER BY id FOR UPDATE`, [...this.key, ...ids]);
   }
 
-  async overlayRow(kind: 'entity' | 'relationship', id: string): Promise<OverlayRow | null> {
+  async overlay(kind: TargetKind, id: string): Promise<OverlayRow | null> {
     const [row] = await this.tx.rows(`SELECT * FROM graph_overlays WHERE tenant_id = ? AND kb_id = ? AND target_kind = ? AND target_id = ?${this.dialect.forUpdate}`, [...this.key, kind, id]);
     return toOverlayRow(row);
   }
 
-  /** Writes a target's overrides, keeping its tombstone; null clears them. */
-  async saveOverlay(kind: 'entity' | 'relationship', id: string, o: OverlayRow | null): Promise<void> {
-    const v = o ?? emptyOverlay();
+  async saveOverlay(kind: TargetKind, id: string, o: OverlayRow | null): Promise<void> {
+    const v = o ?? NO_OVERRIDES;
     await this.tx.exec(
       `INSERT INTO graph_overlays (tenant_id, kb_id, target_kind, target_id, ${OVERLAY_COLUMNS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ${this.dialect.onConflictUpdate(takeInserted(this.dialect, OVERLAY_COLUMNS))}`,
@@ -87,14 +99,36 @@ export class GraphEditSession {
     );
   }
 
-  async tombstone(kind: 'entity' | 'relationship', id: string, editId: string): Promise<void> {
+  applyOverrides(touched: Touched): Promise<void> {
+    return applyOverrides(this.tx, this.dialect, this.scope, touched);
+  }
+
+  async tombstone(kind: TargetKind, id: string, editId: string): Promise<void> {
     await this.tx.exec(
       `INSERT INTO graph_overlays (tenant_id, kb_id, target_kind, target_id, deleted_by) VALUES (?, ?, ?, ?, ?) ${this.dialect.onConflictUpdate(takeInserted(this.dialect, ['deleted_by']))}`,
       [...this.key, kind, id, editId],
     );
   }
 
-  async chunksOf(entityIds: readonly string[], relationshipIds: readonly string[]): Promise<string[]> {
+  async clearTombstones(editId: string): Promise<void> {
+    await this.tx.exec('UPDATE graph_overlays SET deleted_by = NULL WHERE tenant_id = ? AND kb_id = ? AND deleted_by = ?', [...this.key, editId]);
+  }
+
+  async addMerge(editId: string, sourceId: string, targetId: string, at: string): Promise<void> {
+    await this.tx.exec('INSERT INTO graph_merges (tenant_id, kb_id, id, source_id, target_id, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
+      ...this.key,
+      editId,
+      sourceId,
+      targetId,
+      this.dialect.time(at),
+    ]);
+  }
+
+  async endMerge(editId: string, at: string): Promise<void> {
+    await this.tx.exec('UPDATE graph_merges SET undone_at = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?', [this.dialect.time(at), ...this.key, editId]);
+  }
+
+  async chunksMentioning(entityIds: readonly string[], relationshipIds: readonly string[]): Promise<string[]> {
     const chunks = new Set<string>();
     for (const [table, column, ids] of [['entity_mentions', 'entity_id', entityIds], ['relationship_mentions', 'relationship_id', relationshipIds]] as const) {
       if (ids.length === 0) continue;
@@ -104,8 +138,7 @@ export class GraphEditSession {
     return [...chunks].sort();
   }
 
-  /** A chunk's writes as the store holds them now (mention names and descriptions, row types and embeddings). */
-  async reconstruct(chunkId: string): Promise<RecordedChunkExtraction> {
+  async chunkWrites(chunkId: string): Promise<RecordedChunkExtraction> {
     const entities = await this.tx.rows(
       `SELECT m.entity_id, m.name, m.description, m.needs_review, e.normalized_name, e.type, e.embedding FROM entity_mentions m
        JOIN entities e ON e.tenant_id = m.tenant_id AND e.kb_id = m.kb_id AND e.id = m.entity_id
@@ -121,41 +154,106 @@ export class GraphEditSession {
     return toRecordedChunkExtraction(entities, relationships, (v) => this.dialect.readEmbedding(v) ?? new Float32Array(0));
   }
 
-  /** Records each affected chunk's current writes for the edit; returns the rows to restore. */
-  async recordChunks(editId: string, entityIds: string[], relationships: Row[], entities: Row[]): Promise<string> {
-    for (const chunkId of await this.chunksOf(entityIds, relationships.map((r) => String(r.id)))) {
-      await this.tx.exec('INSERT INTO graph_edit_chunks (tenant_id, kb_id, edit_id, chunk_id, extraction) VALUES (?, ?, ?, ?, ?)', [
-        ...this.key,
-        editId,
-        chunkId,
-        encodeChunkExtraction(await this.reconstruct(chunkId)),
-      ]);
-    }
-    return encodeRowSnapshot(this.toSnapshot(entities, relationships));
+  async recordChunkWrites(editId: string, chunkId: string, writes: RecordedChunkExtraction): Promise<void> {
+    await this.tx.exec('INSERT INTO graph_edit_chunks (tenant_id, kb_id, edit_id, chunk_id, extraction) VALUES (?, ?, ?, ?, ?)', [
+      ...this.key,
+      editId,
+      chunkId,
+      encodeChunkExtraction(writes),
+    ]);
   }
 
-  toSnapshot(entities: readonly Row[], relationships: readonly Row[]) {
-    return toRowSnapshot(entities, relationships, (v) => this.dialect.readEmbedding(v));
+  async recordedChunkWrites(editId: string): Promise<Array<[string, RecordedChunkExtraction]>> {
+    const rows = await this.tx.rows('SELECT chunk_id, extraction FROM graph_edit_chunks WHERE tenant_id = ? AND kb_id = ? AND edit_id = ? ORDER BY chunk_id', [...this.key, editId]);
+    return rows.map((r) => [String(r.chunk_id), decodeChunkExtraction(String(r.extraction))]);
   }
 
-  /** Deletes entities and relationships with their mentions (and relationships left dangling). */
+  replayChunk(chunkId: string, entities: readonly EntityMentionWrite[], relationships: readonly RelationshipMentionWrite[]): Promise<boolean> {
+    return writeChunkExtraction(this.tx, this.dialect, this.scope, chunkId, entities, relationships, true);
+  }
+
+  refreshDerived(touched: Touched): Promise<void> {
+    return refreshDerived(this.tx, this.dialect, this.scope, touched);
+  }
+
   async removeFacts(entityIds: readonly string[], relationshipIds: readonly string[]): Promise<void> {
     const dangling: string[] = [];
-    for (const id of entityIds) for (const r of await this.relationshipRowsTouching(id)) dangling.push(String(r.id));
+    for (const id of entityIds) for (const r of await this.relationshipsTouching(id)) dangling.push(r.id);
     for (const id of new Set([...relationshipIds, ...dangling])) {
       await this.tx.exec('DELETE FROM relationship_mentions WHERE tenant_id = ? AND kb_id = ? AND relationship_id = ?', [...this.key, id]);
-      await this.tx.exec(`DELETE FROM relationships WHERE ${this.dialect.byIdScope()} AND id = ?`, [...this.key, id]);
+      await this.tx.exec(`DELETE FROM relationships ${this.byId}`, [...this.key, id]);
     }
     for (const id of entityIds) {
       await this.tx.exec('DELETE FROM entity_mentions WHERE tenant_id = ? AND kb_id = ? AND entity_id = ?', [...this.key, id]);
-      await this.tx.exec(`DELETE FROM entities WHERE ${this.dialect.byIdScope()} AND id = ?`, [...this.key, id]);
+      await this.tx.exec(`DELETE FROM entities ${this.byId}`, [...this.key, id]);
     }
   }
 
-  async logEdit(meta: GraphEditMeta, action: GraphEditAction, targetIds: string[], before: unknown, after: unknown, undo: UndoState): Promise<void> {
+  async insertManualEntity(e: ManualEntityWrite): Promise<void> {
+    await this.tx.exec(
+      `INSERT INTO entities (tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, kind, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 'manual', ?)`,
+      [...this.key, e.id, e.name, e.normalizedName, e.type, e.description, this.dialect.embeddingValue(e.embedding)],
+    );
+  }
+
+  async insertManualRelationship(l: ManualRelationshipWrite): Promise<void> {
+    await this.tx.exec(
+      `INSERT INTO relationships (tenant_id, kb_id, id, source_id, target_id, label, description, weight, mention_count, kind, embedding)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'manual', ?) ${this.dialect.onConflictKeep('mention_count')}`,
+      [...this.key, l.id, l.sourceId, l.targetId, l.label, l.description, l.weight, this.dialect.embeddingValue(l.embedding)],
+    );
+  }
+
+  async moveRelationship(id: string, sourceId: string, targetId: string): Promise<void> {
+    await this.tx.exec(`UPDATE relationships SET source_id = ?, target_id = ? ${this.byId}`, [sourceId, targetId, ...this.key, id]);
+  }
+
+  async setEntityFields(id: string, f: { name: string; normalizedName: string; type: string; description: string }): Promise<void> {
+    await this.tx.exec(`UPDATE entities SET name = ?, normalized_name = ?, type = ?, description = ? ${this.byId}`, [f.name, f.normalizedName, f.type, f.description, ...this.key, id]);
+  }
+
+  async setRelationshipFields(id: string, f: { label: string; description: string; weight: number }): Promise<void> {
+    await this.tx.exec(`UPDATE relationships SET label = ?, description = ?, weight = ? ${this.byId}`, [f.label, f.description, f.weight, ...this.key, id]);
+  }
+
+  async restoreEntity(e: EntityRowSnapshot): Promise<void> {
+    await this.tx.exec(
+      `INSERT INTO entities (tenant_id, kb_id, id, ${ENTITY_COLUMNS.join(', ')}, mention_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+       ${this.dialect.onConflictUpdate(takeInserted(this.dialect, ENTITY_COLUMNS))}`,
+      [...this.key, e.id, e.name, e.normalizedName, e.type, e.description, e.kind, this.embedding(e.embedding)],
+    );
+  }
+
+  async restoreRelationship(r: RelationshipRowSnapshot): Promise<void> {
+    await this.tx.exec(
+      `INSERT INTO relationships (tenant_id, kb_id, id, ${RELATIONSHIP_COLUMNS.join(', ')}, mention_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
+       ${this.dialect.onConflictUpdate(takeInserted(this.dialect, RELATIONSHIP_COLUMNS))}`,
+      [...this.key, r.id, r.sourceId, r.targetId, r.label, r.description, r.weight, r.kind, this.embedding(r.embedding)],
+    );
+  }
+
+  async logEdit(meta: GraphEditMeta, action: GraphEditAction, targetIds: readonly string[], before: unknown, after: unknown, undo: UndoState): Promise<void> {
     await this.tx.exec(
       'INSERT INTO graph_edits (tenant_id, kb_id, id, actor, action, target_ids, before_state, after_state, undo_state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       [...this.key, meta.id, meta.actor, action, JSON.stringify(targetIds), JSON.stringify(before), JSON.stringify(after), JSON.stringify(undo), this.dialect.time(meta.at)],
     );
+  }
+
+  async loggedEdit(editId: string): Promise<{ edit: GraphEditRecord; undo: UndoState } | undefined> {
+    const [row] = await this.tx.rows(`SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND id = ?${this.dialect.forUpdate}`, [...this.key, editId]);
+    return row === undefined ? undefined : { edit: toGraphEdit(row), undo: JSON.parse(String(row.undo_state)) as UndoState };
+  }
+
+  async activeEdits(actions: readonly GraphEditAction[]): Promise<GraphEditRecord[]> {
+    const sql = `SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND undone_at IS NULL AND action IN (${marks(actions)})`;
+    return (await this.tx.rows(sql, [...this.key, ...actions])).map(toGraphEdit);
+  }
+
+  async markUndone(editId: string, meta: GraphEditMeta): Promise<void> {
+    await this.tx.exec('UPDATE graph_edits SET undone_at = ?, undone_by = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?', [this.dialect.time(meta.at), meta.actor, ...this.key, editId]);
+  }
+
+  private embedding(v: Float32Array | null) {
+    return v === null ? null : this.dialect.embeddingValue(v);
   }
 }

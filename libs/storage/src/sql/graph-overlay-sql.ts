@@ -1,14 +1,13 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
-import { encodeChunkExtraction, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '../graph-overlay';
-import type { OverlayState, Touched } from '../graph-overlay';
+import { encodeChunkExtraction, entitiesThroughMerges, overlayFingerprint, overlayIsEmpty, relationshipKey, rewriteChunkWrites, settleRelationships } from '@trellis/graph';
+import type { EntityMentionWrite, OverlayState, RelationshipMentionWrite, Touched } from '@trellis/graph';
 import { toOverlayRow } from '../graph-edit-rows';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
 import { rowsWhereIn } from './sql-session';
 import type { SqlSession } from './sql-session';
 
-/** The overlay's hooks in the chunk write (see graph-overlay.ts), inside the write's transaction. */
+/** The overlay's hooks in the chunk write (see @trellis/graph's graph-overlay.ts), inside the write's transaction. */
 
 async function loadOverlay(tx: SqlSession, scope: KbScope): Promise<OverlayState> {
   const params = [scope.tenantId, scope.kbId];
@@ -78,8 +77,7 @@ async function settledOverlay(
 ): Promise<OverlayState> {
   let state = await loadOverlay(tx, scope);
   for (let attempt = 0; attempt < 3; attempt++) {
-    const entityIds = new Set(entities.map((e) => e.entityId));
-    for (const id of [...entityIds]) for (let m = state.merges.get(id); m !== undefined && !entityIds.has(m.targetId); m = state.merges.get(m.targetId)) entityIds.add(m.targetId);
+    const entityIds = entitiesThroughMerges(state, entities.map((e) => e.entityId));
     const relationshipIds = relationships.map((r) => r.relationshipId);
     await lockIds(tx, scope, 'entities', 'id', '', [...entityIds]);
     await lockIds(tx, scope, 'relationships', 'id', '', relationshipIds);
@@ -98,11 +96,6 @@ async function lockIds(tx: SqlSession, scope: KbScope, table: string, column: st
   const kindClause = kind === '' ? '' : ' AND target_kind = ?';
   const sql = (m: string) => `SELECT ${column} FROM ${table} WHERE tenant_id = ? AND kb_id = ?${kindClause} AND ${column} IN (${m}) ORDER BY ${column} FOR UPDATE`;
   await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId, ...(kind === '' ? [] : [kind])], [...new Set(ids)].sort());
-}
-
-function overlayFingerprint(state: OverlayState): string {
-  const entries = (m: ReadonlyMap<string, unknown>) => JSON.stringify([...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
-  return `${entries(state.deletedEntities)}|${entries(state.deletedRelationships)}|${entries(state.merges)}`;
 }
 
 /** Re-applies user overrides to rows whose derived values were just recomputed. */

@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import { fullTextTerms, rankEntitiesByName } from '../derivation';
+import { rankEntitiesByName } from '@trellis/graph';
+import { fullTextTerms } from '../query-terms';
 import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEntity, toRelationship } from '../row-mappers';
 import type { SqlEngine } from './sql-engine';

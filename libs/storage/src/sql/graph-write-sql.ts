@@ -1,7 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import { preferredName, summarizeDescriptions, summaryInputsHash } from '../derivation';
-import type { EntityMentionWrite, RelationshipMentionWrite } from '../records';
-import type { Touched } from '../graph-overlay';
+import { deriveEntity, deriveRelationship } from '@trellis/graph';
+import type { EntityMentionWrite, RelationshipMentionWrite, Touched } from '@trellis/graph';
 import { batches, marks } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
@@ -141,7 +140,8 @@ async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, tab
 }
 
 /**
- * Recomputes counts, weights, names and review flags from the mentions that remain; deletes
+ * Recomputes counts, weights, names and review flags from the mentions that remain (the rules
+ * are @trellis/graph's deriveEntity / deriveRelationship); deletes
  * what has none left (manual rows stay: they never had any), then relationships whose end
  * entity is gone, with their mentions, so nothing dangles; then re-applies the user's
  * overrides. A summary is rewritten only when its inputs changed, and marked pending for the
@@ -157,16 +157,14 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
       goneRelationships.push(id);
       continue;
     }
-    const weight = mentions.reduce((sum, m) => sum + Number(m.strength), 0);
-    const descriptions = mentions.map((m) => String(m.description));
-    const hash = summaryInputsHash('', descriptions);
+    const d = deriveRelationship(mentions.map((m) => ({ description: String(m.description), strength: Number(m.strength) })));
     await tx.exec(`UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? ${byId}`, [
-      hash,
-      summarizeDescriptions(descriptions),
-      hash,
-      weight,
-      mentions.length,
-      hash,
+      d.summaryHash,
+      d.summary,
+      d.summaryHash,
+      d.weight,
+      d.mentionCount,
+      d.summaryHash,
       scope.tenantId,
       scope.kbId,
       id,
@@ -182,18 +180,15 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
       goneEntities.push(id);
       continue;
     }
-    const name = preferredName(mentions.map((m) => String(m.name)));
-    const descriptions = mentions.map((m) => String(m.description));
-    const hash = summaryInputsHash(name, descriptions);
-    const needsReview = mentions.every((m) => Number(m.needs_review) === 1) ? 1 : 0;
+    const d = deriveEntity(mentions.map((m) => ({ name: String(m.name), description: String(m.description), needsReview: Number(m.needs_review) === 1 })));
     await tx.exec(`UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? ${byId}`, [
-      hash,
-      summarizeDescriptions(descriptions),
-      hash,
-      mentions.length,
-      name,
-      needsReview,
-      hash,
+      d.summaryHash,
+      d.summary,
+      d.summaryHash,
+      d.mentionCount,
+      d.name,
+      d.needsReview ? 1 : 0,
+      d.summaryHash,
       scope.tenantId,
       scope.kbId,
       id,

@@ -1,11 +1,11 @@
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
 import type {
   ChatTurn,
   ChunkFilter,
   ChunkRecord,
   DocumentRecord,
   EntityCandidate,
-  EntityMentionWrite,
   EntityRecord,
   ExtractionResult,
   KbSettings,
@@ -13,17 +13,13 @@ import type {
   LlmUsage,
   NewChunk,
   NewDocumentVersion,
-  PendingSummary,
-  RelationshipMentionWrite,
   RelationshipRecord,
   ScoredChunk,
   ScoredEntity,
   ScoredRelationship,
   StageEvent,
   StageRecord,
-  SummaryUpdate,
 } from '../records';
-import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '../graph-edit-records';
 import type { TrellisStore } from '../trellis-store';
 import type { CachedExtraction } from '../repositories/extraction-cache.repository';
 import { SqlChunks } from './chunk-sql';

@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityCandidate, PendingSummary, SummaryUpdate } from '../records';
+import type { PendingSummary, SummaryUpdate } from '@trellis/graph';
+import type { EntityCandidate } from '../records';
 import { ENTITY_COLUMNS, toEntity, toPendingSummaries } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { mentionsOf } from './mention-sql';

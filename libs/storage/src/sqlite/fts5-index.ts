@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import { fullTextTerms } from '../derivation';
+import { fullTextTerms } from '../query-terms';
 import type { ChunkFilter } from '../records';
 import { marks } from '../row-mappers';
 import type { AnalyzedText, FullTextIndex } from '../sql/full-text';

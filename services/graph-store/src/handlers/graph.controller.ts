@@ -1,9 +1,9 @@
 import { Controller, Inject } from '@nestjs/common';
 import type { Metadata } from '@grpc/grpc-js';
-import { v1 } from '@trellis/contracts';
+import { toEntityMessage, toRelationshipMessage, v1 } from '@trellis/contracts';
+import type { GraphEditRecord } from '@trellis/graph';
 import { TENANT_RESOLVER, TenantResolver, resolveActor } from '@trellis/grpc-edge';
-import { toEntityMessage, toRelationshipMessage } from '@trellis/storage';
-import type { GraphEditRecord, RelationshipRecord } from '@trellis/storage';
+import type { RelationshipRecord } from '@trellis/storage';
 import { GraphQueryService } from '../graph-query.service';
 import { GraphEditService } from '../graph-edit.service';
 import type { EditContext } from '../graph-edit.service';

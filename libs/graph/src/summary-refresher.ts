@@ -1,9 +1,14 @@
 import type { KbScope } from '@trellis/contracts';
 import { summarizeDescriptions } from './derivation';
-import type { PendingSummary, SummaryUpdate } from './records';
-import type { GraphSummaryRepository } from './repositories/graph-summary.repository';
+import type { PendingSummary, SummaryUpdate } from './graph-records';
 
-/** What the refresher needs of the models: structural, so storage does not depend on them. */
+/** Where pending summaries are read and saved (storage's GraphSummaryRepository). */
+export interface SummaryStore {
+  listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]>;
+  saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number>;
+}
+
+/** What the refresher needs of the models: structural, so this library does not depend on them. */
 export interface SummaryModels {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
   /**
@@ -33,7 +38,7 @@ const MAX_PAGES = 50;
  */
 export class SummaryRefresher {
   constructor(
-    private readonly summaries: GraphSummaryRepository,
+    private readonly summaries: SummaryStore,
     private readonly models: SummaryModels,
     private readonly onSummaryFailure: (error: Error, item: PendingSummary) => void = () => undefined,
   ) {}

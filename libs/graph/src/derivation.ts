@@ -1,5 +1,4 @@
 import { stableId } from '@trellis/contracts';
-import type { EntityRecord } from './records';
 
 /** Longest derived summary kept on an entity or relationship, in characters. */
 export const MAX_SUMMARY_CHARS = 2000;
@@ -63,21 +62,51 @@ export function preferredName(names: readonly string[]): string {
   return best;
 }
 
-const STOPWORDS = new Set(
-  'a an and are as at be by for from has have he her his in is it its of on or she that the their they this to was were what when where which who whom whose why with how did does do'.split(' '),
-);
+/** What an entity row derives from the mentions that remain. */
+export interface DerivedEntity {
+  name: string;
+  summary: string;
+  summaryHash: string;
+  mentionCount: number;
+  /** Every mention only names the entity (none describes it). */
+  needsReview: boolean;
+}
 
-/** Lower-case words of a query worth matching: letters and digits, no stopwords. */
-export function fullTextTerms(query: string): string[] {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words.filter((w) => !STOPWORDS.has(w) && (w.length > 1 || /\d/.test(w))))].slice(0, 64);
+export function deriveEntity(mentions: ReadonlyArray<{ name: string; description: string; needsReview: boolean }>): DerivedEntity {
+  const name = preferredName(mentions.map((m) => m.name));
+  const descriptions = mentions.map((m) => m.description);
+  return {
+    name,
+    summary: summarizeDescriptions(descriptions),
+    summaryHash: summaryInputsHash(name, descriptions),
+    mentionCount: mentions.length,
+    needsReview: mentions.every((m) => m.needsReview),
+  };
+}
+
+/** What a relationship row derives from its mentions: the weight is the sum of their strengths. */
+export interface DerivedRelationship {
+  weight: number;
+  summary: string;
+  summaryHash: string;
+  mentionCount: number;
+}
+
+export function deriveRelationship(mentions: ReadonlyArray<{ description: string; strength: number }>): DerivedRelationship {
+  const descriptions = mentions.map((m) => m.description);
+  return {
+    weight: mentions.reduce((sum, m) => sum + m.strength, 0),
+    summary: summarizeDescriptions(descriptions),
+    summaryHash: summaryInputsHash('', descriptions),
+    mentionCount: mentions.length,
+  };
 }
 
 /**
  * Orders entities found by name for the words of a query: whole-word hits first, an exact name
  * on top, popularity as the tie-breaker. The graph reads fetch candidates by LIKE and rank here.
  */
-export function rankEntitiesByName(words: readonly string[], entities: readonly EntityRecord[], limit: number): EntityRecord[] {
+export function rankEntitiesByName<T extends { normalizedName: string; mentionCount: number }>(words: readonly string[], entities: readonly T[], limit: number): T[] {
   const phrase = words.join(' ');
   const scored = entities.map((entity) => {
     const nameWords = new Set(entity.normalizedName.split(' '));

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { EntityMentionWrite, RelationshipMentionWrite } from './records';
-import {
-  decodeChunkExtraction,
-  encodeChunkExtraction,
-  laterEditsBlockingUndo,
-  relationshipKey,
-  rewriteChunkWrites,
-  settleRelationships,
-} from './graph-overlay';
+import type { EntityMentionWrite, RelationshipMentionWrite } from './graph-records';
+import { decodeChunkExtraction, encodeChunkExtraction } from './graph-edit-encoding';
+import { laterEditsBlockingUndo } from './graph-edit-policy';
+import { entitiesThroughMerges, overlayFingerprint, relationshipKey, rewriteChunkWrites, settleRelationships } from './graph-overlay';
 import type { OverlayState } from './graph-overlay';
 
 const entity = (id: string, description = ''): EntityMentionWrite => ({ entityId: id, name: id.toUpperCase(), normalizedName: id, type: 't', description, embedding: new Float32Array([1, 2]) });
@@ -71,5 +66,19 @@ describe('undo bookkeeping', () => {
       { id: 'e4', createdAt: '2026-01-01T00:00:04Z', targetIds: ['b', 'c'] },
     ];
     expect(laterEditsBlockingUndo(edit, active)).toEqual(['e4']);
+  });
+});
+
+describe('entitiesThroughMerges and overlayFingerprint', () => {
+  it('follow merge chains to what a write must lock, and tell overlay states apart whatever the insertion order', () => {
+    const merges = new Map([
+      ['a', { targetId: 'b', editId: 'e1' }],
+      ['b', { targetId: 'c', editId: 'e2' }],
+    ]);
+    const state: OverlayState = { deletedEntities: new Map(), deletedRelationships: new Map(), merges };
+    expect([...entitiesThroughMerges(state, ['a', 'x'])].sort()).toEqual(['a', 'b', 'c', 'x']);
+    const reordered: OverlayState = { ...state, merges: new Map([...merges].reverse()) };
+    expect(overlayFingerprint(reordered)).toBe(overlayFingerprint(state));
+    expect(overlayFingerprint({ ...state, deletedEntities: new Map([['c', 'e3']]) })).not.toBe(overlayFingerprint(state));
   });
 });

@@ -1,5 +1,4 @@
-import type { EntityMentionWrite, RelationshipMentionWrite } from './records';
-import type { RecordedChunkExtraction } from './graph-edit-records';
+import type { EntityMentionWrite, RelationshipMentionWrite } from './graph-records';
 
 /** Entities and relationships a write touched: what their derived fields are recomputed for. */
 export interface Touched {
@@ -11,8 +10,8 @@ export interface Touched {
  * Manual graph edits are overlays on the graph derived from chunk mentions: tombstones and
  * merges rewrite every later chunk write (so re-extracting the same text neither resurrects a
  * deleted fact nor splits a merged entity again), and overrides are re-applied after every
- * recomputation. This module holds the adapter-independent part: the rewrite of one chunk's
- * writes, and the encoding of what undo needs.
+ * recomputation. This module holds the rule itself: the rewrite of one chunk's writes (storage
+ * applies it inside the chunk write's transaction; graph-edit-encoding.ts keeps what undo needs).
  */
 export interface OverlayState {
   /** Deleted entity id → the edit that deleted it. */
@@ -26,6 +25,19 @@ export const EMPTY_OVERLAY: OverlayState = { deletedEntities: new Map(), deleted
 
 export function overlayIsEmpty(state: OverlayState): boolean {
   return state.deletedEntities.size === 0 && state.deletedRelationships.size === 0 && state.merges.size === 0;
+}
+
+/** These entities and every entity their merges lead to: what a chunk write must lock. */
+export function entitiesThroughMerges(state: OverlayState, entityIds: Iterable<string>): Set<string> {
+  const ids = new Set(entityIds);
+  for (const id of [...ids]) for (let m = state.merges.get(id); m !== undefined && !ids.has(m.targetId); m = state.merges.get(m.targetId)) ids.add(m.targetId);
+  return ids;
+}
+
+/** Identifies an overlay's state: a write re-reads it after locking until it stops changing. */
+export function overlayFingerprint(state: OverlayState): string {
+  const entries = (m: ReadonlyMap<string, unknown>) => JSON.stringify([...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+  return `${entries(state.deletedEntities)}|${entries(state.deletedRelationships)}|${entries(state.merges)}`;
 }
 
 /** A chunk's writes after the overlay, before relationships whose ends moved are matched. */
@@ -123,94 +135,4 @@ export function settleRelationships(
     byId.set(id, { write: { ...r, relationshipId: id }, rewired });
   }
   return [...byId.values()].map((v) => v.write);
-}
-
-// --- encodings of what undo replays ----------------------------------------------------------
-
-function vectorToBase64(v: Float32Array): string {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
-}
-
-function base64ToVector(text: string): Float32Array {
-  const bytes = Buffer.from(text, 'base64');
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  return new Float32Array(copy.buffer);
-}
-
-export function encodeChunkExtraction(x: RecordedChunkExtraction): string {
-  return JSON.stringify({
-    entities: x.entities.map((e) => ({ ...e, embedding: vectorToBase64(e.embedding) })),
-    relationships: x.relationships.map((r) => ({ ...r, embedding: vectorToBase64(r.embedding) })),
-  });
-}
-
-export function decodeChunkExtraction(text: string): RecordedChunkExtraction {
-  const raw = JSON.parse(text) as {
-    entities: Array<Omit<EntityMentionWrite, 'embedding'> & { embedding: string }>;
-    relationships: Array<Omit<RelationshipMentionWrite, 'embedding'> & { embedding: string }>;
-  };
-  return {
-    entities: raw.entities.map((e) => ({ ...e, embedding: base64ToVector(e.embedding) })),
-    relationships: raw.relationships.map((r) => ({ ...r, embedding: base64ToVector(r.embedding) })),
-  };
-}
-
-/** An entity or relationship row as undo restores it (what mentions cannot rebuild). */
-export interface EntityRowSnapshot {
-  id: string;
-  name: string;
-  normalizedName: string;
-  type: string;
-  description: string;
-  kind: string;
-  embedding: Float32Array | null;
-}
-
-export interface RelationshipRowSnapshot {
-  id: string;
-  sourceId: string;
-  targetId: string;
-  label: string;
-  description: string;
-  weight: number;
-  kind: string;
-  embedding: Float32Array | null;
-}
-
-export interface RowSnapshot {
-  entities: EntityRowSnapshot[];
-  relationships: RelationshipRowSnapshot[];
-}
-
-export function encodeRowSnapshot(s: RowSnapshot): string {
-  const vec = (v: Float32Array | null) => (v === null ? null : vectorToBase64(v));
-  return JSON.stringify({
-    entities: s.entities.map((e) => ({ ...e, embedding: vec(e.embedding) })),
-    relationships: s.relationships.map((r) => ({ ...r, embedding: vec(r.embedding) })),
-  });
-}
-
-export function decodeRowSnapshot(text: string): RowSnapshot {
-  const raw = JSON.parse(text) as {
-    entities: Array<Omit<EntityRowSnapshot, 'embedding'> & { embedding: string | null }>;
-    relationships: Array<Omit<RelationshipRowSnapshot, 'embedding'> & { embedding: string | null }>;
-  };
-  const vec = (v: string | null) => (v === null ? null : base64ToVector(v));
-  return {
-    entities: raw.entities.map((e) => ({ ...e, embedding: vec(e.embedding) })),
-    relationships: raw.relationships.map((r) => ({ ...r, embedding: vec(r.embedding) })),
-  };
-}
-
-/** Edit ids are sortable by time: undo refuses while a later edit depends on the same targets. */
-export function laterEditsBlockingUndo(
-  edit: { id: string; createdAt: string; targetIds: readonly string[] },
-  activeStructuralEdits: ReadonlyArray<{ id: string; createdAt: string; targetIds: readonly string[] }>,
-): string[] {
-  const targets = new Set(edit.targetIds);
-  return activeStructuralEdits
-    .filter((e) => e.id !== edit.id && (e.createdAt > edit.createdAt || (e.createdAt === edit.createdAt && e.id > edit.id)))
-    .filter((e) => e.targetIds.some((t) => targets.has(t)))
-    .map((e) => e.id);
 }

@@ -1,4 +1,4 @@
-import type { EntityMentionWrite, RelationshipMentionWrite } from './records';
+import type { EntityMentionWrite, RelationshipMentionWrite } from './graph-records';
 
 /** What a manual graph edit did; one row of the edit log per edit. */
 export type GraphEditAction =
@@ -47,23 +47,30 @@ export interface RelationshipPatch {
   weight?: number;
 }
 
-/** An entity created by hand (a synopsis): it has no mentions and is never derived away. */
-export interface ManualEntityWrite {
+/** What an entity row holds besides its kind, embedding and what mentions derive. */
+export interface EntityFields {
   id: string;
   name: string;
   normalizedName: string;
   type: string;
   description: string;
-  embedding: Float32Array;
 }
 
-export interface ManualRelationshipWrite {
+export interface RelationshipFields {
   id: string;
   sourceId: string;
   targetId: string;
   label: string;
   description: string;
   weight: number;
+}
+
+/** An entity created by hand (a synopsis): it has no mentions and is never derived away. */
+export interface ManualEntityWrite extends EntityFields {
+  embedding: Float32Array;
+}
+
+export interface ManualRelationshipWrite extends RelationshipFields {
   embedding: Float32Array;
 }
 

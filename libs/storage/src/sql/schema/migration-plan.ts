@@ -1,0 +1,130 @@
+import { forEngine } from './table-spec';
+import type { ColumnSpec, Engine, PerEngine, TableSpec } from './table-spec';
+import { ID, INT, JSON_TEXT, TEXT, TIME, varchar } from './table-spec';
+import { TABLES } from './tables';
+
+/**
+ * The numbered migrations of both engines, derived from the one table description: migration N
+ * creates the tables, and adds the columns and indexes, whose `since` is N on that engine, with
+ * the data steps written here around them. A migration with nothing to do on an engine is not
+ * listed for it (the MySQL family has no 10 and 11). Applied migrations are recorded by number,
+ * so what an existing database applied is never re-run; a change to the schema is a new number.
+ */
+interface Migration {
+  version: number;
+  name: string;
+  /** Statements before the generated DDL, and after it (data copies, backfills). */
+  before?: PerEngine<readonly string[]>;
+  after?: PerEngine<readonly string[]>;
+}
+
+const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial schema', after: { sqlite: ["CREATE VIRTUAL TABLE chunk_fts USING fts5 (chunk_id UNINDEXED, text, tokenize = 'porter unicode61')"], mysql: [] } },
+  { version: 2, name: 'entity names derived from their mentions' },
+  { version: 3, name: 'pipeline stages per document version' },
+  { version: 4, name: 'LLM usage per document version and the shared LLM call budget' },
+  { version: 5, name: 'summaries recomputed from their inputs; entities to review' },
+  { version: 6, name: 'manual graph edits: overlays, merges, replayable chunk writes, edit log' },
+  { version: 7, name: 'chunks by content hash, to resolve re-indexed text as before' },
+  // Entries without a tenant cannot be attributed to one: they are dropped (a cache; the next
+  // extraction of the same text refills it).
+  { version: 8, name: 'extraction cache per tenant and knowledge base', before: ['DROP TABLE IF EXISTS extraction_cache'] },
+  {
+    version: 9,
+    name: 'chunks remaining per document version',
+    // See chunk-progress.ts. Documents indexed before are counted once here (safe to run again).
+    after: [
+      `UPDATE documents AS d SET chunks_remaining = (SELECT COUNT(*) FROM chunks c WHERE c.tenant_id = d.tenant_id AND c.kb_id = d.kb_id
+         AND c.document_id = d.id AND c.version = d.version AND c.status <> 'graphed')`,
+    ],
+  },
+  { version: 10, name: 'indexed text length per chunk, kept by the shared chunk writes' },
+  {
+    version: 11,
+    name: 'document text in parts and documents by source hash, as the shared SQL keeps them',
+    // trellis_source_hash is registered by migrateSqlite: the store's own hash of the URI.
+    after: {
+      sqlite: [
+        'INSERT INTO document_texts (tenant_id, kb_id, document_id, version, part, text) SELECT tenant_id, kb_id, document_id, version, 0, text FROM document_versions',
+        'DROP TABLE document_versions',
+        'UPDATE documents SET source_hash = trellis_source_hash(source_uri)',
+      ],
+      mysql: [],
+    },
+  },
+];
+
+/** Tables of the past that migrations above still create before they remove them. */
+const RETIRED_TABLES: readonly TableSpec[] = [
+  // SQLite's first home of document text; migration 11 moves it to document_texts.
+  { name: 'document_versions', only: 'sqlite', columns: { document_id: ID, version: INT, tenant_id: ID, kb_id: ID, text: TEXT }, primaryKey: ['document_id', 'version'] },
+  // The tenant-less extraction cache; migration 8 replaces it.
+  { name: 'extraction_cache', columns: { cache_key: varchar(191), result: JSON_TEXT, created_at: TIME }, primaryKey: ['cache_key'] },
+];
+
+export interface ResolvedIndex {
+  name: string;
+  columns: readonly string[];
+  unique: boolean;
+  where?: string;
+}
+
+/** A table as one engine has it after one migration. */
+export interface ResolvedTable {
+  name: string;
+  columns: ReadonlyArray<[string, ColumnSpec]>;
+  primaryKey: readonly string[];
+  indexes: readonly ResolvedIndex[];
+}
+
+/** One engine's DDL for the description. */
+export interface DdlRenderer {
+  readonly engine: Engine;
+  createTable(table: ResolvedTable): string[];
+  /** Columns and indexes added to an existing table. */
+  addToTable(table: string, columns: ReadonlyArray<[string, ColumnSpec]>, indexes: readonly ResolvedIndex[]): string[];
+}
+
+export interface RenderedMigration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+const present = (engine: Engine) => (x: { only?: Engine }) => x.only === undefined || x.only === engine;
+
+/** The table as `engine` has it once migration `version` ran: what `since` includes. */
+export function resolveTable(table: TableSpec, engine: Engine, version = Number.POSITIVE_INFINITY, exactly = false): ResolvedTable {
+  const born = forEngine(table.since ?? 1, engine);
+  const included = (since: PerEngine<number> | undefined) => {
+    const v = Math.max(born, since === undefined ? born : forEngine(since, engine));
+    return exactly ? v === version : v <= version;
+  };
+  return {
+    name: table.name,
+    columns: Object.entries(table.columns).filter(([, c]) => included(c.since)),
+    primaryKey: forEngine(table.primaryKey, engine),
+    indexes: (table.indexes ?? [])
+      .filter(present(engine))
+      .filter((i) => included(i.since))
+      .map((i) => ({ name: i.name, columns: forEngine(i.columns, engine), unique: i.unique === true, ...(i.where === undefined ? {} : { where: i.where }) })),
+  };
+}
+
+/** Every migration `renderer`'s engine runs, in order, as statements. */
+export function renderMigrations(renderer: DdlRenderer): RenderedMigration[] {
+  const tables = [...RETIRED_TABLES, ...TABLES].filter(present(renderer.engine));
+  const rendered = MIGRATIONS.map((m) => {
+    const statements = [...forEngine(m.before ?? [], renderer.engine)];
+    for (const table of tables) {
+      const born = forEngine(table.since ?? 1, renderer.engine);
+      if (born === m.version) statements.push(...renderer.createTable(resolveTable(table, renderer.engine, m.version)));
+      if (born >= m.version) continue;
+      const added = resolveTable(table, renderer.engine, m.version, true);
+      if (added.columns.length > 0 || added.indexes.length > 0) statements.push(...renderer.addToTable(table.name, added.columns, added.indexes));
+    }
+    statements.push(...forEngine(m.after ?? [], renderer.engine));
+    return { version: m.version, name: m.name, statements };
+  });
+  return rendered.filter((m) => m.statements.length > 0);
+}

@@ -1,0 +1,283 @@
+import { BIGINT, DOUBLE, EMBEDDING, ID, INT, JSON_TEXT, LONGTEXT, MEDIUMTEXT, SERIAL, TEXT, TIME, TINYINT, char, nullable, since, varchar, withDefault } from './table-spec';
+import type { TableSpec } from './table-spec';
+
+/**
+ * The tables of both stores, written once. Where the two engines' histories differ (SQLite's
+ * tables began keyed by id alone; the MySQL family's key starts with (tenant_id, kb_id) so rows
+ * of one knowledge base sit together and no key collides across tenants), the difference is
+ * named per engine: a database that applied the old migrations keeps its layout.
+ *
+ * Conventions: TEXT, BLOB and JSON columns have no DEFAULT on the MySQL family (the store
+ * always writes them); names come from a language model, so they are TEXT, indexed by prefix.
+ * Document text is written in parts (document_texts) because TiDB caps a row at 6 MB by
+ * default and MariaDB a packet at 16 MB, below a 50 MB document.
+ */
+const SCOPE = { tenant_id: ID, kb_id: ID };
+const SCOPED_ID = { ...SCOPE, id: ID };
+const BY_ID = { sqlite: ['id'], mysql: ['tenant_id', 'kb_id', 'id'] };
+const EMPTY = withDefault(TEXT, "''");
+const ZERO = (column = INT) => withDefault(column, '0');
+const SUMMARY_STATE = { summary_hash: since(withDefault(varchar(64), "''"), 5), summary_pending: since(ZERO(TINYINT), 5) };
+
+export const SCHEMA_MIGRATIONS: TableSpec = {
+  name: 'schema_migrations',
+  since: 0,
+  columns: { version: INT, name: varchar(255), applied_at: TIME },
+  primaryKey: ['version'],
+};
+
+export const TABLES: readonly TableSpec[] = [
+  {
+    name: 'knowledge_bases',
+    columns: { tenant_id: ID, id: ID, name: varchar(255), description: EMPTY, settings: JSON_TEXT, created_at: TIME },
+    primaryKey: { sqlite: ['id'], mysql: ['tenant_id', 'id'] },
+    indexes: [{ name: 'knowledge_bases_by_name', columns: ['tenant_id', 'name'], unique: true }],
+  },
+  {
+    name: 'documents',
+    columns: {
+      ...SCOPED_ID,
+      source_uri: TEXT,
+      // source_uri can be a long URL: lookups and (MySQL) uniqueness use its SHA-256.
+      source_hash: since(withDefault(char(64), { sqlite: "''", mysql: undefined }), { sqlite: 11, mysql: 1 }),
+      filename: TEXT,
+      mime_type: varchar(255),
+      content_hash: varchar(128),
+      version: INT,
+      status: varchar(32),
+      error: nullable(MEDIUMTEXT),
+      size_bytes: BIGINT,
+      metadata: withDefault(JSON_TEXT, "'{}'"),
+      created_at: TIME,
+      updated_at: TIME,
+      chunks_remaining: since(nullable(INT), 9),
+    },
+    primaryKey: BY_ID,
+    indexes: [
+      { name: 'documents_by_source_uri', columns: ['tenant_id', 'kb_id', 'source_uri'], unique: true, only: 'sqlite' },
+      { name: 'documents_by_source', columns: ['tenant_id', 'kb_id', 'source_hash'], unique: true, only: 'mysql' },
+      { name: 'documents_by_status', columns: ['status'], only: 'mysql' },
+      { name: 'documents_by_source_hash', columns: ['tenant_id', 'kb_id', 'source_hash'], only: 'sqlite', since: 11 },
+    ],
+  },
+  {
+    name: 'document_texts',
+    since: { sqlite: 11, mysql: 1 },
+    columns: { ...SCOPE, document_id: ID, version: INT, part: INT, text: LONGTEXT },
+    primaryKey: ['tenant_id', 'kb_id', 'document_id', 'version', 'part'],
+  },
+  {
+    name: 'chunks',
+    columns: {
+      ...SCOPED_ID,
+      document_id: ID,
+      version: INT,
+      ordinal: INT,
+      text: MEDIUMTEXT,
+      heading: EMPTY,
+      token_count: INT,
+      content_hash: varchar(128),
+      status: varchar(32),
+      error: nullable(MEDIUMTEXT),
+      fts_length: since(ZERO(), { sqlite: 10, mysql: 1 }),
+      embedding: EMBEDDING,
+    },
+    primaryKey: BY_ID,
+    indexes: [
+      { name: 'chunks_by_document', columns: ['tenant_id', 'kb_id', 'document_id', 'version'] },
+      { name: 'chunks_by_content', columns: ['tenant_id', 'kb_id', 'content_hash'], since: 7 },
+    ],
+  },
+  // The MySQL family's full-text index (self-hosted TiDB parses FULLTEXT and ignores it): one
+  // posting per (term, chunk) with its term frequency, plus per-KB totals for BM25's length norm.
+  // SQLite uses FTS5 instead (see migration-plan.ts).
+  {
+    name: 'chunk_terms',
+    only: 'mysql',
+    columns: { ...SCOPE, term: varchar(64), chunk_id: ID, tf: INT },
+    primaryKey: ['tenant_id', 'kb_id', 'term', 'chunk_id'],
+    indexes: [{ name: 'chunk_terms_by_chunk', columns: ['tenant_id', 'kb_id', 'chunk_id'] }],
+  },
+  {
+    name: 'kb_text_stats',
+    only: 'mysql',
+    columns: { ...SCOPE, chunk_count: BIGINT, total_length: BIGINT },
+    primaryKey: ['tenant_id', 'kb_id'],
+  },
+  {
+    name: 'entities',
+    columns: {
+      ...SCOPED_ID,
+      name: TEXT,
+      normalized_name: TEXT,
+      type: TEXT,
+      description: EMPTY,
+      mention_count: ZERO(),
+      kind: withDefault(varchar(32), "'extracted'"),
+      embedding: EMBEDDING,
+      ...SUMMARY_STATE,
+      needs_review: since(ZERO(TINYINT), 5),
+    },
+    primaryKey: BY_ID,
+    indexes: [{ name: 'entities_by_name', columns: ['tenant_id', 'kb_id', 'normalized_name(191)'] }, pendingSummaries('entities')],
+  },
+  {
+    name: 'relationships',
+    columns: {
+      ...SCOPED_ID,
+      source_id: ID,
+      target_id: ID,
+      label: TEXT,
+      description: EMPTY,
+      weight: ZERO(DOUBLE),
+      mention_count: ZERO(),
+      embedding: EMBEDDING,
+      ...SUMMARY_STATE,
+      kind: since(withDefault(varchar(32), "'extracted'"), 6),
+    },
+    primaryKey: BY_ID,
+    indexes: [
+      { name: 'relationships_by_source', columns: ['tenant_id', 'kb_id', 'source_id'] },
+      { name: 'relationships_by_target', columns: ['tenant_id', 'kb_id', 'target_id'] },
+      pendingSummaries('relationships'),
+    ],
+  },
+  {
+    name: 'entity_mentions',
+    columns: { ...SCOPE, entity_id: ID, chunk_id: ID, description: TEXT, name: since(withDefault(varchar(512), "''"), 2), needs_review: since(ZERO(TINYINT), 5) },
+    primaryKey: mentionKey('entity_id'),
+    indexes: [mentionsByChunk('entity_mentions')],
+  },
+  {
+    name: 'relationship_mentions',
+    columns: { ...SCOPE, relationship_id: ID, chunk_id: ID, description: TEXT, strength: DOUBLE },
+    primaryKey: mentionKey('relationship_id'),
+    indexes: [mentionsByChunk('relationship_mentions')],
+  },
+  {
+    name: 'extraction_cache',
+    since: 8,
+    columns: { ...SCOPE, cache_key: varchar(191), result: JSON_TEXT, created_at: TIME },
+    primaryKey: ['tenant_id', 'kb_id', 'cache_key'],
+    indexes: [{ name: 'extraction_cache_by_key', columns: ['tenant_id', 'cache_key'] }],
+  },
+  {
+    name: 'chat_messages',
+    columns: { id: SERIAL, ...SCOPE, chat_id: ID, role: varchar(16), content: MEDIUMTEXT, citations: withDefault(JSON_TEXT, "'[]'"), created_at: TIME },
+    primaryKey: ['id'],
+    indexes: [{ name: 'chat_messages_by_chat', columns: ['tenant_id', 'chat_id'] }],
+  },
+  {
+    name: 'document_stages',
+    since: 3,
+    columns: {
+      ...SCOPE,
+      document_id: ID,
+      version: INT,
+      stage: varchar(32),
+      started_at: TIME,
+      finished_at: TIME,
+      events: INT,
+      failures: INT,
+      last_error: nullable(MEDIUMTEXT),
+    },
+    primaryKey: { sqlite: ['document_id', 'version', 'stage'], mysql: ['tenant_id', 'kb_id', 'document_id', 'version', 'stage'] },
+  },
+  {
+    name: 'llm_usage',
+    since: 4,
+    columns: {
+      ...SCOPE,
+      document_id: ID,
+      version: INT,
+      calls: ZERO(BIGINT),
+      input_tokens: ZERO(BIGINT),
+      output_tokens: ZERO(BIGINT),
+      estimated_cost_usd: ZERO(DOUBLE),
+      cache_hits: ZERO(BIGINT),
+    },
+    primaryKey: ['tenant_id', 'kb_id', 'document_id', 'version'],
+  },
+  // Shared by every process of a deployment: one token bucket per (model, budget), one row per
+  // concurrency slot (a slot whose lease expired is free again).
+  { name: 'llm_buckets', since: 4, columns: { bucket_key: varchar(191), tokens: DOUBLE, updated_ms: BIGINT }, primaryKey: ['bucket_key'] },
+  {
+    name: 'llm_leases',
+    since: 4,
+    columns: { lease_key: varchar(191), slot: INT, holder: withDefault(varchar(128), "''"), expires_ms: ZERO(BIGINT) },
+    primaryKey: ['lease_key', 'slot'],
+  },
+  // Manual graph edits. Overrides (NULL: not overridden) and tombstones (deleted_by) of one
+  // entity or relationship; merges; the original writes of each chunk an edit changed (what
+  // its undo replays); the edit log.
+  {
+    name: 'graph_overlays',
+    since: 6,
+    columns: {
+      ...SCOPE,
+      target_kind: varchar(16),
+      target_id: ID,
+      name: nullable(TEXT),
+      normalized_name: nullable(TEXT),
+      type: nullable(TEXT),
+      description: nullable(TEXT),
+      label: nullable(TEXT),
+      weight: nullable(DOUBLE),
+      deleted_by: nullable(varchar(128)),
+    },
+    primaryKey: ['tenant_id', 'kb_id', 'target_kind', 'target_id'],
+  },
+  {
+    name: 'graph_merges',
+    since: 6,
+    columns: { ...SCOPED_ID, source_id: ID, target_id: ID, created_at: TIME, undone_at: nullable(TIME) },
+    primaryKey: ['tenant_id', 'kb_id', 'id'],
+  },
+  {
+    name: 'graph_edit_chunks',
+    since: 6,
+    columns: { ...SCOPE, edit_id: ID, chunk_id: ID, extraction: LONGTEXT },
+    primaryKey: ['tenant_id', 'kb_id', 'edit_id', 'chunk_id'],
+    indexes: [{ name: 'graph_edit_chunks_by_chunk', columns: ['tenant_id', 'kb_id', 'chunk_id'] }],
+  },
+  {
+    name: 'graph_edits',
+    since: 6,
+    columns: {
+      ...SCOPED_ID,
+      actor: varchar(255),
+      action: varchar(32),
+      target_ids: TEXT,
+      before_state: MEDIUMTEXT,
+      after_state: MEDIUMTEXT,
+      undo_state: LONGTEXT,
+      created_at: TIME,
+      undone_at: nullable(TIME),
+      undone_by: nullable(varchar(255)),
+    },
+    primaryKey: ['tenant_id', 'kb_id', 'id'],
+    indexes: [{ name: 'graph_edits_by_time', columns: ['tenant_id', 'kb_id', 'created_at'] }],
+  },
+];
+
+/**
+ * Rows whose summary is pending. On SQLite a partial index: one on (tenant_id, kb_id) alone
+ * would tempt the planner away from the name and endpoint indexes for every other query of a
+ * knowledge base. The MySQL family has no partial indexes: the flag leads instead.
+ */
+function pendingSummaries(table: string) {
+  return {
+    name: `${table}_pending_summaries`,
+    columns: { sqlite: ['tenant_id', 'kb_id'], mysql: ['summary_pending', 'tenant_id', 'kb_id'] },
+    where: 'summary_pending = 1',
+    since: 5,
+  };
+}
+
+function mentionKey(owner: string) {
+  return { sqlite: [owner, 'chunk_id'], mysql: ['tenant_id', 'kb_id', owner, 'chunk_id'] };
+}
+
+function mentionsByChunk(table: string) {
+  return { name: `${table}_by_chunk`, columns: { sqlite: ['chunk_id'], mysql: ['tenant_id', 'kb_id', 'chunk_id'] } };
+}
