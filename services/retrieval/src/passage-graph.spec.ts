@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KbScope } from '@trellis/contracts';
 import { LocalHashEmbedder } from '@trellis/models';
 import { SqliteStore } from '@trellis/storage';
-import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/storage';
+import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/graph';
 import { rankPassages } from './passage-graph';
 
 const SETTINGS = { chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
