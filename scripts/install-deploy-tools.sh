@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs, once, what the deploy checks (deploy/test) need to validate the Helm chart offline:
+# Installs, once, what the deploy checks (deploy/test) need to validate the Helm chart offline,
+# and grpcurl for the server reflection test (services/standalone/test/grpc-reflection.e2e):
 #
-#   helm, kubeconform   built by `go install` at exact versions (Go module proxy)
+#   helm, kubeconform,  built by `go install` at exact versions (Go module proxy)
+#   grpcurl
 #   Kubernetes schemas  the JSON schemas shipped in the PyPI package kubernetes-validate,
 #                       installed in a venv
 #   CRD schemas         kubeconform schemas converted from the CustomResourceDefinitions that
@@ -13,7 +15,7 @@
 # is there. Nothing is fetched from anywhere but the package registries.
 #
 # Layout it leaves (the tests read these paths):
-#   $CACHE/bin/helm, $CACHE/bin/kubeconform
+#   $CACHE/bin/helm, $CACHE/bin/kubeconform, $CACHE/bin/grpcurl
 #   $CACHE/k8s-schemas/kubernetes/v<k8s version>-standalone-strict/<kind>-<group>-<version>.json
 #   $CACHE/k8s-schemas/crds/<group>/<kind>_<version>.json
 set -euo pipefail
@@ -29,6 +31,7 @@ venv="$cache/venv-k8s-schemas"
 HELM_V3_VERSION=v3.22.0
 HELM_V4_VERSION=v4.3.1
 KUBECONFORM_VERSION=v0.7.0
+GRPCURL_VERSION=v1.9.3
 KUBERNETES_VALIDATE_VERSION=1.37.0
 # The oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and the newest schemas served.
 KUBERNETES_SCHEMA_VERSIONS="1.27.0 1.37.0"
@@ -62,11 +65,12 @@ go_tool() {
 }
 
 if ! command -v go >/dev/null; then
-  log "go is required (it builds helm and kubeconform)"
+  log "go is required (it builds helm, kubeconform and grpcurl)"
   exit 1
 fi
 
 go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
+go_tool grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION"
 if ! go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_V3_VERSION"; then
   log "helm $HELM_V3_VERSION did not build; falling back to helm $HELM_V4_VERSION"
   go_tool helm helm.sh/helm/v4/cmd/helm "$HELM_V4_VERSION"
@@ -129,4 +133,4 @@ done
 
 elapsed_ms=$((($(date +%s%N) - started) / 1000000))
 built_version() { go version -m "$1" | awk '$1 == "mod" { print $3; exit }'; }
-log "ready in $((elapsed_ms / 1000)).$(printf '%03d' $((elapsed_ms % 1000)))s: helm $(built_version "$bin/helm"), kubeconform $(built_version "$bin/kubeconform"), kubernetes-validate $KUBERNETES_VALIDATE_VERSION, CRDs from prometheus-operator $PROMETHEUS_OPERATOR_VERSION, keda $KEDA_VERSION, gateway-api $GATEWAY_API_VERSION (cache: $cache)"
+log "ready in $((elapsed_ms / 1000)).$(printf '%03d' $((elapsed_ms % 1000)))s: helm $(built_version "$bin/helm"), kubeconform $(built_version "$bin/kubeconform"), grpcurl $(built_version "$bin/grpcurl"), kubernetes-validate $KUBERNETES_VALIDATE_VERSION, CRDs from prometheus-operator $PROMETHEUS_OPERATOR_VERSION, keda $KEDA_VERSION, gateway-api $GATEWAY_API_VERSION (cache: $cache)"

@@ -24,7 +24,7 @@ for (const script of ['build', 'typecheck', 'lint']) {
   }
 }
 if (existsSync(join(root, 'scripts/install-deploy-tools.sh')) && run('bash', ['scripts/install-deploy-tools.sh']) !== 0) {
-  console.error('could not install helm and kubeconform for the deployment checks');
+  console.error('could not install helm, kubeconform and grpcurl for the deployment and reflection checks');
   process.exit(1);
 }
 // TiDB's SQL parser, built once with Go, judges every statement the MySQL-family adapter sends.

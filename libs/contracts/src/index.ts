@@ -5,3 +5,4 @@ export * from './index-status';
 export * as events from './generated/trellis/events/v1/indexing';
 export * as v1 from './generated/index.trellis.v1';
 export * from './graph-messages';
+export { FILE_DESCRIPTOR_SET_BASE64 } from './generated/descriptor-set';

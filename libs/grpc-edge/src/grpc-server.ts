@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Server } from '@grpc/grpc-js';
-import { ReflectionService } from '@grpc/reflection';
 import { Transport } from '@nestjs/microservices';
 import type { GrpcOptions } from '@nestjs/microservices';
 import { HealthImplementation } from 'grpc-health-check';
 import type { TrellisConfig } from '@trellis/config';
+import { grpcReflection } from './grpc-reflection';
 
 /** The proto files, found from this file both in the source tree and in a build. */
 export function protoDirectory(): string {
@@ -44,8 +44,8 @@ export function grpcServerOptions(config: TrellisConfig, services: readonly Trel
       loader: { ...GRPC_LOADER_OPTIONS, includeDirs: [protoDir] },
       maxReceiveMessageLength: MAX_GRPC_MESSAGE_BYTES,
       maxSendMessageLength: MAX_GRPC_MESSAGE_BYTES,
-      onLoadPackageDefinition: (definition: object, server: Pick<Server, 'addService'>) => {
-        new ReflectionService(definition as never).addToServer(server as Server);
+      onLoadPackageDefinition: (_definition: object, server: Pick<Server, 'addService'>) => {
+        grpcReflection(services.map((s) => `trellis/v1/${s}.proto`)).addToServer(server as Server);
         health.addToServer(server as Server);
       },
     },

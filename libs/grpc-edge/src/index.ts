@@ -1,6 +1,7 @@
 export * from './grpc-errors';
 export * from './grpc-exception.filter';
 export * from './grpc-server';
+export * from './grpc-reflection';
 export * from './grpc-telemetry.interceptor';
 export * from './grpc-client-telemetry';
 export * from './tenant-resolver';
