@@ -14,6 +14,8 @@ export class VectorIndex {
     vectors: readonly Float32Array[],
     /** Optional group per row (the chunk's document), for filtered search. */
     readonly groups: readonly string[] = [],
+    /** Optional stamp per row: what changes when the row's vector does (see refreshMatrix). */
+    readonly stamps: readonly string[] = [],
   ) {
     const dimensions = vectors[0]?.length ?? 0;
     this.dimensions = dimensions;
@@ -31,6 +33,18 @@ export class VectorIndex {
 
   get size(): number {
     return this.ids.length;
+  }
+
+  /** The stamp the row of `id` was loaded with; undefined when the id is not in the index. */
+  stampOf(id: string): string | undefined {
+    const row = this.rowOf.get(id);
+    return row === undefined ? undefined : this.stamps[row];
+  }
+
+  /** The normalised vector of `id` (a view into the matrix); undefined when the id is not in the index. */
+  vectorOf(id: string): Float32Array | undefined {
+    const row = this.rowOf.get(id);
+    return row === undefined ? undefined : this.matrix.subarray(row * this.dimensions, (row + 1) * this.dimensions);
   }
 
   /** The k most similar rows, optionally only rows whose group is in `groups`. */

@@ -1,6 +1,6 @@
 import type { VectorIndex } from '../vector-index';
 import type { SqlSession } from '../sql/sql-session';
-import { loadMatrix } from '../sql/vector-ranking';
+import { loadMatrix, refreshMatrix } from '../sql/vector-ranking';
 import type { VectorQuery } from '../sql/vector-ranking';
 
 interface Entry {
@@ -16,7 +16,7 @@ interface Entry {
  * computes in milliseconds. Chunk embeddings never change under the same id; entity and
  * relationship embeddings change only with their summary hash and pending flag, which their
  * fingerprint includes — so the same fingerprint means the same vectors, also when another
- * process did the writing.
+ * process did the writing. A changed fingerprint refreshes the matrix with the changed rows.
  */
 export class BlobVectorCache {
   private readonly entries = new Map<string, Entry>();
@@ -31,7 +31,8 @@ export class BlobVectorCache {
     const fingerprint = `${String(stamp?.n ?? 0)}:${String(stamp?.x ?? 0)}`;
     const cached = this.entries.get(key);
     if (cached?.fingerprint === fingerprint) return cached.index;
-    const index = await loadMatrix(session, c);
+    // Another writer changed rows: read only what changed since this process's matrix.
+    const index = cached ? await refreshMatrix(session, c, cached.index) : await loadMatrix(session, c);
     this.entries.set(key, { fingerprint, index });
     return index;
   }

@@ -93,31 +93,74 @@ export function narrowed(c: VectorCandidates, values: readonly string[], column 
   return { ...c, where: `${c.where} AND ${column} IN (${marks(values)})`, params: [...c.params, ...values] };
 }
 
+/** What says a candidate's vector changed: its fingerprint column, or its id when rows never change. */
+function stampColumn(c: VectorCandidates): string {
+  return c.fingerprintColumn ?? c.idColumn;
+}
+
 /** Reads every embedding of the candidates into one in-memory matrix. */
 export async function loadMatrix(session: SqlSession, c: VectorCandidates): Promise<VectorIndex> {
   const ids: string[] = [];
   const vectors: Float32Array[] = [];
   const groups: string[] = [];
+  const stamps: string[] = [];
   await session.each(
-    `SELECT ${c.idColumn} AS id, ${c.embeddingColumn} AS embedding${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
+    `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp, ${c.embeddingColumn} AS embedding${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
      FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`,
     c.params,
     (row) => {
       ids.push(String(row.id));
+      stamps.push(String(row.stamp));
       vectors.push(bufferToVector(row.embedding as Buffer));
       if (c.groupColumn) groups.push(String(row.grp));
     },
   );
-  return new VectorIndex(ids, vectors, groups);
+  return new VectorIndex(ids, vectors, groups, stamps);
+}
+
+/** Candidates at most this share changed: past it a full load reads less than the ids plus the changes. */
+const REFRESH_LIMIT = 0.5;
+const REFRESH_BATCH = 500;
+
+/**
+ * The candidates' matrix after writes, built from `previous`: one scan of ids and stamps (no
+ * embeddings), then only the embeddings of rows that are new or whose stamp changed; rows gone
+ * are dropped. So the first search after a write reads what the write changed, not every
+ * vector of the knowledge base again. Past REFRESH_LIMIT changed rows it loads everything.
+ */
+export async function refreshMatrix(session: SqlSession, c: VectorCandidates, previous: VectorIndex): Promise<VectorIndex> {
+  const rows: Array<{ id: string; stamp: string; group: string }> = [];
+  await session.each(
+    `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
+     FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`,
+    c.params,
+    (row) => rows.push({ id: String(row.id), stamp: String(row.stamp), group: c.groupColumn ? String(row.grp) : '' }),
+  );
+  const changed = rows.filter((r) => previous.stampOf(r.id) !== r.stamp).map((r) => r.id);
+  if (changed.length > rows.length * REFRESH_LIMIT) return loadMatrix(session, c);
+  const fresh = new Map<string, Float32Array>();
+  for (let start = 0; start < changed.length; start += REFRESH_BATCH) {
+    const batch = await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH)));
+    for (const id of batch.ids) fresh.set(id, batch.vectorOf(id)!);
+  }
+  // A row may have changed again between the two reads: it is left out now and found next time.
+  const kept = rows.filter((r) => fresh.has(r.id) || previous.stampOf(r.id) === r.stamp);
+  return new VectorIndex(
+    kept.map((r) => r.id),
+    kept.map((r) => fresh.get(r.id) ?? previous.vectorOf(r.id)!),
+    c.groupColumn ? kept.map((r) => r.group) : [],
+    kept.map((r) => r.stamp),
+  );
 }
 
 /**
- * Exact ranking over matrices kept for the life of the process and dropped after each write to
- * their table: right where this process is the database's only writer (the SQLite store).
+ * Exact ranking over matrices kept for the life of the process: right where this process is
+ * the database's only writer (the SQLite store). A write to a table marks its matrices stale;
+ * the next search refreshes a stale matrix with what changed (refreshMatrix).
  */
 export class InProcessMatrices implements VectorRanking {
-  private readonly matrices = new Map<string, { table: EmbeddingTable; kbId: string; index: VectorIndex }>();
-  /** Bumped by every write: a matrix loaded across a write is not kept. */
+  private readonly matrices = new Map<string, { table: EmbeddingTable; kbId: string; index: VectorIndex; stale: boolean }>();
+  /** Bumped by every write: a matrix read across a write stays stale. */
   private generation = 0;
 
   async nearest(session: SqlSession, q: VectorQuery, query: Float32Array, k: number, groups?: ReadonlySet<string>): Promise<Scored[]> {
@@ -130,16 +173,16 @@ export class InProcessMatrices implements VectorRanking {
 
   changed(kbId: string, ...tables: EmbeddingTable[]): void {
     this.generation++;
-    for (const [key, m] of this.matrices) if (m.kbId === kbId && tables.includes(m.table)) this.matrices.delete(key);
+    for (const m of this.matrices.values()) if (m.kbId === kbId && tables.includes(m.table)) m.stale = true;
   }
 
   private async matrix(session: SqlSession, q: VectorQuery): Promise<VectorIndex> {
     const key = `${q.name}\u0000${q.scope.tenantId}\u0000${q.scope.kbId}`;
     const cached = this.matrices.get(key);
-    if (cached !== undefined) return cached.index;
+    if (cached !== undefined && !cached.stale) return cached.index;
     const generation = this.generation;
-    const index = await loadMatrix(session, q.candidates);
-    if (generation === this.generation) this.matrices.set(key, { table: q.table, kbId: q.scope.kbId, index });
+    const index = cached ? await refreshMatrix(session, q.candidates, cached.index) : await loadMatrix(session, q.candidates);
+    this.matrices.set(key, { table: q.table, kbId: q.scope.kbId, index, stale: generation !== this.generation });
     return index;
   }
 }

@@ -1,0 +1,114 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import type { KbScope } from '@trellis/contracts';
+import { SqlStore } from '../src/sql/sql-store';
+import type { Row, SqlDatabase, SqlSession, SqlValue } from '../src/sql/sql-session';
+import { InProcessMatrices } from '../src/sql/vector-ranking';
+import { fts5Index } from '../src/sqlite/fts5-index';
+import { SqliteDatabase } from '../src/sqlite/sqlite-database';
+import { sqliteDialect } from '../src/sqlite/sqlite-dialect';
+import { migrateSqlite } from '../src/sqlite/sqlite-schema';
+
+const SETTINGS = { chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
+const DIMENSIONS = 16;
+
+/** A session that counts the embeddings it streams. */
+class CountingDatabase implements SqlDatabase {
+  embeddingsRead = 0;
+  constructor(private readonly inner: SqlDatabase) {}
+  rows(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return this.inner.rows(sql, params);
+  }
+  exec(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    return this.inner.exec(sql, params);
+  }
+  each(sql: string, params: readonly SqlValue[], onRow: (row: Row) => void): Promise<void> {
+    return this.inner.each(sql, params, (row) => {
+      if (row.embedding !== undefined) this.embeddingsRead++;
+      onRow(row);
+    });
+  }
+  transaction<T>(work: (tx: SqlSession) => Promise<T>): Promise<T> {
+    return this.inner.transaction(work);
+  }
+}
+
+/** The SQLite store over a counting session. */
+class CountingStore extends SqlStore {
+  constructor(readonly counter: CountingDatabase) {
+    super(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() });
+  }
+}
+
+/** A deterministic unit vector per seed. */
+function vector(seed: number): Float32Array {
+  const v = Float32Array.from({ length: DIMENSIONS }, (_, i) => Math.sin(seed * 7.3 + i * 1.9));
+  const norm = Math.hypot(...v);
+  return v.map((x) => x / norm);
+}
+
+describe('in-process vector matrices after writes', () => {
+  let db: Database.Database;
+  let counter: CountingDatabase;
+  let store: CountingStore;
+  let scope: KbScope;
+
+  async function addDocument(id: string, seeds: number[]): Promise<void> {
+    await store.saveDocumentVersion(scope, { id, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });
+    await store.upsertChunks(
+      scope,
+      seeds.map((seed, ordinal) => ({ id: `${id}-c${seed}`, documentId: id, version: 1, ordinal, text: `chunk ${seed}`, heading: '', tokenCount: 2, contentHash: `${id}-${seed}`, embedding: vector(seed) })),
+    );
+  }
+
+  /** What an exact scan of every current chunk ranks first for the seed's vector. */
+  const nearest = async (seed: number, k = 3) => (await store.searchChunksByVector(scope, vector(seed), k)).map((h) => h.chunk.id);
+
+  beforeEach(async () => {
+    db = new Database(':memory:');
+    migrateSqlite(db);
+    counter = new CountingDatabase(new SqliteDatabase(db));
+    store = new CountingStore(counter);
+    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    scope = { tenantId: 't', kbId: kb.id };
+    await addDocument('doc-a', Array.from({ length: 40 }, (_, i) => i));
+  });
+
+  afterEach(() => db.close());
+
+  it('reads only the new embeddings on the first search after a write, and finds them', async () => {
+    expect((await nearest(5))[0]).toBe('doc-a-c5');
+    expect(counter.embeddingsRead).toBe(40);
+
+    await addDocument('doc-b', [100, 101]);
+    counter.embeddingsRead = 0;
+    expect((await nearest(101))[0]).toBe('doc-b-c101');
+    expect(counter.embeddingsRead).toBe(2);
+    // Unchanged since: nothing read.
+    counter.embeddingsRead = 0;
+    expect((await nearest(7))[0]).toBe('doc-a-c7');
+    expect(counter.embeddingsRead).toBe(0);
+  });
+
+  it('drops the rows of a deleted document without reading any embedding', async () => {
+    await addDocument('doc-b', [100, 101]);
+    expect((await nearest(100))[0]).toBe('doc-b-c100');
+    await store.deleteDocument(scope, 'doc-b');
+    counter.embeddingsRead = 0;
+    expect(await nearest(100, 50)).not.toContain('doc-b-c100');
+    expect(await nearest(100, 50)).toHaveLength(40);
+    expect(counter.embeddingsRead).toBe(0);
+  });
+
+  it('ranks after a refresh exactly as a fresh load does', async () => {
+    await nearest(1);
+    await addDocument('doc-b', [200, 201, 202]);
+    await store.deleteDocument(scope, 'doc-a');
+    await addDocument('doc-c', [3, 4]);
+    const refreshed = await Promise.all([3, 200, 4, 9].map((seed) => nearest(seed, 5)));
+    const fresh = new CountingStore(new CountingDatabase(new SqliteDatabase(db)));
+    const loaded = await Promise.all([3, 200, 4, 9].map(async (seed) => (await fresh.searchChunksByVector(scope, vector(seed), 5)).map((h) => h.chunk.id)));
+    expect(refreshed).toEqual(loaded);
+    expect(refreshed[0]![0]).toBe('doc-c-c3');
+  });
+});
