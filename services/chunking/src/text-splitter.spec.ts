@@ -44,3 +44,54 @@ describe('splitText', () => {
     expect(splitText('   ', { chunkSize: 100, overlap: 10, mode: 'sentence' })).toEqual([]);
   });
 });
+
+describe('splitText on input with no whitespace', () => {
+  function letters(length: number): string {
+    let s = '';
+    for (let i = 0; i < length; i++) s += String.fromCharCode(97 + ((i * 7919) % 26));
+    return s;
+  }
+  const time = (run: () => void) => {
+    const start = performance.now();
+    run();
+    return performance.now() - start;
+  };
+
+  it('hard-cuts a word longer than a chunk so no chunk exceeds the size, losing nothing', () => {
+    const word = letters(20_000);
+    const chunks = splitText(`Intro sentence. ${word} and an ending.`, { chunkSize: 512, overlap: 0, mode: 'sentence' });
+    expect(chunks.length).toBeGreaterThan(10);
+    for (const c of chunks) {
+      expect(c.tokenCount).toBeLessThanOrEqual(512);
+      expect(c.tokenCount).toBe(countTokens(c.text));
+    }
+    expect(chunks.map((c) => c.text).join('').replace(/\s+/g, '')).toBe(`Introsentence.${word}andanending.`);
+  });
+
+  it('keeps every chunk within small chunk sizes, even for characters of several tokens', () => {
+    const text = '🙂日本'.repeat(500);
+    for (const chunkSize of [4, 8, 32]) {
+      const chunks = splitText(text, { chunkSize, overlap: 0, mode: 'sentence' });
+      expect(chunks.every((c) => c.tokenCount <= chunkSize && c.tokenCount >= 1)).toBe(true);
+      expect(chunks.map((c) => c.text).join('')).toBe(text);
+    }
+  });
+
+  it('splits 1 MB of letters in time linear in its size, every chunk within the size', () => {
+    const options = { chunkSize: 512, overlap: 64, mode: 'sentence' as const };
+    splitText(letters(1000), options);
+    const small = letters(100_000);
+    const large = letters(1_000_000);
+    const smallTime = Math.min(time(() => splitText(small, options)), time(() => splitText(small, options)));
+    let chunks: ReturnType<typeof splitText> = [];
+    const largeTime = time(() => {
+      chunks = splitText(large, options);
+    });
+    // Ten times the input: about ten times the time when linear, a hundred when quadratic.
+    expect(largeTime).toBeLessThan(Math.max(30 * smallTime, 500));
+    expect(largeTime).toBeLessThan(45_000);
+    expect(chunks.length).toBeGreaterThan(1_000);
+    expect(chunks.every((c) => c.tokenCount <= 512)).toBe(true);
+    expect(chunks.map((c) => c.text).join('')).toBe(large);
+  });
+});
