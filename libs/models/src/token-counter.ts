@@ -24,7 +24,7 @@ export const MAX_PIECE_LENGTH = 32;
 interface Tokenizer {
   ranks: Map<string, number>;
   pieces: RegExp;
-  bytes: TextEncoder;
+  bytes: { encode(text: string): Uint8Array };
 }
 
 let loaded: Tokenizer | undefined;

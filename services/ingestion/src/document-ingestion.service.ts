@@ -6,7 +6,7 @@ import { assertVectorsCompatible } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
-import { parseDocument } from './parsing/document-parser';
+import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
 
 export interface IncomingDocument {
   readonly knowledgeBase: string;
@@ -27,6 +27,8 @@ export interface IngestResult {
 export interface IngestionLimits {
   readonly maxUploadBytes: number;
   readonly urlFetchTimeoutMs: number;
+  readonly parseTimeoutMs: number;
+  readonly maxDecompressedBytes: number;
 }
 
 /**
@@ -79,7 +81,11 @@ export class DocumentIngestionService {
       this.repos.documents.recordStage(scope, { documentId: identity.id, version: identity.version, stage: 'ingestion', startedAt, finishedAt: new Date().toISOString(), error });
     let parsed;
     try {
-      parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType);
+      parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType, {
+        ...DEFAULT_PARSE_LIMITS,
+        timeoutMs: this.limits.parseTimeoutMs,
+        maxDecompressedBytes: this.limits.maxDecompressedBytes,
+      });
     } catch (error) {
       const message = error instanceof TrellisError ? error.message : `could not parse "${filename}": ${(error as Error).message}`;
       await this.repos.documents.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
