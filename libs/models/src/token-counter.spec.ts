@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PIECE_LENGTH, countTokens, windows } from './token-counter';
+import { MAX_PIECE_LENGTH, countTokens, countTokensUpTo, windows } from './token-counter';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { Tiktoken } = require('js-tiktoken/lite') as { Tiktoken: new (ranks: unknown) => { encode(text: string, a: string[], d: string[]): number[] } };
@@ -65,5 +65,16 @@ describe('windows', () => {
     const parts = windows(text, 3);
     expect(parts.join('')).toBe(text);
     for (const p of parts) expect(p).toMatch(/^(🙂)+$/u);
+  });
+});
+
+describe('countTokensUpTo', () => {
+  it('is the count when it fits, and over the cap without counting when the text cannot fit', () => {
+    expect(countTokensUpTo('The quick brown fox.', 10)).toBe(countTokens('The quick brown fox.'));
+    expect(countTokensUpTo('The quick brown fox.', 2)).toBe(countTokens('The quick brown fox.'));
+    const huge = letters(10_000_000);
+    const started = performance.now();
+    expect(countTokensUpTo(huge, 512)).toBeGreaterThan(512);
+    expect(performance.now() - started).toBeLessThan(50);
   });
 });

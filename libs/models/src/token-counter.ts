@@ -57,6 +57,19 @@ export function countTokens(text: string): number {
   return count;
 }
 
+/** Bytes of cl100k's longest token: a text of n UTF-16 units has at least n / 128 tokens. */
+const LONGEST_TOKEN_BYTES = 128;
+
+/**
+ * `countTokens(text)` when it is at most `cap`; otherwise some number above `cap`, found
+ * without counting a text too long to possibly fit (what lets callers skip counting a 1 MB
+ * "sentence" only to cut it up).
+ */
+export function countTokensUpTo(text: string, cap: number): number {
+  if (text.length > cap * LONGEST_TOKEN_BYTES) return cap + 1;
+  return countTokens(text);
+}
+
 function pieceTokens(tk: Tokenizer, piece: string): number {
   const bytes = tk.bytes.encode(piece);
   if (bytes.length === 1 || tk.ranks.has(bytes.join(','))) return 1;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens } from '@trellis/models';
-import { markdownSections, splitText } from './text-splitter';
+import { ErrorCode, TrellisError } from '@trellis/contracts';
+import { markdownSections, splitText, splitTextWithin } from './text-splitter';
 
 const sentence = (i: number) => `Sentence number ${i} talks about topic ${i} in a few plain words.`;
 
@@ -93,5 +94,36 @@ describe('splitText on input with no whitespace', () => {
     expect(chunks.length).toBeGreaterThan(1_000);
     expect(chunks.every((c) => c.tokenCount <= 512)).toBe(true);
     expect(chunks.map((c) => c.text).join('')).toBe(large);
+  });
+});
+
+describe('splitTextWithin', () => {
+  const letters = (length: number) => Array.from({ length }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join('');
+  const options = { chunkSize: 512, overlap: 64, mode: 'sentence' as const };
+
+  it('gives the event loop back while it splits, with the same chunks as splitText', async () => {
+    const text = letters(300_000);
+    let longestGap = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 1);
+    try {
+      const chunks = await splitTextWithin(text, options, 60_000);
+      expect(chunks).toEqual(splitText(text, options));
+    } finally {
+      clearInterval(ticker);
+    }
+    // Held in slices of about 20 ms; one synchronous split of this input takes far longer.
+    expect(longestGap).toBeLessThan(250);
+  });
+
+  it('gives up with RESOURCE_EXHAUSTED past its time budget', async () => {
+    const error = await splitTextWithin(letters(1_000_000), options, 50).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TrellisError);
+    expect((error as TrellisError).code).toBe(ErrorCode.ResourceExhausted);
+    expect((error as TrellisError).message).toMatch(/took longer than 50 ms \(TRELLIS_PARSE_TIMEOUT_MS\)/);
   });
 });

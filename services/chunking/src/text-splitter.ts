@@ -1,4 +1,5 @@
-import { MAX_PIECE_LENGTH, countTokens, windows } from '@trellis/models';
+import { ErrorCode, TrellisError } from '@trellis/contracts';
+import { MAX_PIECE_LENGTH, countTokens, countTokensUpTo, windows } from '@trellis/models';
 
 export interface SplitOptions {
   /** Target chunk size in tokens. */
@@ -32,11 +33,46 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
  * heading gives.
  */
 export function splitText(text: string, options: SplitOptions): TextChunk[] {
+  const steps = splitSteps(text, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same split, run in slices that give the event loop back every few milliseconds, and
+ * abandoned with RESOURCE_EXHAUSTED once it has taken `timeoutMs` (a document that fails so
+ * is marked failed, not retried).
+ */
+export async function splitTextWithin(text: string, options: SplitOptions, timeoutMs: number): Promise<TextChunk[]> {
+  const started = Date.now();
+  let sliceStarted = started;
+  const steps = splitSteps(text, options);
+  for (let step = steps.next(), n = 1; ; step = steps.next(), n++) {
+    if (step.done) return step.value;
+    if (n % 64 !== 0) continue;
+    const now = Date.now();
+    if (now - started > timeoutMs) {
+      throw new TrellisError(ErrorCode.ResourceExhausted, `splitting the document into chunks took longer than ${timeoutMs} ms (TRELLIS_PARSE_TIMEOUT_MS)`);
+    }
+    if (now - sliceStarted >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStarted = Date.now();
+    }
+  }
+}
+
+/** Longest stretch the split holds the event loop for, when run in slices. */
+const SLICE_MS = 20;
+
+/** The split as steps: it yields after every sentence, word, window and chunk it handles. */
+function* splitSteps(text: string, options: SplitOptions): Generator<void, TextChunk[]> {
   const sections = options.mode === 'markdown' ? markdownSections(text) : [{ heading: '', body: text }];
   const chunks: TextChunk[] = [];
   for (const section of sections) {
-    const units = sentenceUnits(section.body, options.chunkSize);
-    for (const chunk of packUnits(units, options)) chunks.push({ text: chunk.text, heading: section.heading, tokenCount: chunk.tokens });
+    const units = yield* sentenceUnits(section.body, options.chunkSize);
+    for (const chunk of yield* packUnits(units, options)) chunks.push({ text: chunk.text, heading: section.heading, tokenCount: chunk.tokens });
   }
   return chunks;
 }
@@ -74,7 +110,7 @@ interface Unit {
 }
 
 /** Sentences (paragraph breaks kept), with sentences longer than a chunk cut by words. */
-function sentenceUnits(body: string, chunkSize: number): Unit[] {
+function* sentenceUnits(body: string, chunkSize: number): Generator<void, Unit[]> {
   const units: Unit[] = [];
   for (const paragraph of body.split(/\n\s*\n/)) {
     const trimmed = paragraph.trim();
@@ -82,9 +118,10 @@ function sentenceUnits(body: string, chunkSize: number): Unit[] {
     for (const { segment } of segmenter.segment(trimmed)) {
       const sentence = segment.trim();
       if (sentence === '') continue;
-      const tokens = countTokens(sentence);
+      const tokens = countTokensUpTo(sentence, chunkSize);
       if (tokens <= chunkSize) units.push({ text: sentence, tokens });
-      else units.push(...cutByWords(sentence, chunkSize));
+      else units.push(...(yield* cutByWords(sentence, chunkSize)));
+      yield;
     }
     const last = units[units.length - 1];
     if (last) last.text += '\n\n';
@@ -92,7 +129,7 @@ function sentenceUnits(body: string, chunkSize: number): Unit[] {
   return units;
 }
 
-function cutByWords(sentence: string, chunkSize: number): Unit[] {
+function* cutByWords(sentence: string, chunkSize: number): Generator<void, Unit[]> {
   const pieces: Unit[] = [];
   let current: string[] = [];
   let tokens = 0;
@@ -102,10 +139,11 @@ function cutByWords(sentence: string, chunkSize: number): Unit[] {
     tokens = 0;
   };
   for (const word of sentence.split(/\s+/)) {
-    const wordTokens = countTokens(` ${word}`);
+    const wordTokens = countTokensUpTo(` ${word}`, chunkSize);
+    yield;
     if (wordTokens > chunkSize) {
       flush();
-      pieces.push(...cutInsideWord(word, chunkSize));
+      pieces.push(...(yield* cutInsideWord(word, chunkSize)));
       continue;
     }
     if (tokens + wordTokens > chunkSize) flush();
@@ -121,7 +159,7 @@ function cutByWords(sentence: string, chunkSize: number): Unit[] {
  * at least four: a character is at most four tokens). The word is taken in small windows that
  * always fit; a piece whose own count comes out over the budget gives back windows until it fits.
  */
-function cutInsideWord(word: string, chunkSize: number): Unit[] {
+function* cutInsideWord(word: string, chunkSize: number): Generator<void, Unit[]> {
   const parts = windows(word, Math.max(1, Math.min(MAX_PIECE_LENGTH, Math.floor(chunkSize / 4))));
   const pieces: Unit[] = [];
   let start = 0;
@@ -130,6 +168,7 @@ function cutInsideWord(word: string, chunkSize: number): Unit[] {
     let estimate = 0;
     while (end < parts.length) {
       const next = countTokens(parts[end]!);
+      yield;
       if (end > start && estimate + next > chunkSize) break;
       estimate += next;
       end++;
@@ -152,7 +191,7 @@ function cutInsideWord(word: string, chunkSize: number): Unit[] {
  * the one that must fit (tokens can merge or split where units meet), so a chunk over budget
  * sheds its overlap first, then its last units.
  */
-function packUnits(units: Unit[], options: SplitOptions): Unit[] {
+function* packUnits(units: Unit[], options: SplitOptions): Generator<void, Unit[]> {
   const chunks: Unit[] = [];
   let carried = 0;
   let next = 0;
@@ -174,6 +213,7 @@ function packUnits(units: Unit[], options: SplitOptions): Unit[] {
       tokens = countTokens(text);
     }
     chunks.push({ text, tokens });
+    yield;
     next = end;
     carried = end < units.length ? overlapUnits(units, start, end, options) : 0;
   }
