@@ -7,6 +7,7 @@ import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
+import { UrlFetcher } from './url-fetch/url-fetcher';
 
 export interface IncomingDocument {
   readonly knowledgeBase: string;
@@ -27,6 +28,9 @@ export interface IngestResult {
 export interface IngestionLimits {
   readonly maxUploadBytes: number;
   readonly urlFetchTimeoutMs: number;
+  readonly urlFetchMaxRedirects: number;
+  /** TRELLIS_URL_FETCH_ALLOW: internal destinations URL fetching may reach anyway. */
+  readonly urlFetchAllow: readonly string[];
   readonly parseTimeoutMs: number;
   readonly maxDecompressedBytes: number;
 }
@@ -36,13 +40,17 @@ export interface IngestionLimits {
  * `document.ingested`. Identical content is recognised by hash and not indexed again.
  */
 export class DocumentIngestionService {
+  private readonly fetcher: UrlFetcher;
+
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents'>,
     private readonly bus: EventBus,
     private readonly limits: IngestionLimits,
     /** New text is refused for a knowledge base whose vectors another model made. */
     private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
-  ) {}
+  ) {
+    this.fetcher = new UrlFetcher({ timeoutMs: limits.urlFetchTimeoutMs, maxRedirects: limits.urlFetchMaxRedirects, maxBytes: limits.maxUploadBytes, allow: limits.urlFetchAllow });
+  }
 
   /** Raises RESOURCE_EXHAUSTED as soon as a stream passes the upload limit. */
   assertWithinLimit(sizeBytes: number, filename: string): void {
@@ -108,7 +116,7 @@ export class DocumentIngestionService {
     }
     if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw TrellisError.invalid('only http and https URLs can be added');
     await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
-    const { bytes, mimeType } = await this.download(parsedUrl);
+    const { bytes, mimeType } = await this.fetcher.fetch(parsedUrl);
     const filename = basename(parsedUrl.pathname) || parsedUrl.hostname;
     const withExtension = /\.[a-z0-9]+$/i.test(filename) ? filename : `${filename}.html`;
     return this.ingest(tenant, { knowledgeBase, filename: withExtension, mimeType, sourceUri: parsedUrl.href, metadata, bytes });
@@ -139,26 +147,6 @@ export class DocumentIngestionService {
       },
       { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
     );
-  }
-
-  private async download(url: URL): Promise<{ bytes: Uint8Array; mimeType: string }> {
-    let response: Response;
-    try {
-      response = await fetch(url, { signal: AbortSignal.timeout(this.limits.urlFetchTimeoutMs), redirect: 'follow' });
-    } catch (error) {
-      throw new TrellisError(ErrorCode.FailedPrecondition, `could not fetch ${url.href}: ${(error as Error).message}`);
-    }
-    if (!response.ok) throw new TrellisError(ErrorCode.FailedPrecondition, `fetching ${url.href} returned HTTP ${response.status}`);
-    const declared = Number(response.headers.get('content-length') ?? '0');
-    this.assertWithinLimit(declared, url.href);
-    const parts: Uint8Array[] = [];
-    let size = 0;
-    for await (const part of response.body ?? []) {
-      size += part.byteLength;
-      this.assertWithinLimit(size, url.href);
-      parts.push(part);
-    }
-    return { bytes: Buffer.concat(parts), mimeType: response.headers.get('content-type') ?? '' };
   }
 }
 
