@@ -6,6 +6,7 @@ import { Transport } from '@nestjs/microservices';
 import type { GrpcOptions } from '@nestjs/microservices';
 import { HealthImplementation } from 'grpc-health-check';
 import type { TrellisConfig } from '@trellis/config';
+import { guardRequestDecoding } from './malformed-request';
 
 /** The proto files, found from this file both in the source tree and in a build. */
 export function protoDirectory(): string {
@@ -45,6 +46,7 @@ export function grpcServerOptions(config: TrellisConfig, services: readonly Trel
       maxReceiveMessageLength: MAX_GRPC_MESSAGE_BYTES,
       maxSendMessageLength: MAX_GRPC_MESSAGE_BYTES,
       onLoadPackageDefinition: (definition: object, server: Pick<Server, 'addService'>) => {
+        guardRequestDecoding(definition);
         new ReflectionService(definition as never).addToServer(server as Server);
         health.addToServer(server as Server);
       },

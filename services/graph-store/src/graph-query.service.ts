@@ -1,4 +1,4 @@
-import { TrellisError } from '@trellis/contracts';
+import { TrellisError, validateIdList } from '@trellis/contracts';
 import type { TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { EntityRecord, RelationshipRecord, TrellisRepositories } from '@trellis/storage';
@@ -46,6 +46,7 @@ export class GraphQueryService {
 
   async getSubgraph(tenant: TenantScope, knowledgeBase: string, entityIds: readonly string[], depth: number, maxEntities: number): Promise<Subgraph> {
     if (entityIds.length === 0) throw TrellisError.invalid('entity_ids must name at least one entity');
+    entityIds = validateIdList(entityIds, 'entity_ids');
     if (depth > 4) throw TrellisError.invalid('depth must be at most 4');
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const scope = kbScope(kb);

@@ -7,6 +7,7 @@ import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
+import { validateDocumentMetadata, validateFilename, validateSourceUri } from './document-request-limits';
 import { UrlFetcher } from './url-fetch/url-fetcher';
 
 export interface IncomingDocument {
@@ -63,8 +64,9 @@ export class DocumentIngestionService {
   }
 
   async ingest(tenant: TenantScope, incoming: IncomingDocument): Promise<IngestResult> {
-    const filename = basename(incoming.filename.trim());
-    if (filename === '') throw TrellisError.invalid('filename is required');
+    const filename = validateFilename(incoming.filename);
+    validateSourceUri(incoming.sourceUri);
+    validateDocumentMetadata(incoming.metadata);
     this.assertWithinLimit(incoming.bytes.byteLength, filename);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, incoming.knowledgeBase);
     assertVectorsCompatible(kb, this.embedding);
@@ -108,6 +110,8 @@ export class DocumentIngestionService {
 
   /** Downloads a URL and ingests it; the URL is the document's source identity. */
   async ingestUrl(tenant: TenantScope, knowledgeBase: string, url: string, metadata: Record<string, string>): Promise<IngestResult> {
+    validateSourceUri(url, 'url');
+    validateDocumentMetadata(metadata);
     let parsedUrl: URL;
     try {
       parsedUrl = new URL(url);
@@ -117,7 +121,8 @@ export class DocumentIngestionService {
     if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw TrellisError.invalid('only http and https URLs can be added');
     await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const { bytes, mimeType } = await this.fetcher.fetch(parsedUrl);
-    const filename = basename(parsedUrl.pathname) || parsedUrl.hostname;
+    // The name a URL gives is the end of its (percent-encoded) path, kept within the file name limit.
+    const filename = (basename(parsedUrl.pathname) || parsedUrl.hostname).slice(-200);
     const withExtension = /\.[a-z0-9]+$/i.test(filename) ? filename : `${filename}.html`;
     return this.ingest(tenant, { knowledgeBase, filename: withExtension, mimeType, sourceUri: parsedUrl.href, metadata, bytes });
   }
