@@ -50,9 +50,19 @@ export class MalformedRequestInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() === 'rpc') {
       const args = context.getArgs<unknown[]>();
-      if (isObservable(args[0])) args[0] = args[0].pipe(map(refuseMalformed));
+      if (isObservable(args[0])) args[0] = keepDrainBuffer(args[0], args[0].pipe(map(refuseMalformed)));
       else refuseMalformed(args[0]);
     }
     return next.handle();
   }
+}
+
+/**
+ * Nest's stream methods call `drainBuffer` on their first argument to release the messages
+ * that arrived before the handler ran; a wrapped stream must keep it reachable.
+ */
+export function keepDrainBuffer<T>(source: Observable<T>, wrapped: Observable<T>): Observable<T> {
+  const drain = (source as { drainBuffer?: unknown }).drainBuffer;
+  if (typeof drain === 'function') Object.defineProperty(wrapped, 'drainBuffer', { value: drain });
+  return wrapped;
 }
