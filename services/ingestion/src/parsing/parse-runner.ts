@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ErrorCode, TrellisError } from '@trellis/contracts';
@@ -17,7 +18,47 @@ export interface ParseBudget {
  * parser is, and the document fails with RESOURCE_EXHAUSTED (which dead-letters at once
  * instead of retrying). Run from TypeScript sources (tests), the worker loads them through tsx.
  */
-export function parseInWorker(request: ParseRequest, budget: ParseBudget): Promise<string> {
+export async function parseInWorker(request: ParseRequest, budget: ParseBudget): Promise<string> {
+  await workerSlots.acquire();
+  try {
+    return await runWorker(request, budget);
+  } finally {
+    workerSlots.release();
+  }
+}
+
+/**
+ * Parse workers running at once, per process: each may hold up to `maxHeapMb`, so a burst of
+ * uploads queues here instead of multiplying memory. The time budget starts with the worker.
+ */
+const MAX_PARALLEL_PARSES = Math.max(1, Math.min(4, availableParallelism()));
+
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
+
+const workerSlots = new Slots(MAX_PARALLEL_PARSES);
+
+function runWorker(request: ParseRequest, budget: ParseBudget): Promise<string> {
   const source = extname(__filename) === '.ts';
   const script = join(__dirname, `parse-worker${source ? '.ts' : '.js'}`);
   if (!existsSync(script)) return Promise.reject(new Error(`parse worker script missing at ${script}`));

@@ -1,10 +1,15 @@
-import { convert as htmlToText } from 'html-to-text';
-import mammoth from 'mammoth';
-import { PDFParse } from 'pdf-parse';
 import { assertHtmlDepthWithin } from './html-depth';
 import type { DocumentKind } from './mime-types';
 import { ParseFailure } from './parse-failure';
 import { assertZipWithinLimits } from './zip-limits';
+
+// Each parse worker loads only the parser its document needs: loading all three cost a
+// worker about 150 ms, most of it pdf.js.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const htmlParser = () => require('html-to-text') as typeof import('html-to-text');
+const pdfParser = () => require('pdf-parse') as typeof import('pdf-parse');
+const docxParser = () => require('mammoth') as typeof import('mammoth');
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Bounds on what one document may cost to parse, besides its parse time. */
 export interface ExtractionLimits {
@@ -55,7 +60,7 @@ function htmlText(html: string, filename: string, limits: ExtractionLimits): str
   } catch (error) {
     throw new ParseFailure(`could not read HTML "${filename}": ${(error as Error).message}`);
   }
-  return htmlToText(html, {
+  return htmlParser().convert(html, {
     wordwrap: false,
     selectors: [
       { selector: 'a', options: { ignoreHref: true } },
@@ -73,7 +78,7 @@ async function parsePdf(bytes: Uint8Array, filename: string, limits: ExtractionL
     throw new ParseFailure(`"${filename}" is not a PDF file (no %PDF header)`);
   }
   // pdf.js takes ownership of the buffer it is given: hand it a copy.
-  const parser = new PDFParse({ data: new Uint8Array(bytes), verbosity: 0 });
+  const parser = new (pdfParser().PDFParse)({ data: new Uint8Array(bytes), verbosity: 0 });
   try {
     const result = await parser.getText({ first: limits.maxPdfPages });
     return result.text;
@@ -87,7 +92,7 @@ async function parsePdf(bytes: Uint8Array, filename: string, limits: ExtractionL
 async function parseDocx(bytes: Uint8Array, filename: string, limits: ExtractionLimits): Promise<string> {
   try {
     assertZipWithinLimits(bytes, { maxDecompressedBytes: limits.maxDecompressedBytes, maxEntries: limits.maxZipEntries });
-    const result = await mammoth.extractRawText({ buffer: Buffer.from(bytes) });
+    const result = await docxParser().extractRawText({ buffer: Buffer.from(bytes) });
     return result.value;
   } catch (error) {
     throw new ParseFailure(`could not read DOCX "${filename}": ${(error as Error).message}`);
