@@ -3,11 +3,12 @@ import { Client, credentials, status } from '@grpc/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import { startStandaloneProcess } from '@trellis/testing';
+import { startStandaloneProcess, waitFor } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { grpcCode, waitUntilIndexed } from './helpers';
 
-const PARSE_TIMEOUT_MS = 3_000;
+/** Tight enough that a 45 MB page cannot parse in it, nor 20 MB of letters split. */
+const TIGHT_PARSE_TIMEOUT_MS = 1_000;
 
 /** Letters with no whitespace at all: the input that made token counting quadratic. */
 function letters(length: number): string {
@@ -73,7 +74,7 @@ describe('standalone: parsing and requests are bounded', () => {
 
   beforeAll(async () => {
     server = await startStandaloneProcess({
-      env: { TRELLIS_PARSE_TIMEOUT_MS: String(PARSE_TIMEOUT_MS), TRELLIS_MAX_DECOMPRESSED_BYTES: String(16 * 1024 * 1024), TRELLIS_EMBEDDINGS: 'hash' },
+      env: { TRELLIS_MAX_DECOMPRESSED_BYTES: String(16 * 1024 * 1024), TRELLIS_EMBEDDINGS: 'hash' },
     });
     client = new TrellisClient({ address: server.grpcAddress });
     await client.createKnowledgeBase({ name: 'kb' });
@@ -131,21 +132,42 @@ describe('standalone: parsing and requests are bounded', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  it('fails a document past its parse time budget, and does not retry it after a restart', { timeout: 120_000 }, async () => {
-    const big = '<body>' + '<p>A paragraph of text in a large page, with a few more words in it.</p>'.repeat(600_000) + '</body>';
-    const error = await grpcCode(client.uploadDocument({ knowledgeBase: 'kb', filename: 'slow.html' }, Buffer.from(big)));
-    expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
-    expect(error.details).toMatch(/parsing "slow.html" took longer than 3 s \(TRELLIS_PARSE_TIMEOUT_MS\)/);
-    const failed = (await client.listDocuments('kb')).documents.find((d) => d.sourceUri === 'slow.html')!;
-    expect(failed.status).toBe('INDEX_STATUS_FAILED');
+  it('fails documents past the parse and the split time budgets, and does not retry them after a restart', { timeout: 240_000 }, async () => {
+    const env = { TRELLIS_PARSE_TIMEOUT_MS: String(TIGHT_PARSE_TIMEOUT_MS), TRELLIS_EMBEDDINGS: 'hash', TRELLIS_LOG_LEVEL: 'info' };
+    let tight = await startStandaloneProcess({ env });
+    let tightClient = new TrellisClient({ address: tight.grpcAddress });
+    try {
+      await tightClient.createKnowledgeBase({ name: 'tight' });
+      const big = '<body>' + '<p>A paragraph of text in a large page, with a few more words in it.</p>'.repeat(600_000) + '</body>';
+      const error = await grpcCode(tightClient.uploadDocument({ knowledgeBase: 'tight', filename: 'slow.html' }, Buffer.from(big)));
+      expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
+      expect(error.details).toMatch(/parsing "slow.html" took longer than 1 s \(TRELLIS_PARSE_TIMEOUT_MS\)/);
+      // Accepted (plain text is not parsed), then too long to split within the budget.
+      const huge = await tightClient.uploadDocument({ knowledgeBase: 'tight', filename: 'huge.txt' }, Buffer.from(letters(20_000_000)));
+      const failed = await waitFor(
+        async () => {
+          const { documents } = await tightClient.listDocuments('tight');
+          return documents.find((d) => d.id === huge.id)?.status === 'INDEX_STATUS_FAILED' ? documents : undefined;
+        },
+        120_000,
+        'the over-long document to fail',
+      );
+      expect(failed.find((d) => d.id === huge.id)?.error).toMatch(/splitting the document into chunks took longer than 1000 ms/);
+      expect(failed.find((d) => d.sourceUri === 'slow.html')?.status).toBe('INDEX_STATUS_FAILED');
+      expect((await fetch(`${tight.httpUrl}/healthz`, { signal: AbortSignal.timeout(2_000) })).status).toBe(200);
 
-    await server.stop();
-    client.close();
-    server = await startStandaloneProcess({ dataDir: server.dataDir, env: { TRELLIS_PARSE_TIMEOUT_MS: String(PARSE_TIMEOUT_MS), TRELLIS_EMBEDDINGS: 'hash' } });
-    client = new TrellisClient({ address: server.grpcAddress });
-    const after = (await client.listDocuments('kb')).documents.find((d) => d.sourceUri === 'slow.html')!;
-    expect(after.status).toBe('INDEX_STATUS_FAILED');
-    expect(server.output()).not.toMatch(/resuming unfinished indexing/);
+      await tight.stop();
+      tightClient.close();
+      tight = await startStandaloneProcess({ dataDir: tight.dataDir, env });
+      tightClient = new TrellisClient({ address: tight.grpcAddress });
+      const after = (await tightClient.listDocuments('tight')).documents;
+      expect(after.map((d) => d.status)).toEqual(['INDEX_STATUS_FAILED', 'INDEX_STATUS_FAILED']);
+      expect(tight.output()).toMatch(/trellis-standalone ready/);
+      expect(tight.output()).not.toMatch(/resuming unfinished indexing/);
+    } finally {
+      tightClient.close();
+      await tight.dispose();
+    }
   });
 
   it('answers INVALID_ARGUMENT, naming the field, for unbounded or malformed requests', async () => {
