@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, TrellisError } from './errors';
-import { validateChatHistory, validateIdList } from './request-limits';
+import { validateChatHistory, validateIdList, withinLength } from './request-limits';
 
 function refusal(run: () => unknown): TrellisError {
   try {
@@ -40,5 +40,12 @@ describe('validateChatHistory', () => {
     expect(refusal(() => validateChatHistory(Array.from({ length: 101 }, () => turn('user')))).message).toBe('history has more than 100 messages (101)');
     expect(refusal(() => validateChatHistory([turn('user', 'x'.repeat(32_001))])).message).toMatch(/history\[0\]\.content is longer than 32000/);
     expect(refusal(() => validateChatHistory(Array.from({ length: 10 }, () => turn('user', 'x'.repeat(30_000))))).message).toBe('history has more than 200000 characters in all (300000)');
+  });
+});
+
+describe('withinLength', () => {
+  it('passes text within the limit and names the field past it', () => {
+    expect(withinLength('abc', 'query', 3)).toBe('abc');
+    expect(refusal(() => withinLength('abcd', 'query', 3)).message).toBe('query is longer than 3 characters');
   });
 });

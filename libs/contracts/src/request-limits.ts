@@ -17,6 +17,12 @@ export function validateIdList(ids: readonly string[], field: string, max: numbe
   return unique;
 }
 
+/** `value`, refused with INVALID_ARGUMENT naming `field` when longer than `max` characters. */
+export function withinLength(value: string, field: string, max: number): string {
+  if (value.length > max) throw TrellisError.invalid(`${field} is longer than ${max} characters`);
+  return value;
+}
+
 /** Roles a client may give to earlier turns: the system prompt is the server's alone. */
 export const HISTORY_ROLES = ['user', 'assistant'] as const;
 
