@@ -1,10 +1,11 @@
-import { createDeflateRaw } from 'node:zlib';
+import { createDeflateRaw, deflateSync } from 'node:zlib';
 import JSZip from 'jszip';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 import { makeDocx, makePdf } from '@trellis/testing';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './document-parser';
 import type { ParseLimits } from './document-parser';
+import { assertPdfStreamsWithin } from './pdf-limits';
 
 async function failure(promise: Promise<unknown>): Promise<TrellisError> {
   const error = await promise.then(
@@ -92,6 +93,24 @@ describe('parseDocument', () => {
     const one = new JSZip();
     one.file('word/document.xml', Buffer.alloc(4 * 1024 * 1024));
     expect((await failure(parseDocument(await one.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }), 'a.docx', '', limits({ maxDecompressedBytes: 1024 * 1024 })))).message).toMatch(/inflates to more than 1 MB/);
+  });
+
+  it('refuses a PDF whose streams inflate past the cap, and lets streams within it through', async () => {
+    const pdfWith = (stream: Buffer) => Buffer.concat([
+      Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n4 0 obj\n<< /Length ' + stream.length + ' /Filter /FlateDecode >>\nstream\n', 'latin1'),
+      stream,
+      Buffer.from('\nendstream\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n', 'latin1'),
+    ]);
+    const bomb = pdfWith(deflateSync(Buffer.alloc(64 * 1024 * 1024, ' ')));
+    expect(bomb.byteLength).toBeLessThan(1024 * 1024);
+    const error = await failure(parseDocument(bomb, 'bomb.pdf', '', limits({ maxDecompressedBytes: 8 * 1024 * 1024 })));
+    expect(error.code).toBe(ErrorCode.InvalidArgument);
+    expect(error.message).toMatch(/could not read PDF "bomb.pdf": its streams inflate to more than 8 MB \(TRELLIS_MAX_DECOMPRESSED_BYTES\)/);
+    const small = pdfWith(deflateSync(Buffer.alloc(4096, ' ')));
+    expect(() => assertPdfStreamsWithin(small, 8 * 1024 * 1024)).not.toThrow();
+    expect(() => assertPdfStreamsWithin(small, 4095)).toThrow(/inflate to more than/);
+    expect(() => assertPdfStreamsWithin(Buffer.concat([small, small]), 6000)).toThrow(/inflate to more than/);
+    expect((await parseDocument(makePdf('Plain streams count for nothing.'), 'ok.pdf', '', limits({ maxDecompressedBytes: 1024 }))).text).toContain('Plain streams count for nothing.');
   });
 
   it('refuses HTML nested deeper than the cap quickly, and accepts unclosed paragraphs', async () => {

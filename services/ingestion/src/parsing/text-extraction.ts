@@ -1,6 +1,7 @@
 import { assertHtmlDepthWithin } from './html-depth';
 import type { DocumentKind } from './mime-types';
 import { ParseFailure } from './parse-failure';
+import { assertPdfStreamsWithin } from './pdf-limits';
 import { assertZipWithinLimits } from './zip-limits';
 
 // Each parse worker loads only the parser its document needs: loading all three cost a
@@ -13,7 +14,7 @@ const docxParser = () => require('mammoth') as typeof import('mammoth');
 
 /** Bounds on what one document may cost to parse, besides its parse time. */
 export interface ExtractionLimits {
-  /** What a DOCX's entries may inflate to, together. */
+  /** What a DOCX's entries, or a PDF's Flate streams, may inflate to, together. */
   readonly maxDecompressedBytes: number;
   readonly maxZipEntries: number;
   readonly maxHtmlDepth: number;
@@ -76,6 +77,11 @@ function htmlText(html: string, filename: string, limits: ExtractionLimits): str
 async function parsePdf(bytes: Uint8Array, filename: string, limits: ExtractionLimits): Promise<string> {
   if (!Buffer.from(bytes.subarray(0, 1024)).toString('latin1').includes('%PDF-')) {
     throw new ParseFailure(`"${filename}" is not a PDF file (no %PDF header)`);
+  }
+  try {
+    assertPdfStreamsWithin(bytes, limits.maxDecompressedBytes);
+  } catch (error) {
+    throw new ParseFailure(`could not read PDF "${filename}": ${(error as Error).message}`);
   }
   // pdf.js takes ownership of the buffer it is given: hand it a copy.
   const parser = new (pdfParser().PDFParse)({ data: new Uint8Array(bytes), verbosity: 0 });
