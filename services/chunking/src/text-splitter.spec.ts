@@ -102,7 +102,7 @@ describe('splitTextWithin', () => {
   const options = { chunkSize: 512, overlap: 64, mode: 'sentence' as const };
 
   it('gives the event loop back while it splits, with the same chunks as splitText', async () => {
-    const text = letters(300_000);
+    const text = letters(1_000_000);
     let longestGap = 0;
     let last = performance.now();
     const ticker = setInterval(() => {
@@ -116,8 +116,9 @@ describe('splitTextWithin', () => {
     } finally {
       clearInterval(ticker);
     }
-    // Held in slices of about 20 ms; one synchronous split of this input takes far longer.
-    expect(longestGap).toBeLessThan(250);
+    // Held in slices of about 20 ms (a step is at most one 65,536-character count); one
+    // synchronous split of this input holds the loop for seconds.
+    expect(longestGap).toBeLessThan(1_000);
   });
 
   it('gives up with RESOURCE_EXHAUSTED past its time budget', async () => {
