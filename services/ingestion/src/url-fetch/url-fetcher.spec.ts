@@ -133,6 +133,13 @@ describe('UrlFetcher', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
+  it('ends a DNS lookup that never answers at the total deadline', async () => {
+    const started = Date.now();
+    const error = await failure(new UrlFetcher({ ...LIMITS, timeoutMs: 300 }, () => new Promise(() => undefined)).fetch(new URL('http://stuck.test/')));
+    expect(error.code).toBe(ErrorCode.DeadlineExceeded);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('refuses bodies past the size cap, counted after decompression', async () => {
     const big = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });

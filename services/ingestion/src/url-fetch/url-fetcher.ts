@@ -87,14 +87,14 @@ export class UrlFetcher {
   }
 
   /** The public (or allowed) address to connect to for `url`, or a refusal. */
-  async checkedAddress(url: URL): Promise<LookupAddress> {
+  async checkedAddress(url: URL, signal?: AbortSignal): Promise<LookupAddress> {
     const hostname = url.hostname.replace(/^\[|\]$/g, '');
     const hostAllowed = this.allowList.allowsHost(hostname);
     let addresses: LookupAddress[];
     if (isIP(hostname) !== 0) addresses = [{ address: hostname, family: isIP(hostname) }];
     else {
       try {
-        addresses = await this.resolve(hostname);
+        addresses = await untilAborted(this.resolve(hostname), signal);
       } catch (error) {
         throw new TrellisError(ErrorCode.FailedPrecondition, `could not fetch ${url.href}: ${hostname} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
       }
@@ -112,7 +112,7 @@ export class UrlFetcher {
 
   private async request(url: URL, signal: AbortSignal): Promise<IncomingMessage> {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw TrellisError.invalid(`only http and https URLs can be fetched (got ${url.protocol} from ${url.href})`);
-    const target = await this.checkedAddress(url);
+    const target = await this.checkedAddress(url, signal);
     // Connect to the address just checked, never to a second DNS answer.
     const lookup: LookupFunction = (_hostname, options, callback) => {
       if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, [target]);
@@ -125,6 +125,17 @@ export class UrlFetcher {
       req.end();
     });
   }
+}
+
+/** `work`, or a rejection as soon as `signal` aborts (a DNS lookup cannot itself be cancelled). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
 
 function redirectTarget(from: URL, location: string): URL {
