@@ -126,6 +126,13 @@ describe('parseDocument', () => {
     expect(parsed.text).toContain('para 4999');
   });
 
+  it('fails a document whose parse passes the heap cap with RESOURCE_EXHAUSTED', async () => {
+    const big = '<body>' + '<p>A paragraph of text in a large page.</p>'.repeat(200_000) + '</body>';
+    const error = await failure(parseDocument(Buffer.from(big), 'heavy.html', '', limits({ maxHeapMb: 16 })));
+    expect(error.code).toBe(ErrorCode.ResourceExhausted);
+    expect(error.message).toBe('parsing "heavy.html" needed more than 16 MB of memory');
+  });
+
   it('fails a document that passes its parse time with RESOURCE_EXHAUSTED, and the next one parses', async () => {
     const big = '<body>' + '<p>A paragraph of text in a large page.</p>'.repeat(200_000) + '</body>';
     const error = await failure(parseDocument(Buffer.from(big), 'slow.html', '', limits({ timeoutMs: 200 })));
