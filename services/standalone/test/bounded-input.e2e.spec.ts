@@ -204,6 +204,12 @@ describe('standalone: parsing and requests are bounded', () => {
       expect(error.details).toMatch(message);
     }
 
+    const model = await grpcCode(client.createKnowledgeBase({ name: 'long-model', models: { llmModel: 'm'.repeat(300), embeddingModel: '', embeddingDimensions: 0, extractionPromptVersion: '' } }));
+    expect(model.code).toBe(status.INVALID_ARGUMENT);
+    expect(model.details).toMatch(/models\.llm_model is longer than 256 characters/);
+    const search = await grpcCode(client.searchEntities({ knowledgeBase: 'kb', query: 'q'.repeat(8_001) }));
+    expect(search.details).toMatch(/query is longer than 8000 characters/);
+
     // A tag of wire type 7, which does not exist, and field 2 (a string) whose length varint is cut off.
     for (const bytes of [Buffer.from([0x0f]), Buffer.from([0x12, 0x80])]) {
       const malformed = await rawUnary(server.grpcAddress, '/trellis.v1.RetrievalService/RetrieveChunks', bytes);
