@@ -128,3 +128,16 @@ describe('splitTextWithin', () => {
     expect((error as TrellisError).message).toMatch(/took longer than 50 ms \(TRELLIS_PARSE_TIMEOUT_MS\)/);
   });
 });
+
+describe('splitText on mixed words, digits and punctuation', () => {
+  it('keeps every chunk within the size when digits, punctuation and spaces meet', () => {
+    const words = Array.from({ length: 3_000 }, (_, i) => [`${i}`, `(${i % 7})`, 'x', '...', `word${i}`, '—', `${i * 31}%`][i % 7]!).join(' ');
+    for (const chunkSize of [32, 50, 64]) {
+      const chunks = splitText(words, { chunkSize, overlap: 8, mode: 'sentence' });
+      for (const c of chunks) {
+        expect(c.tokenCount).toBe(countTokens(c.text));
+        expect(c.tokenCount).toBeLessThanOrEqual(chunkSize);
+      }
+    }
+  });
+});

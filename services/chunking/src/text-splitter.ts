@@ -133,9 +133,21 @@ function* cutByWords(sentence: string, chunkSize: number): Generator<void, Unit[
   const pieces: Unit[] = [];
   let current: string[] = [];
   let tokens = 0;
+  // A piece's own count is what must fit: words counted one by one add up to about it, and
+  // the few that tip it over start the next piece.
   const flush = () => {
-    if (current.length > 0) pieces.push({ text: current.join(' '), tokens });
-    current = [];
+    while (current.length > 0) {
+      const carried: string[] = [];
+      let text = current.join(' ');
+      let real = countTokens(text);
+      while (real > chunkSize && current.length > 1) {
+        carried.unshift(current.pop()!);
+        text = current.join(' ');
+        real = countTokens(text);
+      }
+      pieces.push({ text, tokens: real });
+      current = carried;
+    }
     tokens = 0;
   };
   for (const word of sentence.split(/\s+/)) {
