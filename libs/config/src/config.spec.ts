@@ -27,6 +27,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads the parse budget and the URL fetch policy, and rejects allow-list entries that are not CIDRs, addresses or hosts', () => {
+    expect(loadConfig({}, 't')).toMatchObject({ parseTimeoutMs: 60_000, maxDecompressedBytes: 200 * 1024 * 1024, urlFetchMaxRedirects: 5, urlFetchAllow: [] });
+    const config = loadConfig({ TRELLIS_URL_FETCH_ALLOW: ' 10.0.0.0/8, fd00::/8,127.0.0.1 , Wiki.Intranet ', TRELLIS_PARSE_TIMEOUT_MS: '5000' }, 't');
+    expect(config.urlFetchAllow).toEqual(['10.0.0.0/8', 'fd00::/8', '127.0.0.1', 'wiki.intranet']);
+    expect(config.parseTimeoutMs).toBe(5000);
+    for (const bad of ['10.0.0.0/33', '::1/129', 'http://host', '10.0.0.0/8/1', 'a b']) {
+      expect(() => loadConfig({ TRELLIS_URL_FETCH_ALLOW: bad }, 't'), bad).toThrow(/TRELLIS_URL_FETCH_ALLOW entry/);
+    }
+  });
+
   it('configures a reranker and rejects an http one without a URL', () => {
     expect(loadConfig({}, 't').reranker.kind).toBe('none');
     expect(loadConfig({ TRELLIS_RERANKER: 'http', TRELLIS_RERANKER_URL: 'http://tei:8080' }, 't').reranker).toMatchObject({ kind: 'http', url: 'http://tei:8080' });

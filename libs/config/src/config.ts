@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -105,6 +106,10 @@ export interface TrellisConfig {
   readonly metricsNames: boolean;
   /** TRELLIS_MAX_UPLOAD_BYTES: largest accepted document. Default 50 MB. */
   readonly maxUploadBytes: number;
+  /** TRELLIS_PARSE_TIMEOUT_MS: time one HTML, PDF or DOCX document may take to parse before it fails. Default 60000. */
+  readonly parseTimeoutMs: number;
+  /** TRELLIS_MAX_DECOMPRESSED_BYTES: what a DOCX's entries may inflate to, together. Default 200 MB. */
+  readonly maxDecompressedBytes: number;
   /** TRELLIS_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. */
   readonly logLevel: string;
   /** TRELLIS_DB_URL: mysql://user:pass@host:port/db for TiDB; unset in standalone (SQLite). */
@@ -128,8 +133,16 @@ export interface TrellisConfig {
   /** OpenAI-compatible provider of chat and extraction; `enabled` is false when neither key nor base URL is set. */
   readonly openai: OpenAiSettings & { readonly enabled: boolean };
   readonly embeddings: EmbeddingSettings;
-  /** TRELLIS_URL_FETCH_TIMEOUT_MS: timeout for adding documents by URL. */
+  /** TRELLIS_URL_FETCH_TIMEOUT_MS: total time for adding a document by URL, redirects and body included. Default 30000. */
   readonly urlFetchTimeoutMs: number;
+  /** TRELLIS_URL_FETCH_MAX_REDIRECTS: redirects followed when adding a document by URL. Default 5. */
+  readonly urlFetchMaxRedirects: number;
+  /**
+   * TRELLIS_URL_FETCH_ALLOW: comma-separated CIDRs, IP addresses and host names that URL
+   * fetching may reach although they are loopback, private, link-local or otherwise internal
+   * (intranet deployments). Empty by default: only public addresses are fetched.
+   */
+  readonly urlFetchAllow: readonly string[];
   /** TRELLIS_API_KEYS: "key=tenant,key2=tenant2". Empty: no authentication, one default tenant. */
   readonly apiKeys: ReadonlyMap<string, string>;
   /** TRELLIS_INTERNAL_TOKEN: shared secret services use to call each other for a tenant. */
@@ -267,6 +280,8 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     httpHost: text('TRELLIS_HTTP_HOST') ?? text('TRELLIS_GRPC_HOST') ?? '127.0.0.1',
     httpPort: int('TRELLIS_HTTP_PORT', 8080, 0, 65535),
     maxUploadBytes: int('TRELLIS_MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 2 ** 31 - 1),
+    parseTimeoutMs: int('TRELLIS_PARSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    maxDecompressedBytes: int('TRELLIS_MAX_DECOMPRESSED_BYTES', 200 * 1024 * 1024, 1024, 2 ** 31 - 1),
     logLevel,
     dbUrl,
     kafkaBrokers,
@@ -279,6 +294,8 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     },
     dbPoolSize: int('TRELLIS_DB_POOL_SIZE', 10, 1, 200),
     urlFetchTimeoutMs: int('TRELLIS_URL_FETCH_TIMEOUT_MS', 30_000, 100, 600_000),
+    urlFetchMaxRedirects: int('TRELLIS_URL_FETCH_MAX_REDIRECTS', 5, 0, 20),
+    urlFetchAllow: urlFetchAllowList(text('TRELLIS_URL_FETCH_ALLOW'), problems),
     apiKeys,
     internalToken,
     metricsToken: text('TRELLIS_METRICS_TOKEN'),
@@ -346,4 +363,19 @@ function embeddingSettings(
     baseUrl,
     apiKey,
   };
+}
+
+/** CIDRs (`10.0.0.0/8`, `fd00::/8`), single addresses and host names, each checked. */
+function urlFetchAllowList(raw: string | undefined, problems: string[]): string[] {
+  const entries = (raw ?? '').split(',').map((e) => e.trim().toLowerCase()).filter((e) => e !== '');
+  for (const entry of entries) {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    const hostName = /^(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?$/.test(entry);
+    if (!((family !== 0 && validPrefix && extra === undefined) || hostName)) {
+      problems.push(`TRELLIS_URL_FETCH_ALLOW entry "${entry}" is not a CIDR, an IP address or a host name`);
+    }
+  }
+  return entries;
 }

@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './request-limits';
 export * from './ids';
 export * from './topics';
 export * from './index-status';

@@ -6,6 +6,7 @@ import type { GrpcOptions } from '@nestjs/microservices';
 import { HealthImplementation } from 'grpc-health-check';
 import type { TrellisConfig } from '@trellis/config';
 import { grpcReflection } from './grpc-reflection';
+import { guardRequestDecoding } from './malformed-request';
 
 /** The proto files, found from this file both in the source tree and in a build. */
 export function protoDirectory(): string {
@@ -44,7 +45,8 @@ export function grpcServerOptions(config: TrellisConfig, services: readonly Trel
       loader: { ...GRPC_LOADER_OPTIONS, includeDirs: [protoDir] },
       maxReceiveMessageLength: MAX_GRPC_MESSAGE_BYTES,
       maxSendMessageLength: MAX_GRPC_MESSAGE_BYTES,
-      onLoadPackageDefinition: (_definition: object, server: Pick<Server, 'addService'>) => {
+      onLoadPackageDefinition: (definition: object, server: Pick<Server, 'addService'>) => {
+        guardRequestDecoding(definition);
         grpcReflection(services.map((s) => `trellis/v1/${s}.proto`)).addToServer(server as Server);
         health.addToServer(server as Server);
       },

@@ -8,6 +8,7 @@ import { Observable, isObservable } from 'rxjs';
 import { contextFromCarrier, trellisTracer } from '@trellis/observability';
 import type { TrellisMetrics } from '@trellis/observability';
 import { toGrpcError } from './grpc-errors';
+import { keepDrainBuffer } from './malformed-request';
 
 /** Nest's metadata key of a `@GrpcMethod`'s pattern (`{ service, rpc, streaming }`). */
 const PATTERN_METADATA = 'microservices:pattern';
@@ -133,11 +134,7 @@ function withContext<T>(source: Observable<T>, active: Context): Observable<T> {
       complete: () => otelContext.with(active, () => subscriber.complete()),
     }),
   );
-  // Nest's stream methods call `drainBuffer` on their first argument to release the
-  // messages that arrived before the handler ran; keep it reachable.
-  const drain = (source as { drainBuffer?: unknown }).drainBuffer;
-  if (typeof drain === 'function') Object.defineProperty(bound, 'drainBuffer', { value: drain });
-  return bound;
+  return keepDrainBuffer(source, bound);
 }
 
 function pascalCase(name: string): string {

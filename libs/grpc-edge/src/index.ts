@@ -6,3 +6,4 @@ export * from './grpc-telemetry.interceptor';
 export * from './grpc-client-telemetry';
 export * from './tenant-resolver';
 export * from './graph-actor';
+export * from './malformed-request';

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
 import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
-import { GrpcExceptionFilter, GrpcTelemetryInterceptor, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
+import { GrpcExceptionFilter, GrpcTelemetryInterceptor, MalformedRequestInterceptor, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
 import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
 import { RuntimeModule } from './runtime.module';
@@ -63,7 +63,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     if (spec.grpcServices.length > 0) {
       const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
       micro.useGlobalFilters(new GrpcExceptionFilter(runtime.logger));
-      micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent));
+      micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent), new MalformedRequestInterceptor());
       await micro.listen();
       app = micro;
     } else {

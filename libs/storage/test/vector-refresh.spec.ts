@@ -38,6 +38,9 @@ class CountingStore extends SqlStore {
   constructor(readonly counter: CountingDatabase) {
     super(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() });
   }
+
+  /** The test closes the database it opened. */
+  async close(): Promise<void> {}
 }
 
 /** A deterministic unit vector per seed. */

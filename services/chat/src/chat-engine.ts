@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TrellisError } from '@trellis/contracts';
+import { TrellisError, validateChatHistory } from '@trellis/contracts';
 import type { TenantScope, v1 } from '@trellis/contracts';
 import type { ChatRepository } from '@trellis/storage';
 import type { AnswerComposer } from './answer-composer';
@@ -8,6 +8,7 @@ import type { RetrievalPort } from './retrieval-port';
 const MAX_QUESTION_CHARS = 8000;
 const DEFAULT_SOURCES = 5;
 const MAX_SOURCES = 50;
+const MAX_CHAT_ID_CHARS = 128;
 const SNIPPET_CHARS = 240;
 /** The most recent turns sent with Retrieve (its limit) for the refinement to read. */
 const REFINEMENT_HISTORY = 20;
@@ -39,6 +40,8 @@ export class ChatEngine {
     if (question === '') throw TrellisError.invalid('question is empty');
     if (question.length > MAX_QUESTION_CHARS) throw TrellisError.invalid(`question is longer than ${MAX_QUESTION_CHARS} characters`);
     if (request.topK > MAX_SOURCES) throw TrellisError.invalid(`top_k must be at most ${MAX_SOURCES}`);
+    validateChatHistory(request.history);
+    if (request.chatId.length > MAX_CHAT_ID_CHARS) throw TrellisError.invalid(`chat_id is longer than ${MAX_CHAT_ID_CHARS} characters`);
 
     yield stage('graph_retrieval');
     // Retrieval looks the knowledge base up (NOT_FOUND when missing) and says which it is.

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import type { TrellisConfig } from '@trellis/config';
 import { EVENT_BUS } from '@trellis/messaging';
+import { CONFIG } from '@trellis/runtime';
 import type { EventBus } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
@@ -12,9 +14,9 @@ import { documentEventsConsumer } from './handlers/document-events.consumer';
   providers: [
     {
       provide: ChunkingService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, bus: EventBus, models: Models) =>
-        new ChunkingService({ knowledgeBases, documents, chunks }, bus, models.embedder),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EVENT_BUS, MODELS],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, bus: EventBus, models: Models, config: TrellisConfig) =>
+        new ChunkingService({ knowledgeBases, documents, chunks }, bus, models.embedder, config.parseTimeoutMs),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EVENT_BUS, MODELS, CONFIG],
     },
     documentEventsConsumer,
   ],

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TopicName, TopicPayload, events } from '@trellis/contracts';
+import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
+import { isPoison } from '@trellis/messaging';
 import { LocalHashEmbedder } from '@trellis/models';
 import { fromEventSettings } from '@trellis/storage';
 import { SqliteStore, repositoriesOf } from '@trellis/storage';
@@ -41,6 +43,29 @@ describe('ChunkingService', () => {
       expect(published.length).toBeGreaterThan(3);
       expect(reads).toBe(1);
       for (const event of published) expect(fromEventSettings(event.context!.knowledgeBase!)).toEqual({ name: 'carried', settings: SETTINGS });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails a document whose split passes the time budget, for good: dead-lettered at once, marked failed, not re-driven', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'slow', description: '', settings: { ...SETTINGS, chunkSizeTokens: 512 } });
+      const scope = { tenantId: 't', kbId: kb.id };
+      const text = Array.from({ length: 2_000_000 }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join('');
+      await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: text.length, metadata: {}, text });
+      const bus: Pick<EventBus, 'publish'> = { publish: async () => undefined };
+      const service = new ChunkingService(repositoriesOf(store), bus as EventBus, new LocalHashEmbedder(32), 30);
+      const event = { context: { tenantId: 't', knowledgeBaseId: kb.id, documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined }, contentHash: 'h' };
+      const error = await service.onDocumentIngested(event).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TrellisError);
+      expect((error as TrellisError).code).toBe(ErrorCode.ResourceExhausted);
+      expect(isPoison(error)).toBe(true);
+      expect((await store.listUnfinishedDocuments()).map((d) => d.documentId)).toEqual(['d']);
+      await service.onFailure(event, error as Error);
+      expect(await store.getDocument(scope, 'd')).toMatchObject({ status: 'failed', error: expect.stringMatching(/chunking failed: splitting the document into chunks took longer than 30 ms/) });
+      expect(await store.listUnfinishedDocuments()).toEqual([]);
     } finally {
       await store.close();
     }

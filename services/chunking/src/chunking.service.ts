@@ -4,11 +4,12 @@ import type { EventBus } from '@trellis/messaging';
 import type { EmbeddingProvider } from '@trellis/models';
 import { toEventSettings } from '@trellis/storage';
 import type { NewChunk, TrellisRepositories } from '@trellis/storage';
-import { splitText } from './text-splitter';
+import { splitTextWithin } from './text-splitter';
 
 const DEFAULT_CHUNK_SIZE = 512;
 const DEFAULT_OVERLAP = 64;
 const EMBED_BATCH = 64;
+const DEFAULT_SPLIT_TIMEOUT_MS = 60_000;
 
 /**
  * Handles `document.ingested`: splits the document version into chunks, embeds them in
@@ -21,6 +22,8 @@ export class ChunkingService {
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks'>,
     private readonly bus: EventBus,
     private readonly embedder: EmbeddingProvider,
+    /** Time one document's split may take (TRELLIS_PARSE_TIMEOUT_MS). */
+    private readonly splitTimeoutMs: number = DEFAULT_SPLIT_TIMEOUT_MS,
   ) {}
 
   async onDocumentIngested(event: events.DocumentIngested): Promise<void> {
@@ -39,11 +42,11 @@ export class ChunkingService {
     const mode = kb.settings.splitter === 'sentence' || kb.settings.splitter === 'markdown'
       ? kb.settings.splitter
       : document.mimeType === 'text/markdown' ? 'markdown' : 'sentence';
-    const pieces = splitText(text, {
-      chunkSize: kb.settings.chunkSizeTokens || DEFAULT_CHUNK_SIZE,
-      overlap: kb.settings.chunkOverlapTokens || DEFAULT_OVERLAP,
-      mode,
-    });
+    const pieces = await splitTextWithin(
+      text,
+      { chunkSize: kb.settings.chunkSizeTokens || DEFAULT_CHUNK_SIZE, overlap: kb.settings.chunkOverlapTokens || DEFAULT_OVERLAP, mode },
+      this.splitTimeoutMs,
+    );
     const chunks: NewChunk[] = [];
     for (let start = 0; start < pieces.length; start += EMBED_BATCH) {
       const batch = pieces.slice(start, start + EMBED_BATCH);

@@ -1,4 +1,5 @@
-import { countTokens } from '@trellis/models';
+import { ErrorCode, TrellisError } from '@trellis/contracts';
+import { MAX_PIECE_LENGTH, countTokens, countTokensUpTo, windows } from '@trellis/models';
 
 export interface SplitOptions {
   /** Target chunk size in tokens. */
@@ -24,18 +25,54 @@ interface Section {
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 /**
- * Splits text into chunks of about `chunkSize` tokens made of whole sentences, with a few
- * sentences of overlap. In markdown mode a chunk never spans two sections, and carries the
- * section's heading path so retrieval and prompts keep the context a heading gives.
+ * Splits text into chunks of at most `chunkSize` tokens made of whole sentences, with a few
+ * sentences of overlap; a sentence longer than a chunk is cut between words, and a word longer
+ * than a chunk inside it. Time is linear in the length of `text`: every stretch of text goes
+ * through the token counter a bounded number of times. In markdown mode a chunk never spans two
+ * sections, and carries the section's heading path so retrieval and prompts keep the context a
+ * heading gives.
  */
 export function splitText(text: string, options: SplitOptions): TextChunk[] {
+  const steps = splitSteps(text, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same split, run in slices that give the event loop back every few milliseconds, and
+ * abandoned with RESOURCE_EXHAUSTED once it has taken `timeoutMs` (a document that fails so
+ * is marked failed, not retried).
+ */
+export async function splitTextWithin(text: string, options: SplitOptions, timeoutMs: number): Promise<TextChunk[]> {
+  const started = Date.now();
+  let sliceStarted = started;
+  const steps = splitSteps(text, options);
+  for (let step = steps.next(), n = 1; ; step = steps.next(), n++) {
+    if (step.done) return step.value;
+    if (n % 64 !== 0) continue;
+    const now = Date.now();
+    if (now - started > timeoutMs) {
+      throw new TrellisError(ErrorCode.ResourceExhausted, `splitting the document into chunks took longer than ${timeoutMs} ms (TRELLIS_PARSE_TIMEOUT_MS)`);
+    }
+    if (now - sliceStarted >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStarted = Date.now();
+    }
+  }
+}
+
+/** Longest stretch the split holds the event loop for, when run in slices. */
+const SLICE_MS = 20;
+
+/** The split as steps: it yields after every sentence, word, window and chunk it handles. */
+function* splitSteps(text: string, options: SplitOptions): Generator<void, TextChunk[]> {
   const sections = options.mode === 'markdown' ? markdownSections(text) : [{ heading: '', body: text }];
   const chunks: TextChunk[] = [];
   for (const section of sections) {
-    const units = sentenceUnits(section.body, options.chunkSize);
-    for (const text of packUnits(units, options)) {
-      chunks.push({ text, heading: section.heading, tokenCount: countTokens(text) });
-    }
+    const units = yield* sentenceUnits(section.body, options.chunkSize);
+    for (const chunk of yield* packUnits(units, options)) chunks.push({ text: chunk.text, heading: section.heading, tokenCount: chunk.tokens });
   }
   return chunks;
 }
@@ -73,7 +110,7 @@ interface Unit {
 }
 
 /** Sentences (paragraph breaks kept), with sentences longer than a chunk cut by words. */
-function sentenceUnits(body: string, chunkSize: number): Unit[] {
+function* sentenceUnits(body: string, chunkSize: number): Generator<void, Unit[]> {
   const units: Unit[] = [];
   for (const paragraph of body.split(/\n\s*\n/)) {
     const trimmed = paragraph.trim();
@@ -81,9 +118,10 @@ function sentenceUnits(body: string, chunkSize: number): Unit[] {
     for (const { segment } of segmenter.segment(trimmed)) {
       const sentence = segment.trim();
       if (sentence === '') continue;
-      const tokens = countTokens(sentence);
+      const tokens = countTokensUpTo(sentence, chunkSize);
       if (tokens <= chunkSize) units.push({ text: sentence, tokens });
-      else units.push(...cutByWords(sentence, chunkSize));
+      else units.push(...(yield* cutByWords(sentence, chunkSize)));
+      yield;
     }
     const last = units[units.length - 1];
     if (last) last.text += '\n\n';
@@ -91,49 +129,121 @@ function sentenceUnits(body: string, chunkSize: number): Unit[] {
   return units;
 }
 
-function cutByWords(sentence: string, chunkSize: number): Unit[] {
-  const words = sentence.split(/\s+/);
+function* cutByWords(sentence: string, chunkSize: number): Generator<void, Unit[]> {
   const pieces: Unit[] = [];
   let current: string[] = [];
   let tokens = 0;
-  for (const word of words) {
-    const wordTokens = countTokens(` ${word}`);
-    if (tokens + wordTokens > chunkSize && current.length > 0) {
-      pieces.push({ text: current.join(' '), tokens });
-      current = [];
-      tokens = 0;
+  // A piece's own count is what must fit: words counted one by one add up to about it, and
+  // the few that tip it over start the next piece.
+  const flush = () => {
+    while (current.length > 0) {
+      const carried: string[] = [];
+      let text = current.join(' ');
+      let real = countTokens(text);
+      while (real > chunkSize && current.length > 1) {
+        carried.unshift(current.pop()!);
+        text = current.join(' ');
+        real = countTokens(text);
+      }
+      pieces.push({ text, tokens: real });
+      current = carried;
     }
+    tokens = 0;
+  };
+  for (const word of sentence.split(/\s+/)) {
+    const wordTokens = countTokensUpTo(` ${word}`, chunkSize);
+    yield;
+    if (wordTokens > chunkSize) {
+      flush();
+      pieces.push(...(yield* cutInsideWord(word, chunkSize)));
+      continue;
+    }
+    if (tokens + wordTokens > chunkSize) flush();
     current.push(word);
     tokens += wordTokens;
   }
-  if (current.length > 0) pieces.push({ text: current.join(' '), tokens });
+  flush();
   return pieces;
 }
 
-function packUnits(units: Unit[], options: SplitOptions): string[] {
-  const chunks: string[] = [];
-  let current: Unit[] = [];
-  let tokens = 0;
-  const emit = () => chunks.push(joinUnits(current));
-  for (const unit of units) {
-    if (tokens + unit.tokens > options.chunkSize && current.length > 0) {
-      emit();
-      const carried: Unit[] = [];
-      let carriedTokens = 0;
-      for (let i = current.length - 1; i >= 0; i--) {
-        const u = current[i]!;
-        if (carriedTokens + u.tokens > options.overlap || carriedTokens + u.tokens + unit.tokens > options.chunkSize) break;
-        carried.unshift(u);
-        carriedTokens += u.tokens;
-      }
-      current = carried;
-      tokens = carriedTokens;
+/**
+ * Cuts a word longer than a chunk into pieces of at most `chunkSize` tokens (for any size of
+ * at least four: a character is at most four tokens). The word is taken in small windows that
+ * always fit; a piece whose own count comes out over the budget gives back windows until it fits.
+ */
+function* cutInsideWord(word: string, chunkSize: number): Generator<void, Unit[]> {
+  const parts = windows(word, Math.max(1, Math.min(MAX_PIECE_LENGTH, Math.floor(chunkSize / 4))));
+  const pieces: Unit[] = [];
+  let start = 0;
+  while (start < parts.length) {
+    let end = start;
+    let estimate = 0;
+    while (end < parts.length) {
+      const next = countTokens(parts[end]!);
+      yield;
+      if (end > start && estimate + next > chunkSize) break;
+      estimate += next;
+      end++;
     }
-    current.push(unit);
-    tokens += unit.tokens;
+    let text = parts.slice(start, end).join('');
+    let tokens = countTokens(text);
+    while (tokens > chunkSize && end - start > 1) {
+      end--;
+      text = parts.slice(start, end).join('');
+      tokens = countTokens(text);
+    }
+    pieces.push({ text, tokens });
+    start = end;
   }
-  if (current.length > 0) emit();
+  return pieces;
+}
+
+/**
+ * Packs units into chunks. Units' counts add up to about a chunk's; the chunk's own count is
+ * the one that must fit (tokens can merge or split where units meet), so a chunk over budget
+ * sheds its overlap first, then its last units.
+ */
+function* packUnits(units: Unit[], options: SplitOptions): Generator<void, Unit[]> {
+  const chunks: Unit[] = [];
+  let carried = 0;
+  let next = 0;
+  while (next < units.length) {
+    let start = next - carried;
+    let end = next;
+    let estimate = 0;
+    for (let i = start; i < next; i++) estimate += units[i]!.tokens;
+    while (end < units.length && (end === next || estimate + units[end]!.tokens <= options.chunkSize)) {
+      estimate += units[end]!.tokens;
+      end++;
+    }
+    let text = joinUnits(units.slice(start, end));
+    let tokens = countTokens(text);
+    while (tokens > options.chunkSize && end - start > 1) {
+      if (start < next) start++;
+      else end--;
+      text = joinUnits(units.slice(start, end));
+      tokens = countTokens(text);
+    }
+    chunks.push({ text, tokens });
+    yield;
+    next = end;
+    carried = end < units.length ? overlapUnits(units, start, end, options) : 0;
+  }
   return chunks;
+}
+
+/** How many trailing units of [start, end) to repeat before `units[end]`. */
+function overlapUnits(units: Unit[], start: number, end: number, options: SplitOptions): number {
+  const following = units[end]!.tokens;
+  let carried = 0;
+  let tokens = 0;
+  for (let i = end - 1; i >= start; i--) {
+    const u = units[i]!;
+    if (tokens + u.tokens > options.overlap || tokens + u.tokens + following > options.chunkSize) break;
+    carried++;
+    tokens += u.tokens;
+  }
+  return carried;
 }
 
 function joinUnits(units: Unit[]): string {

@@ -58,6 +58,15 @@ describe('GraphEditService', () => {
     expect(await code(edits.createSynopsis(ctx, { name: '', description: '', entityIds: [ada] }))).toBe(ErrorCode.InvalidArgument);
     expect(await code(edits.createSynopsis(ctx, { name: 'S', description: '', entityIds: [] }))).toBe(ErrorCode.InvalidArgument);
     expect(await code(edits.listEdits(ctx, 5000))).toBe(ErrorCode.InvalidArgument);
+    const long = 'x'.repeat(20_001);
+    expect(await code(edits.updateEntity(ctx, ada, { description: long }))).toBe(ErrorCode.InvalidArgument);
+    expect(await code(edits.updateRelationship(ctx, 'rel-1', { description: long }))).toBe(ErrorCode.InvalidArgument);
+    expect(await code(edits.createSynopsis(ctx, { name: 'S', description: long, entityIds: [ada] }))).toBe(ErrorCode.InvalidArgument);
+    expect(await code(edits.createSynopsis(ctx, { name: 'S', description: '', entityIds: Array.from({ length: 5_000 }, (_, i) => `e${i}`) }))).toBe(ErrorCode.InvalidArgument);
+    const queries = new GraphQueryService(repositoriesOf(store));
+    expect(await code(queries.searchEntities({ tenantId: 't' }, 'kb', 'q'.repeat(8_001), 10))).toBe(ErrorCode.InvalidArgument);
+    expect(await code(queries.getEntity({ tenantId: 't' }, 'kb', 'n'.repeat(1_025)))).toBe(ErrorCode.InvalidArgument);
+    expect(await code(queries.getSubgraph({ tenantId: 't' }, 'kb', Array.from({ length: 1_001 }, (_, i) => `e${i}`), 1, 10))).toBe(ErrorCode.InvalidArgument);
     expect(await store.listGraphEdits(scope, 10)).toEqual([]);
   });
 

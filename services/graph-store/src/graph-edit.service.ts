@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { TrellisError, stableId } from '@trellis/contracts';
+import { TrellisError, stableId, validateIdList, withinLength } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
@@ -30,6 +30,8 @@ export const SYNOPSIS_TYPE = 'synopsis';
 /** Label of the relationships from a synopsis to the entities it summarises. */
 export const SYNOPSIS_LABEL = 'summarizes';
 const MAX_SYNOPSIS_MEMBERS = 500;
+/** Longest description an edit may set: summaries are far shorter (TRELLIS_SUMMARY_MAX_CHARS). */
+const MAX_DESCRIPTION_CHARS = 20_000;
 const MAX_NAME_CHARS = 500;
 const MAX_LOG_LIMIT = 1000;
 
@@ -53,7 +55,7 @@ export class GraphEditService {
       patch.normalizedName = normalizeEntityName(name);
     }
     if (changes.type !== undefined) patch.type = requireName(changes.type, 'type');
-    if (changes.description !== undefined) patch.description = changes.description.trim();
+    if (changes.description !== undefined) patch.description = withinLength(changes.description.trim(), 'description', MAX_DESCRIPTION_CHARS);
     if (Object.keys(patch).length === 0) throw TrellisError.invalid('nothing to change: set name, type or description');
     return this.repos.graphEdits.updateEntity(await this.scope(ctx), entityId, patch, this.meta(ctx));
   }
@@ -63,7 +65,7 @@ export class GraphEditService {
     requireId(relationshipId, 'relationship_id');
     const patch: RelationshipPatch = {};
     if (changes.label !== undefined) patch.label = requireName(changes.label, 'label');
-    if (changes.description !== undefined) patch.description = changes.description.trim();
+    if (changes.description !== undefined) patch.description = withinLength(changes.description.trim(), 'description', MAX_DESCRIPTION_CHARS);
     if (changes.weight !== undefined) {
       if (!Number.isFinite(changes.weight)) throw TrellisError.invalid('weight must be a finite number');
       patch.weight = changes.weight;
@@ -101,6 +103,8 @@ export class GraphEditService {
 
   async createSynopsis(ctx: EditContext, input: { name: string; description: string; entityIds: readonly string[]; type?: string }): Promise<EntityRecord> {
     const name = requireName(input.name, 'name');
+    withinLength(input.description, 'description', MAX_DESCRIPTION_CHARS);
+    validateIdList(input.entityIds, 'entity_ids');
     const type = input.type === undefined || input.type.trim() === '' ? SYNOPSIS_TYPE : requireName(input.type, 'type');
     const members = [...new Set(input.entityIds.map((id) => id.trim()))];
     if (members.length === 0 || members.includes('')) throw TrellisError.invalid('entity_ids must name at least one entity, none empty');
@@ -110,7 +114,7 @@ export class GraphEditService {
     const missing = members.filter((id) => !found.some((e) => e.id === id));
     if (missing.length > 0) throw TrellisError.notFound(`entities not found: ${missing.join(', ')}`);
     const meta = this.meta(ctx);
-    const description = input.description.trim();
+    const description = withinLength(input.description.trim(), 'description', MAX_DESCRIPTION_CHARS);
     const id = stableId('syn', scope.tenantId, scope.kbId, meta.id);
     const vectors = await this.embedder.embed([`${name} (${type}): ${description}`, ...found.map((e) => `${name} ${SYNOPSIS_LABEL} ${e.name}`)]);
     const links = found.map((member, i) => ({

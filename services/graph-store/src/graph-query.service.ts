@@ -1,8 +1,12 @@
-import { TrellisError } from '@trellis/contracts';
+import { TrellisError, validateIdList, withinLength } from '@trellis/contracts';
 import type { TenantScope } from '@trellis/contracts';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { EntityRecord, RelationshipRecord, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
+
+const MAX_QUERY_CHARS = 8000;
+/** An entity id or name: names are at most a few hundred characters. */
+const MAX_ENTITY_REFERENCE_CHARS = 1024;
 
 export interface EntityDetail {
   entity: EntityRecord;
@@ -23,12 +27,14 @@ export class GraphQueryService {
 
   async searchEntities(tenant: TenantScope, knowledgeBase: string, query: string, limit: number): Promise<EntityRecord[]> {
     if (query.trim() === '') throw TrellisError.invalid('query is required');
+    withinLength(query, 'query', MAX_QUERY_CHARS);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     return this.repos.graphReads.searchEntitiesByName(kbScope(kb), query, clampLimit(limit, 20));
   }
 
   async getEntity(tenant: TenantScope, knowledgeBase: string, idOrName: string): Promise<EntityDetail> {
     if (idOrName.trim() === '') throw TrellisError.invalid('entity is required');
+    withinLength(idOrName, 'entity', MAX_ENTITY_REFERENCE_CHARS);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const scope = kbScope(kb);
     const entity =
@@ -46,6 +52,7 @@ export class GraphQueryService {
 
   async getSubgraph(tenant: TenantScope, knowledgeBase: string, entityIds: readonly string[], depth: number, maxEntities: number): Promise<Subgraph> {
     if (entityIds.length === 0) throw TrellisError.invalid('entity_ids must name at least one entity');
+    entityIds = validateIdList(entityIds, 'entity_ids');
     if (depth > 4) throw TrellisError.invalid('depth must be at most 4');
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const scope = kbScope(kb);

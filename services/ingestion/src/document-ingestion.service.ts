@@ -6,7 +6,9 @@ import { assertVectorsCompatible } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
-import { parseDocument } from './parsing/document-parser';
+import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
+import { validateDocumentMetadata, validateFilename, validateSourceUri } from './document-request-limits';
+import { UrlFetcher } from './url-fetch/url-fetcher';
 
 export interface IncomingDocument {
   readonly knowledgeBase: string;
@@ -27,6 +29,11 @@ export interface IngestResult {
 export interface IngestionLimits {
   readonly maxUploadBytes: number;
   readonly urlFetchTimeoutMs: number;
+  readonly urlFetchMaxRedirects: number;
+  /** TRELLIS_URL_FETCH_ALLOW: internal destinations URL fetching may reach anyway. */
+  readonly urlFetchAllow: readonly string[];
+  readonly parseTimeoutMs: number;
+  readonly maxDecompressedBytes: number;
 }
 
 /**
@@ -34,13 +41,17 @@ export interface IngestionLimits {
  * `document.ingested`. Identical content is recognised by hash and not indexed again.
  */
 export class DocumentIngestionService {
+  private readonly fetcher: UrlFetcher;
+
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents'>,
     private readonly bus: EventBus,
     private readonly limits: IngestionLimits,
     /** New text is refused for a knowledge base whose vectors another model made. */
     private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
-  ) {}
+  ) {
+    this.fetcher = new UrlFetcher({ timeoutMs: limits.urlFetchTimeoutMs, maxRedirects: limits.urlFetchMaxRedirects, maxBytes: limits.maxUploadBytes, allow: limits.urlFetchAllow });
+  }
 
   /** Raises RESOURCE_EXHAUSTED as soon as a stream passes the upload limit. */
   assertWithinLimit(sizeBytes: number, filename: string): void {
@@ -53,8 +64,9 @@ export class DocumentIngestionService {
   }
 
   async ingest(tenant: TenantScope, incoming: IncomingDocument): Promise<IngestResult> {
-    const filename = basename(incoming.filename.trim());
-    if (filename === '') throw TrellisError.invalid('filename is required');
+    const filename = validateFilename(incoming.filename);
+    validateSourceUri(incoming.sourceUri);
+    validateDocumentMetadata(incoming.metadata);
     this.assertWithinLimit(incoming.bytes.byteLength, filename);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, incoming.knowledgeBase);
     assertVectorsCompatible(kb, this.embedding);
@@ -79,7 +91,11 @@ export class DocumentIngestionService {
       this.repos.documents.recordStage(scope, { documentId: identity.id, version: identity.version, stage: 'ingestion', startedAt, finishedAt: new Date().toISOString(), error });
     let parsed;
     try {
-      parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType);
+      parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType, {
+        ...DEFAULT_PARSE_LIMITS,
+        timeoutMs: this.limits.parseTimeoutMs,
+        maxDecompressedBytes: this.limits.maxDecompressedBytes,
+      });
     } catch (error) {
       const message = error instanceof TrellisError ? error.message : `could not parse "${filename}": ${(error as Error).message}`;
       await this.repos.documents.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
@@ -94,6 +110,8 @@ export class DocumentIngestionService {
 
   /** Downloads a URL and ingests it; the URL is the document's source identity. */
   async ingestUrl(tenant: TenantScope, knowledgeBase: string, url: string, metadata: Record<string, string>): Promise<IngestResult> {
+    validateSourceUri(url, 'url');
+    validateDocumentMetadata(metadata);
     let parsedUrl: URL;
     try {
       parsedUrl = new URL(url);
@@ -102,8 +120,9 @@ export class DocumentIngestionService {
     }
     if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw TrellisError.invalid('only http and https URLs can be added');
     await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
-    const { bytes, mimeType } = await this.download(parsedUrl);
-    const filename = basename(parsedUrl.pathname) || parsedUrl.hostname;
+    const { bytes, mimeType } = await this.fetcher.fetch(parsedUrl);
+    // The name a URL gives is the end of its (percent-encoded) path, kept within the file name limit.
+    const filename = (basename(parsedUrl.pathname) || parsedUrl.hostname).slice(-200);
     const withExtension = /\.[a-z0-9]+$/i.test(filename) ? filename : `${filename}.html`;
     return this.ingest(tenant, { knowledgeBase, filename: withExtension, mimeType, sourceUri: parsedUrl.href, metadata, bytes });
   }
@@ -133,26 +152,6 @@ export class DocumentIngestionService {
       },
       { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
     );
-  }
-
-  private async download(url: URL): Promise<{ bytes: Uint8Array; mimeType: string }> {
-    let response: Response;
-    try {
-      response = await fetch(url, { signal: AbortSignal.timeout(this.limits.urlFetchTimeoutMs), redirect: 'follow' });
-    } catch (error) {
-      throw new TrellisError(ErrorCode.FailedPrecondition, `could not fetch ${url.href}: ${(error as Error).message}`);
-    }
-    if (!response.ok) throw new TrellisError(ErrorCode.FailedPrecondition, `fetching ${url.href} returned HTTP ${response.status}`);
-    const declared = Number(response.headers.get('content-length') ?? '0');
-    this.assertWithinLimit(declared, url.href);
-    const parts: Uint8Array[] = [];
-    let size = 0;
-    for await (const part of response.body ?? []) {
-      size += part.byteLength;
-      this.assertWithinLimit(size, url.href);
-      parts.push(part);
-    }
-    return { bytes: Buffer.concat(parts), mimeType: response.headers.get('content-type') ?? '' };
   }
 }
 

@@ -1,4 +1,4 @@
-import { TrellisError } from '@trellis/contracts';
+import { TrellisError, withinLength } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import type { EmbedderInfo } from '@trellis/models';
 import type { SummaryRefresher } from '@trellis/graph';
@@ -31,6 +31,8 @@ export interface KnowledgeBaseChanges {
 
 const MAX_ENTITY_TYPES = 50;
 const MAX_PROMPT_TEXT = 20_000;
+/** Model names and prompt versions: provider model ids are well under this. */
+const MAX_MODEL_NAME_CHARS = 256;
 
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
@@ -65,7 +67,7 @@ export class KnowledgeBaseService {
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, idOrName);
     const settings: KbSettings = {
       ...kb.settings,
-      llmModel: changes.llmModel !== undefined ? changes.llmModel.trim() : kb.settings.llmModel,
+      llmModel: changes.llmModel !== undefined ? withinLength(changes.llmModel.trim(), 'llm_model', MAX_MODEL_NAME_CHARS) : kb.settings.llmModel,
       extraction: changes.extraction !== undefined ? validateExtraction(changes.extraction) : kb.settings.extraction,
       resolution: changes.resolution !== undefined ? validateResolution(changes.resolution) : kb.settings.resolution,
     };
@@ -153,8 +155,8 @@ function validateSettings(input: KnowledgeBaseInput['settings']): KbSettings {
     splitter,
     embeddingModel: input.embeddingModel ?? '',
     embeddingDimensions: input.embeddingDimensions ?? 0,
-    llmModel: input.llmModel ?? '',
-    extractionPromptVersion: input.extractionPromptVersion ?? '',
+    llmModel: withinLength(input.llmModel ?? '', 'models.llm_model', MAX_MODEL_NAME_CHARS),
+    extractionPromptVersion: withinLength(input.extractionPromptVersion ?? '', 'models.extraction_prompt_version', MAX_MODEL_NAME_CHARS),
     ...(input.extraction !== undefined ? { extraction: validateExtraction(input.extraction) } : {}),
     resolution: validateResolution(input.resolution),
   };

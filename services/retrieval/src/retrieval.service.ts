@@ -1,4 +1,4 @@
-import { TrellisError, toEntityMessage, toRelationshipMessage } from '@trellis/contracts';
+import { DEFAULT_HISTORY_LIMITS, TrellisError, toEntityMessage, toRelationshipMessage, validateChatHistory, validateIdList } from '@trellis/contracts';
 import type { KbScope, TenantScope, v1 } from '@trellis/contracts';
 import { refineQuestionWithEntities, vectorsCompatible } from '@trellis/models';
 import type { ChatModel, EmbeddingProvider, RerankerProvider } from '@trellis/models';
@@ -70,8 +70,9 @@ export class RetrievalService {
     const filter = validateFilter(request.filter);
     const expansion = request.expansion.trim();
     if (expansion.length > MAX_QUERY_CHARS) throw TrellisError.invalid(`expansion is longer than ${MAX_QUERY_CHARS} characters`);
+    const requestedDocuments = validateIdList(request.documentIds, 'document_ids');
     const names = [...new Set([request.knowledgeBase, ...request.additionalKnowledgeBases])];
-    if (names.length > MAX_KNOWLEDGE_BASES) throw TrellisError.invalid(`at most ${MAX_KNOWLEDGE_BASES} knowledge bases per request`);
+    if (names.length > MAX_KNOWLEDGE_BASES || request.additionalKnowledgeBases.length > MAX_KNOWLEDGE_BASES) throw TrellisError.invalid(`at most ${MAX_KNOWLEDGE_BASES} knowledge bases per request (knowledge_base and additional_knowledge_bases)`);
     const kbs = [...new Map((await Promise.all(names.map((name) => requireKnowledgeBase(this.repos.knowledgeBases, tenant, name)))).map((kb) => [kb.id, kb])).values()];
     const scopes = kbs.map(kbScope);
     const subQuestions = request.decompose && this.decomposer ? await this.decomposer.decompose(query) : [];
@@ -83,7 +84,7 @@ export class RetrievalService {
     const depth = questions.length > 1 ? Math.max(k, CANDIDATE_POOL) : k;
     const rankedPerKb = await Promise.all(
       scopes.map(async (scope, kbIndex) => {
-        const documentIds = await this.allowedDocuments(scope, request.documentIds, filter);
+        const documentIds = await this.allowedDocuments(scope, requestedDocuments, filter);
         if (documentIds?.length === 0) return [];
         const kbMode = this.vectorsUsable(kbs[kbIndex]!) ? mode : withoutVectors(mode);
         const rankings = await Promise.all(
@@ -253,9 +254,7 @@ function validateRefinement(refinement: string | undefined): Refinement {
 }
 
 function validateHistory(history: readonly v1.ChatMessage[]): readonly v1.ChatMessage[] {
-  if (history.length > MAX_HISTORY_MESSAGES) throw TrellisError.invalid(`history has more than ${MAX_HISTORY_MESSAGES} messages`);
-  if (history.some((m) => m.content.length > MAX_HISTORY_MESSAGE_CHARS)) throw TrellisError.invalid(`a history message is longer than ${MAX_HISTORY_MESSAGE_CHARS} characters`);
-  return history;
+  return validateChatHistory(history, { ...DEFAULT_HISTORY_LIMITS, maxMessages: MAX_HISTORY_MESSAGES, maxMessageChars: MAX_HISTORY_MESSAGE_CHARS });
 }
 
 /** A request's document filter: a source-URI prefix and metadata entries that must all match. */

@@ -91,8 +91,13 @@ describe('standalone: bad input gets a clear error and loses nothing', () => {
     expect(long.details).toMatch(/longer than 8000/);
   });
 
-  it('answers FAILED_PRECONDITION when a URL cannot be fetched, INVALID_ARGUMENT for a bad URL', async () => {
-    expect((await grpcCode(client.addDocumentFromUrl({ knowledgeBase: 'kb', url: 'http://127.0.0.1:1/doc.html' }))).code).toBe(status.FAILED_PRECONDITION);
+  it('refuses URLs that reach inside (its own /metrics, metadata addresses), INVALID_ARGUMENT for a bad URL', async () => {
+    for (const url of [`${server.httpUrl}/metrics`, 'http://127.0.0.1:1/doc.html', 'http://[::1]:1/', 'http://169.254.169.254/latest/meta-data/', 'http://0.0.0.0:1/']) {
+      const refused = await grpcCode(client.addDocumentFromUrl({ knowledgeBase: 'kb', url }));
+      expect(refused.code, url).toBe(status.INVALID_ARGUMENT);
+      expect(refused.details, url).toMatch(/refusing to fetch .*TRELLIS_URL_FETCH_ALLOW/);
+    }
+    expect((await client.listDocuments('kb')).documents.some((d) => d.sourceUri.includes('/metrics'))).toBe(false);
     expect((await grpcCode(client.addDocumentFromUrl({ knowledgeBase: 'kb', url: 'ftp://example/doc' }))).code).toBe(status.INVALID_ARGUMENT);
   });
 

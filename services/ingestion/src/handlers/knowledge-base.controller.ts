@@ -4,6 +4,7 @@ import { Observable, from, mergeMap, reduce } from 'rxjs';
 import { TrellisError, v1 } from '@trellis/contracts';
 import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { DocumentIngestionService } from '../document-ingestion.service';
+import { validateFilename } from '../document-request-limits';
 import { DocumentReindexService } from '../document-reindex.service';
 import { KnowledgeBaseService } from '../knowledge-base.service';
 import { fromExtractionMessage, fromResolutionMessage, toDocumentMessage, toKnowledgeBaseMessage } from './messages';
@@ -83,6 +84,8 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   private accumulate(state: UploadState, message: v1.UploadDocumentRequest): UploadState {
     if (message.metadata) {
       if (state.metadata) throw TrellisError.invalid('upload metadata must be sent once, in the first message');
+      // Refused as soon as it arrives, not after the whole file has streamed in.
+      validateFilename(message.metadata.filename);
       state.metadata = message.metadata;
     } else if (message.data) {
       if (!state.metadata) throw TrellisError.invalid('the first upload message must carry metadata');
