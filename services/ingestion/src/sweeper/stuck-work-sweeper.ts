@@ -48,7 +48,7 @@ export class StuckWorkSweeper {
 
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'llmBudget'>,
-    private readonly bus: EventBus,
+    private readonly bus: Pick<EventBus, 'publish'>,
     private readonly ingestion: Pick<DocumentIngestionService, 'announce'>,
     private readonly options: SweeperOptions,
     private readonly telemetry: SweeperTelemetry,
