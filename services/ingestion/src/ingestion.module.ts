@@ -1,4 +1,4 @@
-import { Logger, Module } from '@nestjs/common';
+import { Inject, Logger, Module } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
@@ -83,7 +83,7 @@ import { SweeperSchedule } from './sweeper/sweeper-schedule';
   exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService, SweeperSchedule],
 })
 export class IngestionModule implements OnModuleDestroy {
-  constructor(private readonly sweeper: SweeperSchedule) {}
+  constructor(@Inject(SweeperSchedule) private readonly sweeper: SweeperSchedule) {}
 
   /** The sweeper is started by the process once its bus runs (see main.ts), and stopped here. */
   onModuleDestroy(): Promise<void> {
