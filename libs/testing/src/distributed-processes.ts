@@ -96,7 +96,8 @@ export class DistributedDeployment {
   /** `kill -9`: no shutdown hooks, nothing committed that was in flight. */
   async kill(name: ServiceName): Promise<void> {
     const service = this.processes.get(name);
-    if (!service || service.child.exitCode !== null) return;
+    // A process killed by a signal keeps exitCode null: its signalCode says it is gone.
+    if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
     const exited = new Promise((r) => service.child.once('exit', r));
     service.child.kill('SIGKILL');
     await exited;
