@@ -106,7 +106,7 @@ export class DistributedDeployment {
   async stopAll(): Promise<void> {
     await Promise.all(
       [...this.processes.values(), ...this.replicas].map(async (service) => {
-        if (service.child.exitCode !== null) return;
+        if (service.child.exitCode !== null || service.child.signalCode !== null) return;
         const exited = new Promise((r) => service.child.once('exit', r));
         service.child.kill('SIGTERM');
         const timer = setTimeout(() => service.child.kill('SIGKILL'), 20_000);

@@ -73,14 +73,18 @@ if (!kafkaBrokers || !mysqlUrl) {
       const admin = kafka.admin();
       await admin.connect();
       try {
-        // The killed member stays in the group until its session times out.
+        const ends = await admin.fetchTopicOffsets(`${prefix}${topic}`);
+        // The killed member stays in the group until its session times out; until then the broker refuses.
         await waitFor(
-          async () => admin.resetOffsets({ groupId: `${prefix}${group}`, topic: `${prefix}${topic}`, earliest: false }).then(() => true, () => undefined),
+          async () =>
+            admin.setOffsets({ groupId: `${prefix}${group}`, topic: `${prefix}${topic}`, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) }).then(
+              () => true,
+              () => undefined,
+            ),
           60_000,
           `${group} to have no members`,
         );
         const offsets = await admin.fetchOffsets({ groupId: `${prefix}${group}`, topics: [`${prefix}${topic}`] });
-        const ends = await admin.fetchTopicOffsets(`${prefix}${topic}`);
         expect(offsets[0]!.partitions.map((p) => [p.partition, p.offset]).sort()).toEqual(ends.map((p) => [p.partition, p.high]).sort());
       } finally {
         await admin.disconnect();
