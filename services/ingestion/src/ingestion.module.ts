@@ -85,7 +85,7 @@ import { SweeperSchedule } from './sweeper/sweeper-schedule';
 export class IngestionModule implements OnModuleDestroy {
   constructor(@Inject(SweeperSchedule) private readonly sweeper: SweeperSchedule) {}
 
-  /** The sweeper is started by the process once its bus runs (see main.ts), and stopped here. */
+  /** The sweeper is started by the process once its bus runs (main.ts, standalone), and stopped here. */
   onModuleDestroy(): Promise<void> {
     return this.sweeper.stop();
   }
