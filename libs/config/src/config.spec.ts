@@ -87,4 +87,12 @@ describe('loadConfig', () => {
     // One process: chat reaches retrieval in process, no token needed.
     expect(problems({ TRELLIS_API_KEYS: 'k1=acme' })).toEqual([]);
   });
+
+  it('reads the sweeper settings with defaults, 0 turning it off, and rejects values out of range', () => {
+    expect(loadConfig({}, 't').sweeper).toEqual({ intervalMs: 60_000, stuckAfterMs: 600_000, maxRedrives: 5 });
+    expect(loadConfig({ TRELLIS_SWEEP_INTERVAL_MS: '0', TRELLIS_STUCK_AFTER_MS: '2000', TRELLIS_MAX_REDRIVES: '2' }, 't').sweeper).toEqual({ intervalMs: 0, stuckAfterMs: 2000, maxRedrives: 2 });
+    expect(() => loadConfig({ TRELLIS_SWEEP_INTERVAL_MS: '-1', TRELLIS_STUCK_AFTER_MS: '5', TRELLIS_MAX_REDRIVES: '0' }, 't')).toThrow(
+      /TRELLIS_SWEEP_INTERVAL_MS[\s\S]*TRELLIS_STUCK_AFTER_MS[\s\S]*TRELLIS_MAX_REDRIVES/,
+    );
+  });
 });

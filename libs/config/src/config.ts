@@ -156,6 +156,21 @@ export interface TrellisConfig {
    */
   readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
   readonly resolution: ResolutionDefaults;
+  readonly sweeper: SweeperSettings;
+}
+
+/**
+ * The sweeper re-drives indexing work whose event was lost (a write committed, its event never
+ * reached the broker or a crash fell between them): documents still `pending` and chunks still
+ * `embedded` or `extracted` after `stuckAfterMs` get their event again.
+ */
+export interface SweeperSettings {
+  /** TRELLIS_SWEEP_INTERVAL_MS: how often to look for stuck work; 0 turns the sweeper off. */
+  readonly intervalMs: number;
+  /** TRELLIS_STUCK_AFTER_MS: how long work may sit in one status before it counts as stuck. */
+  readonly stuckAfterMs: number;
+  /** TRELLIS_MAX_REDRIVES: re-drives of one document version before it fails with an error. */
+  readonly maxRedrives: number;
 }
 
 /** Shortest TRELLIS_INTERNAL_TOKEN accepted: it is a bearer secret for every tenant. */
@@ -308,6 +323,11 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
       apiKey: text('TRELLIS_RERANKER_API_KEY'),
     },
     resolution,
+    sweeper: {
+      intervalMs: int('TRELLIS_SWEEP_INTERVAL_MS', 60_000, 0, 86_400_000),
+      stuckAfterMs: int('TRELLIS_STUCK_AFTER_MS', 600_000, 100, 604_800_000),
+      maxRedrives: int('TRELLIS_MAX_REDRIVES', 5, 1, 1000),
+    },
     embeddings,
     openai: {
       enabled: baseUrl !== undefined || apiKey !== undefined,

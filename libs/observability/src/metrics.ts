@@ -104,6 +104,13 @@ export class TrellisMetrics {
     },
   });
 
+  readonly sweeperRedrives = new Counter({
+    name: 'trellis_sweeper_redrives_total',
+    help: 'Indexing work the sweeper found stuck, by what (document, chunk) and what it did (redriven; gave_up: marked failed after the re-drive cap).',
+    labelNames: ['item', 'action'] as const,
+    registers: [this.registry],
+  });
+
   readonly documentsIngested = new Counter({
     name: 'trellis_documents_ingested_total',
     help: 'Documents offered for indexing over gRPC, by outcome (new_version, unchanged, rejected).',

@@ -9,6 +9,7 @@ import { describeStoreContract } from './store-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
+import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract } from './chunk-progress-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
@@ -44,6 +45,7 @@ const STORE_METHODS = [
   'createKnowledgeBase', 'listKnowledgeBases', 'findKnowledgeBase', 'updateKnowledgeBase', 'deleteKnowledgeBase', 'countDocuments',
   'findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'getDocumentText',
   'setDocumentStatus', 'countChunksByStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments',
+  'listStuckDocuments', 'listStuckChunks', 'recordRedrive',
   'upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'searchChunksByVector', 'searchChunksFullText',
   'getCachedExtraction', 'putCachedExtraction', 'addLlmUsage', 'getDocumentLlmUsage', 'getKnowledgeBaseLlmUsage',
   'takeFromBucket', 'acquireLease', 'releaseLease', 'applyChunkExtraction', 'getEntities', 'findEntitiesByNormalizedName',
@@ -137,6 +139,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases.last), used)]);
       describeGraphEditContract(flavour.name, freshStore);
       describeChunkProgressContract(flavour.name, freshStore);
+      describeStuckWorkContract(flavour.name, freshStore);
       describeExtractionCacheContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {

@@ -96,7 +96,8 @@ export class DistributedDeployment {
   /** `kill -9`: no shutdown hooks, nothing committed that was in flight. */
   async kill(name: ServiceName): Promise<void> {
     const service = this.processes.get(name);
-    if (!service || service.child.exitCode !== null) return;
+    // A process killed by a signal keeps exitCode null: its signalCode says it is gone.
+    if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
     const exited = new Promise((r) => service.child.once('exit', r));
     service.child.kill('SIGKILL');
     await exited;
@@ -105,7 +106,7 @@ export class DistributedDeployment {
   async stopAll(): Promise<void> {
     await Promise.all(
       [...this.processes.values(), ...this.replicas].map(async (service) => {
-        if (service.child.exitCode !== null) return;
+        if (service.child.exitCode !== null || service.child.signalCode !== null) return;
         const exited = new Promise((r) => service.child.once('exit', r));
         service.child.kill('SIGTERM');
         const timer = setTimeout(() => service.child.kill('SIGKILL'), 20_000);

@@ -22,7 +22,7 @@ export interface IncomingDocument {
 
 export interface IngestResult {
   readonly document: DocumentRecord;
-  /** True when the content matched the current version and nothing was re-indexed. */
+  /** True when the content matched the current, already indexed, version and nothing was done. */
   readonly unchanged: boolean;
 }
 
@@ -38,7 +38,8 @@ export interface IngestionLimits {
 
 /**
  * Accepts a document, parses it to text, stores it as a new version and announces it on
- * `document.ingested`. Identical content is recognised by hash and not indexed again.
+ * `document.ingested`. Identical content is recognised by hash and not indexed again; while
+ * its indexing has not finished, it is announced again (same version).
  */
 export class DocumentIngestionService {
   private readonly fetcher: UrlFetcher;
@@ -75,7 +76,11 @@ export class DocumentIngestionService {
     const hash = contentHash(incoming.bytes);
     const existing = await this.repos.documents.findDocumentBySource(scope, sourceUri);
     if (existing !== null && existing.contentHash === hash && existing.status !== 'failed') {
-      return { document: existing, unchanged: true };
+      // Not in the graph yet: its event may have been lost (a crash between the write and the
+      // publish), so the same version is announced again; every stage is idempotent.
+      if (existing.status === 'graphed') return { document: existing, unchanged: true };
+      await this.announce(scope, existing);
+      return { document: existing, unchanged: false };
     }
     const identity = {
       id: existing?.id ?? stableId('doc', scope.tenantId, scope.kbId, sourceUri),

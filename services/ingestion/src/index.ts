@@ -5,3 +5,6 @@ export * from './parsing/document-parser';
 export { SUPPORTED_EXTENSIONS, resolveMimeType } from './parsing/mime-types';
 export { toDocumentMessage, toKnowledgeBaseMessage } from './handlers/messages';
 export * from './document-reindex.service';
+export * from './sweeper/stuck-work-plan';
+export * from './sweeper/stuck-work-sweeper';
+export * from './sweeper/sweeper-schedule';

@@ -1,16 +1,21 @@
-import { Logger, Module } from '@nestjs/common';
+import { Inject, Logger, Module } from '@nestjs/common';
+import type { OnModuleDestroy } from '@nestjs/common';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import type { TrellisConfig } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import { EVENT_BUS } from '@trellis/messaging';
+import { LOGGER, METRICS } from '@trellis/observability';
+import type { Logger as ProcessLogger, TrellisMetrics } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
-import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
-import type { ChunkRepository, DocumentRepository, GraphSummaryRepository, KnowledgeBaseRepository, LlmUsageRepository } from '@trellis/storage';
+import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
+import type { ChunkRepository, DocumentRepository, GraphSummaryRepository, KnowledgeBaseRepository, LlmBudgetRepository, LlmUsageRepository } from '@trellis/storage';
 import { DocumentIngestionService } from './document-ingestion.service';
 import { DocumentReindexService } from './document-reindex.service';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
 import { KnowledgeBaseService } from './knowledge-base.service';
+import { StuckWorkSweeper } from './sweeper/stuck-work-sweeper';
+import { SweeperSchedule } from './sweeper/sweeper-schedule';
 
 @Module({
   controllers: [KnowledgeBaseController],
@@ -44,7 +49,49 @@ import { KnowledgeBaseService } from './knowledge-base.service';
         new DocumentReindexService({ knowledgeBases, documents }, ingestion, models.embedder),
       inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, DocumentIngestionService, MODELS],
     },
+    {
+      // Ingestion owns the documents, so it re-drives the ones whose events were lost (see the sweeper).
+      provide: SweeperSchedule,
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        documents: DocumentRepository,
+        chunks: ChunkRepository,
+        llmBudget: LlmBudgetRepository,
+        bus: EventBus,
+        ingestion: DocumentIngestionService,
+        metrics: TrellisMetrics,
+        config: TrellisConfig,
+        processLogger: ProcessLogger,
+      ) => {
+        const logger = processLogger.child({ component: 'sweeper' });
+        const { intervalMs, stuckAfterMs, maxRedrives } = config.sweeper;
+        const sweeper = new StuckWorkSweeper({ knowledgeBases, documents, chunks, llmBudget }, bus, ingestion, {
+          stuckAfterMs,
+          maxRedrives,
+          batchSize: SWEEP_BATCH,
+          leaseMs: Math.max(2 * intervalMs, MIN_SWEEP_LEASE_MS),
+        }, {
+          redriven: (item, count) => metrics.sweeperRedrives.inc({ item, action: 'redriven' }, count),
+          gaveUp: (item, count) => metrics.sweeperRedrives.inc({ item, action: 'gave_up' }, count),
+          log: (fields, message) => logger.info(fields, message),
+        });
+        return new SweeperSchedule(sweeper, intervalMs, (error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'sweep failed; the next interval tries again'));
+      },
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_BUS, DocumentIngestionService, METRICS, CONFIG, LOGGER],
+    },
   ],
-  exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService],
+  exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService, SweeperSchedule],
 })
-export class IngestionModule {}
+export class IngestionModule implements OnModuleDestroy {
+  constructor(@Inject(SweeperSchedule) private readonly sweeper: SweeperSchedule) {}
+
+  /** The sweeper is started by the process once its bus runs (main.ts, standalone), and stopped here. */
+  onModuleDestroy(): Promise<void> {
+    return this.sweeper.stop();
+  }
+}
+
+/** Items of each kind one sweep reads; a larger backlog is worked off over several sweeps. */
+const SWEEP_BATCH = 500;
+/** A sweep that hangs (store unreachable) holds the lease at most this long or two intervals. */
+const MIN_SWEEP_LEASE_MS = 60_000;

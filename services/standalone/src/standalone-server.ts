@@ -3,7 +3,7 @@ import { ChatModule } from '@trellis/chat';
 import { ChunkingModule } from '@trellis/chunking';
 import { ExtractionModule } from '@trellis/extraction';
 import { GraphStoreModule, GraphWriterService } from '@trellis/graph-store';
-import { DocumentIngestionService, IngestionModule } from '@trellis/ingestion';
+import { DocumentIngestionService, IngestionModule, SweeperSchedule } from '@trellis/ingestion';
 import { startTrellisProcess } from '@trellis/runtime';
 import type { RunningProcess } from '@trellis/runtime';
 import { RetrievalModule, RetrievalService } from '@trellis/retrieval';
@@ -30,6 +30,7 @@ export function startStandaloneServer(config: TrellisConfig): Promise<RunningPro
       if (resumed > 0) runtime.logger.info({ documents: resumed }, 'resuming unfinished indexing');
       const summaries = await app.get(GraphWriterService).refreshPendingSummaries();
       if (summaries > 0) runtime.logger.info({ summaries }, 'finished summaries left pending by the previous run');
+      app.get(SweeperSchedule).start();
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
+import type { StuckChunk } from './stuck-work';
 
 /** Chunks of document versions with their embeddings, index status and search. */
 export interface ChunkRepository {
@@ -18,6 +19,11 @@ export interface ChunkRepository {
   markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null>;
   /** Chunk counts per status for the document's current version. */
   countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>>;
+  /**
+   * Chunks of every tenant's current versions in `embedded` or `extracted` since before
+   * `before` (ISO-8601), of documents not failed, oldest first.
+   */
+  listStuckChunks(before: string, limit: number): Promise<StuckChunk[]>;
   /** Nearest chunks of current document versions by cosine similarity. */
   searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]>;
   /** BM25 ranking of current chunks for the words of `query`. */

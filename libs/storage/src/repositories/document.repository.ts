@@ -1,5 +1,6 @@
 import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
+import type { StuckDocument } from './stuck-work';
 
 /** A document of an unfinished indexing run, as a restart finds it. */
 export type UnfinishedDocument = KbScope & { documentId: string; version: number; status: IndexStatus };
@@ -29,6 +30,13 @@ export interface DocumentRepository {
   deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number>;
   /** Documents whose indexing has not finished, in every tenant: what a restart re-drives. */
   listUnfinishedDocuments(): Promise<UnfinishedDocument[]>;
+  /** Documents of every tenant still `pending` and unchanged since `before` (ISO-8601), oldest first. */
+  listStuckDocuments(before: string, limit: number): Promise<StuckDocument[]>;
+  /**
+   * Counts a sweeper re-drive of the version and restarts the wait of it and of `chunkIds`;
+   * the re-drives so far, or null when the version is no longer current or finished meanwhile.
+   */
+  recordRedrive(scope: KbScope, documentId: string, version: number, chunkIds: readonly string[]): Promise<number | null>;
   /** Adds one piece of work to its stage's aggregate (earliest start, latest finish, counts). */
   recordStage(scope: KbScope, event: StageEvent): Promise<void>;
   /** The stages of a document version, in pipeline order. */

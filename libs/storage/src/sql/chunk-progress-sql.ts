@@ -8,10 +8,12 @@ import type { SqlSession } from './sql-session';
 export async function setChunkStatusCounted(d: SqlDialect, tx: SqlSession, scope: KbScope, chunkId: string, status: IndexStatus, error: string | null): Promise<void> {
   const key = [scope.tenantId, scope.kbId, chunkId];
   const transition = status === 'graphed' ? "status <> 'graphed'" : "status = 'graphed'";
-  const moved = await tx.exec(`UPDATE chunks SET status = ?, error = ? WHERE ${d.byIdScope()} AND id = ? AND ${transition}`, [status, error, ...key]);
+  // updated_at tells the sweeper how long the chunk has been waiting in its status.
+  const at = d.time(new Date().toISOString());
+  const moved = await tx.exec(`UPDATE chunks SET status = ?, error = ?, updated_at = ? WHERE ${d.byIdScope()} AND id = ? AND ${transition}`, [status, error, at, ...key]);
   if (moved === 0) {
     // Already graphed (a replay: nothing to do), or a status change that does not move the counter.
-    if (status !== 'graphed') await tx.exec(`UPDATE chunks SET status = ?, error = ? WHERE ${d.byIdScope()} AND id = ?`, [status, error, ...key]);
+    if (status !== 'graphed') await tx.exec(`UPDATE chunks SET status = ?, error = ?, updated_at = ? WHERE ${d.byIdScope()} AND id = ?`, [status, error, at, ...key]);
     return;
   }
   await tx.exec(

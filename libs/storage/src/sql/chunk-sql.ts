@@ -13,7 +13,7 @@ import { chunkCandidates } from './vector-ranking';
 import type { Scored } from './vector-ranking';
 
 /** Columns an upsert takes from the new row; `status` is decided first (see upsertChunks). */
-const REWRITTEN_COLUMNS = ['text', 'heading', 'token_count', 'content_hash', 'fts_length', 'embedding'];
+const REWRITTEN_COLUMNS = ['text', 'heading', 'token_count', 'content_hash', 'fts_length', 'embedding', 'updated_at'];
 
 /** Chunks of documents: written with their embeddings and full-text entries, read back and searched. */
 export class SqlChunks {
@@ -98,15 +98,16 @@ export class SqlChunks {
     const sql = (m: string) => `SELECT id, fts_length FROM chunks WHERE ${d.byIdScope()} AND id IN (${m}) ORDER BY id${d.forUpdate}`;
     const previous = new Map((await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId], ids)).map((r) => [String(r.id), Number(r.fts_length)]));
     // `status` is assigned first: MySQL assigns left to right, and it must see the old hash.
+    const at = d.time(new Date().toISOString());
     const status = `status = CASE WHEN content_hash = ${d.inserted('content_hash')} AND status IN ('extracted', 'graphed') THEN status ELSE 'embedded' END`;
     for (const batch of batches(ids, 100)) {
       await tx.exec(
-        `INSERT INTO chunks (tenant_id, kb_id, id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error, fts_length, embedding)
-         VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'embedded', NULL, ?, ?)").join(', ')}
+        `INSERT INTO chunks (tenant_id, kb_id, id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error, fts_length, embedding, updated_at)
+         VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'embedded', NULL, ?, ?, ?)").join(', ')}
          ${d.onConflictUpdate(`${status}, ${takeInserted(d, REWRITTEN_COLUMNS)}`)}`,
         batch.flatMap((id): SqlValue[] => {
           const c = byId.get(id)!;
-          return [scope.tenantId, scope.kbId, c.id, c.documentId, c.version, c.ordinal, c.text, c.heading, c.tokenCount, c.contentHash, texts.get(id)!.length, d.embeddingValue(c.embedding)];
+          return [scope.tenantId, scope.kbId, c.id, c.documentId, c.version, c.ordinal, c.text, c.heading, c.tokenCount, c.contentHash, texts.get(id)!.length, d.embeddingValue(c.embedding), at];
         }),
       );
     }

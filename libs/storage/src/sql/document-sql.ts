@@ -11,7 +11,7 @@ import type { SqlDatabase, SqlSession } from './sql-session';
 /** Characters per document_texts row: at most 4 MB of utf8mb4, under TiDB's 6 MB row limit. */
 export const TEXT_PART_CHARS = 1_000_000;
 
-const DOCUMENT_VERSION_COLUMNS = ['filename', 'mime_type', 'content_hash', 'version', 'status', 'error', 'size_bytes', 'metadata', 'updated_at'];
+const DOCUMENT_VERSION_COLUMNS = ['filename', 'mime_type', 'content_hash', 'version', 'status', 'error', 'size_bytes', 'metadata', 'updated_at', 'redrive_count'];
 
 /** What documents are unique by: source URIs can be longer than any index key. */
 export function sourceHash(sourceUri: string): string {
@@ -168,8 +168,8 @@ export class SqlDocuments {
     const d = this.engine.dialect;
     const at = d.time(new Date().toISOString());
     await session.exec(
-      `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
+      `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, created_at, updated_at, redrive_count)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
       [
         scope.tenantId, scope.kbId, doc.id, doc.sourceUri, sourceHash(doc.sourceUri), doc.filename, doc.mimeType, doc.contentHash,
         doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), at, at,

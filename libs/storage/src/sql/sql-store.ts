@@ -22,6 +22,7 @@ import type {
 } from '../records';
 import type { TrellisStore } from '../trellis-store';
 import type { CachedExtraction } from '../repositories/extraction-cache.repository';
+import type { StuckChunk, StuckDocument } from '../repositories/stuck-work';
 import { SqlChunks } from './chunk-sql';
 import { SqlDocuments } from './document-sql';
 import { SqlGraphChanges } from './graph-changes-sql';
@@ -29,6 +30,7 @@ import { SqlGraphReads } from './graph-read-sql';
 import { SqlKnowledgeBases } from './knowledge-base-sql';
 import { SqlLlmBudget } from './llm-budget-sql';
 import { SqlExtractionCache } from './extraction-cache-sql';
+import { SqlStuckWork } from './stuck-work-sql';
 import type { SqlEngine } from './sql-engine';
 import type { SqlDatabase } from './sql-session';
 
@@ -45,6 +47,7 @@ export abstract class SqlStore implements TrellisStore {
   private readonly extractions: SqlExtractionCache;
   private readonly graph: SqlGraphReads;
   private readonly changes: SqlGraphChanges;
+  private readonly stuck: SqlStuckWork;
 
   protected constructor(
     protected readonly sql: SqlDatabase,
@@ -57,6 +60,7 @@ export abstract class SqlStore implements TrellisStore {
     this.extractions = new SqlExtractionCache(sql, engine.dialect);
     this.graph = new SqlGraphReads(sql, engine);
     this.changes = new SqlGraphChanges(sql, engine, this.graph);
+    this.stuck = new SqlStuckWork(sql, engine);
   }
 
   abstract close(): Promise<void>;
@@ -120,6 +124,15 @@ export abstract class SqlStore implements TrellisStore {
   }
   listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>> {
     return this.documents.listUnfinishedDocuments();
+  }
+  listStuckDocuments(before: string, limit: number): Promise<StuckDocument[]> {
+    return this.stuck.listStuckDocuments(before, limit);
+  }
+  listStuckChunks(before: string, limit: number): Promise<StuckChunk[]> {
+    return this.stuck.listStuckChunks(before, limit);
+  }
+  recordRedrive(scope: KbScope, documentId: string, version: number, chunkIds: readonly string[]): Promise<number | null> {
+    return this.stuck.recordRedrive(scope, documentId, version, chunkIds);
   }
   recordStage(scope: KbScope, event: StageEvent): Promise<void> {
     return this.documents.recordStage(scope, event);

@@ -52,6 +52,12 @@ const MIGRATIONS: readonly Migration[] = [
       mysql: [],
     },
   },
+  {
+    version: 12,
+    name: 'status change times of chunks and re-drive counts of documents, for the sweeper',
+    // Chunks written before count as changed now: the sweeper waits one timeout before touching them.
+    after: { sqlite: ["UPDATE chunks SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"], mysql: ['UPDATE chunks SET updated_at = UTC_TIMESTAMP(3)'] },
+  },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

@@ -51,6 +51,8 @@ export const TABLES: readonly TableSpec[] = [
       created_at: TIME,
       updated_at: TIME,
       chunks_remaining: since(nullable(INT), 9),
+      // Sweeper re-drives of the current version (reset by a new version); see stuck-work.ts.
+      redrive_count: since(ZERO(), 12),
     },
     primaryKey: BY_ID,
     indexes: [
@@ -81,11 +83,14 @@ export const TABLES: readonly TableSpec[] = [
       error: nullable(MEDIUMTEXT),
       fts_length: since(ZERO(), { sqlite: 10, mysql: 1 }),
       embedding: EMBEDDING,
+      // When the status last changed: how the sweeper tells a stuck chunk from a busy one.
+      updated_at: since(nullable(TIME), 12),
     },
     primaryKey: BY_ID,
     indexes: [
       { name: 'chunks_by_document', columns: ['tenant_id', 'kb_id', 'document_id', 'version'] },
       { name: 'chunks_by_content', columns: ['tenant_id', 'kb_id', 'content_hash'], since: 7 },
+      { name: 'chunks_by_status', columns: ['status', 'updated_at'], since: 12 },
     ],
   },
   // The MySQL family's full-text index (self-hosted TiDB parses FULLTEXT and ignores it): one
