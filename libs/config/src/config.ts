@@ -105,6 +105,15 @@ export interface TrellisConfig {
   readonly metricsNames: boolean;
   /** TRELLIS_MAX_UPLOAD_BYTES: largest accepted document. Default 50 MB. */
   readonly maxUploadBytes: number;
+  /**
+   * Load shedding of each gRPC server (health and reflection are never shed).
+   * TRELLIS_MAX_CONCURRENT_REQUESTS: calls, unary or streaming, running at once; 0 turns
+   * shedding off. Default 16 (query work is CPU on the main thread: more in flight on two
+   * cores only lengthens every call). TRELLIS_MAX_QUEUED_REQUESTS: calls waiting for a slot,
+   * taken in turn per tenant. Default 32. TRELLIS_MAX_QUEUE_WAIT_MS: longest wait before
+   * RESOURCE_EXHAUSTED. Default 50, so a refused call learns it within 100 ms.
+   */
+  readonly admission: { readonly maxConcurrent: number; readonly maxQueued: number; readonly maxQueueWaitMs: number };
   /** TRELLIS_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. */
   readonly logLevel: string;
   /** TRELLIS_DB_URL: mysql://user:pass@host:port/db for TiDB; unset in standalone (SQLite). */
@@ -267,6 +276,11 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     httpHost: text('TRELLIS_HTTP_HOST') ?? text('TRELLIS_GRPC_HOST') ?? '127.0.0.1',
     httpPort: int('TRELLIS_HTTP_PORT', 8080, 0, 65535),
     maxUploadBytes: int('TRELLIS_MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 2 ** 31 - 1),
+    admission: {
+      maxConcurrent: int('TRELLIS_MAX_CONCURRENT_REQUESTS', 16, 0, 100_000),
+      maxQueued: int('TRELLIS_MAX_QUEUED_REQUESTS', 32, 0, 100_000),
+      maxQueueWaitMs: int('TRELLIS_MAX_QUEUE_WAIT_MS', 50, 1, 60_000),
+    },
     logLevel,
     dbUrl,
     kafkaBrokers,

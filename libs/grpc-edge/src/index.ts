@@ -6,3 +6,6 @@ export * from './grpc-telemetry.interceptor';
 export * from './grpc-client-telemetry';
 export * from './tenant-resolver';
 export * from './graph-actor';
+export * from './grpc-method';
+export * from './request-limiter';
+export * from './grpc-admission.interceptor';

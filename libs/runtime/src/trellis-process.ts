@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
 import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
-import { GrpcExceptionFilter, GrpcTelemetryInterceptor, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
+import { GrpcAdmissionInterceptor, GrpcExceptionFilter, GrpcTelemetryInterceptor, RequestLimiter, TenantResolver, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
 import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
 import { RuntimeModule } from './runtime.module';
@@ -64,6 +64,8 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
       micro.useGlobalFilters(new GrpcExceptionFilter(runtime.logger));
       micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent));
+      // After telemetry, so shed calls are counted and traced as RESOURCE_EXHAUSTED too.
+      if (config.admission.maxConcurrent > 0) micro.useGlobalInterceptors(admissionControl(config, runtime));
       await micro.listen();
       app = micro;
     } else {
@@ -102,6 +104,15 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     await tracing.shutdown().catch(() => undefined);
     throw error;
   }
+}
+
+/** The gRPC server's load shedding, its counts reported as `trellis_grpc_requests_in_flight` / `_queued`. */
+function admissionControl(config: TrellisConfig, runtime: Runtime): GrpcAdmissionInterceptor {
+  const limiter = new RequestLimiter(config.admission, (running, queued) => {
+    runtime.metrics.grpcInFlight.set(running);
+    runtime.metrics.grpcQueued.set(queued);
+  });
+  return new GrpcAdmissionInterceptor(limiter, new TenantResolver(config.apiKeys, config.internalToken), runtime.metrics);
 }
 
 /**
