@@ -121,10 +121,21 @@ async function probeHealth(httpUrl, until) {
   return { latencies, timeouts, failures };
 }
 
-async function runClient(address, n, until, results) {
-  const client = new TrellisClient({ address, timeoutMs: callTimeoutMs });
+/** Samples the server's admission gauges every 250 ms: the most calls running and waiting at once. */
+async function sampleAdmission(httpUrl, until) {
+  const peak = { inFlight: 0, queued: 0 };
+  while (performance.now() < until) {
+    const text = await fetch(`${httpUrl}/metrics`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text(), () => '');
+    peak.inFlight = Math.max(peak.inFlight, Number(/^trellis_grpc_requests_in_flight(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0));
+    peak.queued = Math.max(peak.queued, Number(/^trellis_grpc_requests_queued(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0));
+    await sleep(250);
+  }
+  return peak;
+}
+
+async function runClient(client, n, until, results) {
   let turn = n;
-  try {
+  {
     while (performance.now() < until) {
       const question = questions[turn % questions.length];
       const kind = turn % 2 === 0 ? 'RetrieveChunks' : 'Ask';
@@ -140,21 +151,24 @@ async function runClient(address, n, until, results) {
         if (retryAfter > 0) await sleep(retryAfter);
       }
     }
-  } finally {
-    client.close();
   }
 }
 
 async function runLoad(server, config) {
+  // Built before the clock starts: a client loads the protos, which takes the generator's CPU.
+  const pool = Array.from({ length: clients }, () => new TrellisClient({ address: server.address, timeoutMs: callTimeoutMs }));
   const started = performance.now();
   const until = started + seconds * 1000;
   const results = [];
   const loadBefore = load();
   const health = probeHealth(server.httpUrl, until);
-  await Promise.all(Array.from({ length: clients }, (_, n) => runClient(server.address, n, until, results)));
+  const admission = sampleAdmission(server.httpUrl, until);
+  await Promise.all(pool.map((client, n) => runClient(client, n, until, results)));
+  for (const client of pool) client.close();
   const elapsed = (performance.now() - started) / 1000;
   const loadAfter = load();
   const probes = await health;
+  const peak = await admission;
   const metrics = await fetch(`${server.httpUrl}/metrics`).then((r) => r.text());
   const rejectedByServer = [...metrics.matchAll(/^trellis_grpc_requests_rejected_total\{([^}]*)\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
 
@@ -177,6 +191,7 @@ async function runLoad(server, config) {
   const rejectedMs = rejected.map((r) => r.ms);
   console.log(`rejected RESOURCE_EXHAUSTED:  ${rejected.length}, latency p50 ${ms(percentile(rejectedMs, 50))}, p95 ${ms(percentile(rejectedMs, 95))}, max ${ms(rejectedMs.length ? Math.max(...rejectedMs) : NaN)}; over 100 ms: ${rejectedMs.filter((t) => t > 100).length} (${loadAfter})`);
   console.log(`other failures:               ${other.length}${otherCodes.length ? ` (${otherCodes.join(', ')})` : ''} (${loadAfter})`);
+  console.log(`server's peak in flight/queued: ${peak.inFlight} / ${peak.queued} (sampled every 250 ms)`);
   console.log(`server's rejected counter:    ${rejectedByServer.length ? rejectedByServer.join('; ') : 'none'}`);
   console.log(`/healthz every 100 ms:        ${probes.latencies.length} probes, p50 ${ms(percentile(probes.latencies, 50))}, p99 ${ms(percentile(probes.latencies, 99))}, max ${ms(Math.max(...probes.latencies))}; timeouts (> ${probeTimeoutMs} ms) ${probes.timeouts}, failures ${probes.failures} (${loadAfter})`);
 }

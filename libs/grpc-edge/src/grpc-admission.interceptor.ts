@@ -4,6 +4,7 @@ import { Metadata, status } from '@grpc/grpc-js';
 import { Observable } from 'rxjs';
 import type { Subscription } from 'rxjs';
 import type { TrellisMetrics } from '@trellis/observability';
+import type { EventLoopDelay } from './event-loop-delay';
 import { grpcMethodOf } from './grpc-method';
 import { AdmissionRejected } from './request-limiter';
 import type { RejectReason, RequestLimiter, Slot } from './request-limiter';
@@ -19,6 +20,8 @@ const UNRESOLVED_TENANT = '';
  * Admission control at the gRPC edge: every Trellis call, unary or streaming, holds one of the
  * server's slots from before its handler runs until its last response message, and a call
  * past the limit and queue is refused at once with RESOURCE_EXHAUSTED and `retry-after-ms`.
+ * While the event loop is further behind than a bound, new calls are refused the same way:
+ * in-process work that never yields piles up as unread requests, invisible to the slot count.
  * The standard health and reflection services are registered on the gRPC server directly,
  * not as Nest handlers, so they never pass through here and are never shed.
  */
@@ -28,6 +31,8 @@ export class GrpcAdmissionInterceptor implements NestInterceptor {
     private readonly limiter: RequestLimiter,
     private readonly tenants: TenantResolver,
     private readonly metrics: TrellisMetrics,
+    /** Refuse new calls while the event loop is further behind than `maxMs` (synchronous work piling up). */
+    private readonly loop?: { readonly delay: EventLoopDelay; readonly maxMs: number },
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -57,6 +62,10 @@ export class GrpcAdmissionInterceptor implements NestInterceptor {
         this.metrics.grpcRejected.inc({ method, reason });
         subscriber.error(this.refusal(reason));
       };
+      if (this.loop !== undefined && this.loop.delay.currentMs() > this.loop.maxMs) {
+        refuse('event_loop_busy');
+        return;
+      }
       const admission = this.limiter.acquire(tenant);
       let cancel: (() => void) | undefined;
       if (admission.kind === 'admitted') run(admission.slot);
@@ -91,7 +100,9 @@ export class GrpcAdmissionInterceptor implements NestInterceptor {
     const why =
       reason === 'queue_full'
         ? `${maxConcurrent} calls are running and ${maxQueued} waiting`
-        : `${maxConcurrent} calls are running and no slot became free within ${maxQueueWaitMs} ms`;
+        : reason === 'queue_timeout'
+          ? `${maxConcurrent} calls are running and no slot became free within ${maxQueueWaitMs} ms`
+          : `the server is more than ${this.loop?.maxMs ?? 0} ms behind on work already accepted`;
     return { code: status.RESOURCE_EXHAUSTED, details: `server overloaded (${reason}): ${why}; retry after ${retryAfterMs} ms`, metadata };
   }
 }

@@ -9,3 +9,4 @@ export * from './graph-actor';
 export * from './grpc-method';
 export * from './request-limiter';
 export * from './grpc-admission.interceptor';
+export * from './event-loop-delay';

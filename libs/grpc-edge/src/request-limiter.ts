@@ -9,7 +9,7 @@ export interface RequestLimits {
 }
 
 /** Why a call was refused; a metric label, so a bounded set. */
-export type RejectReason = 'queue_full' | 'queue_timeout';
+export type RejectReason = 'queue_full' | 'queue_timeout' | 'event_loop_busy';
 
 /** A granted slot: call `release` exactly once when the call ends (later calls are ignored). */
 export interface Slot {

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
 import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
-import { GrpcAdmissionInterceptor, GrpcExceptionFilter, GrpcTelemetryInterceptor, RequestLimiter, TenantResolver, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
+import { EventLoopDelay, GrpcAdmissionInterceptor, GrpcExceptionFilter, GrpcTelemetryInterceptor, RequestLimiter, TenantResolver, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
 import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
 import { RuntimeModule } from './runtime.module';
@@ -112,7 +112,9 @@ function admissionControl(config: TrellisConfig, runtime: Runtime): GrpcAdmissio
     runtime.metrics.grpcInFlight.set(running);
     runtime.metrics.grpcQueued.set(queued);
   });
-  return new GrpcAdmissionInterceptor(limiter, new TenantResolver(config.apiKeys, config.internalToken), runtime.metrics);
+  const { maxEventLoopDelayMs } = config.admission;
+  const loop = maxEventLoopDelayMs > 0 ? { delay: new EventLoopDelay().start(), maxMs: maxEventLoopDelayMs } : undefined;
+  return new GrpcAdmissionInterceptor(limiter, new TenantResolver(config.apiKeys, config.internalToken), runtime.metrics, loop);
 }
 
 /**
