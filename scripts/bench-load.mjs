@@ -4,7 +4,7 @@
 // configuration (default: the shipped limits; `off`: TRELLIS_MAX_CONCURRENT_REQUESTS=0; or
 // `C/Q/W` for concurrency/queue/wait-ms) restarts the server on the same data and runs N
 // concurrent clients, each alternating RetrieveChunks and Ask for a fixed time, while /healthz
-// is polled every 100 ms. A refused client waits the server's `retry-after-ms` before its next
+// is polled every 100 ms from a separate process. A refused client waits the server's `retry-after-ms` before its next
 // call. Prints throughput, accepted and rejected latencies, health-probe latency and timeouts,
 // each with the load average (os.loadavg: 1, 5, 15 min) taken when the figure was measured.
 import { spawn } from 'node:child_process';
@@ -103,22 +103,31 @@ async function index(server) {
   }
 }
 
-async function probeHealth(httpUrl, until) {
-  const latencies = [];
-  let timeouts = 0;
-  let failures = 0;
-  while (performance.now() < until) {
+// The prober runs in its own process, so the load generator's busy event loop does not
+// count against the server's /healthz latency.
+const PROBER = `
+const [url, untilMs, timeoutMs] = process.argv.slice(1);
+const until = Date.now() + Number(untilMs);
+const latencies = []; let timeouts = 0; let failures = 0;
+(async () => {
+  while (Date.now() < until) {
     const t = performance.now();
-    const outcome = await fetch(`${httpUrl}/healthz`, { signal: AbortSignal.timeout(probeTimeoutMs) }).then(
-      (r) => (r.ok ? 'ok' : 'failed'),
-      (e) => (e?.name === 'TimeoutError' ? 'timeout' : 'failed'),
-    );
+    const outcome = await fetch(url, { signal: AbortSignal.timeout(Number(timeoutMs)) }).then((r) => (r.ok ? 'ok' : 'failed'), (e) => (e && e.name === 'TimeoutError' ? 'timeout' : 'failed'));
     latencies.push(performance.now() - t);
     if (outcome === 'timeout') timeouts += 1;
     if (outcome === 'failed') failures += 1;
-    await sleep(100);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  return { latencies, timeouts, failures };
+  process.stdout.write(JSON.stringify({ latencies, timeouts, failures }));
+})();`;
+
+function probeHealth(httpUrl, forMs) {
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, ['-e', PROBER, `${httpUrl}/healthz`, String(Math.round(forMs)), String(probeTimeoutMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.once('exit', (code) => (code === 0 ? ok(JSON.parse(out)) : fail(new Error(`health prober exited with ${code}`))));
+  });
 }
 
 /** Samples the server's admission gauges every 250 ms: the most calls running and waiting at once. */
@@ -156,12 +165,12 @@ async function runClient(client, n, until, results) {
 
 async function runLoad(server, config) {
   // Built before the clock starts: a client loads the protos, which takes the generator's CPU.
-  const pool = Array.from({ length: clients }, () => new TrellisClient({ address: server.address, timeoutMs: callTimeoutMs }));
+  const pool = Array.from({ length: clients }, () => new TrellisClient({ address: server.address, timeoutMs: callTimeoutMs, retryShed: false }));
   const started = performance.now();
   const until = started + seconds * 1000;
   const results = [];
   const loadBefore = load();
-  const health = probeHealth(server.httpUrl, until);
+  const health = probeHealth(server.httpUrl, until - performance.now());
   const admission = sampleAdmission(server.httpUrl, until);
   await Promise.all(pool.map((client, n) => runClient(client, n, until, results)));
   for (const client of pool) client.close();
