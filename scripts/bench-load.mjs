@@ -2,7 +2,7 @@
 // Load shedding under a burst. Starts the built standalone server on free ports, indexes a
 // small corpus once (default datasets/nestjs-docs, TRELLIS_EMBEDDINGS=hash), then for each
 // configuration (default: the shipped limits; `off`: TRELLIS_MAX_CONCURRENT_REQUESTS=0; or
-// `C/Q/W` for concurrency/queue/wait-ms) restarts the server on the same data and runs N
+// `C/Q/W/L` for concurrency/queue/wait-ms/event-loop-delay-ms) restarts the server on the same data and runs N
 // concurrent clients, each alternating RetrieveChunks and Ask for a fixed time, while /healthz
 // is polled every 100 ms from a separate process. A refused client waits the server's `retry-after-ms` before its next
 // call. Prints throughput, accepted and rejected latencies, health-probe latency and timeouts,
@@ -57,8 +57,8 @@ const sleep = (t) => new Promise((r) => setTimeout(r, t));
 function limitsEnv(config) {
   if (config === 'default') return {};
   if (config === 'off') return { TRELLIS_MAX_CONCURRENT_REQUESTS: '0' };
-  const [concurrent, queued, wait] = config.split('/');
-  return { TRELLIS_MAX_CONCURRENT_REQUESTS: concurrent, TRELLIS_MAX_QUEUED_REQUESTS: queued ?? '32', TRELLIS_MAX_QUEUE_WAIT_MS: wait ?? '50' };
+  const [concurrent, queued, wait, loopDelay] = config.split('/');
+  return { TRELLIS_MAX_CONCURRENT_REQUESTS: concurrent, TRELLIS_MAX_QUEUED_REQUESTS: queued ?? '32', TRELLIS_MAX_QUEUE_WAIT_MS: wait ?? '50', TRELLIS_MAX_EVENT_LOOP_DELAY_MS: loopDelay ?? '100' };
 }
 
 async function startServer(dataDir, extraEnv) {
@@ -178,7 +178,7 @@ async function runLoad(server, config) {
   const loadAfter = load();
   const probes = await health;
   const peak = await admission;
-  const metrics = await fetch(`${server.httpUrl}/metrics`).then((r) => r.text());
+  const metrics = await fetch(`${server.httpUrl}/metrics`).then((r) => r.text(), (e) => `# /metrics failed: ${e.message}`);
   const rejectedByServer = [...metrics.matchAll(/^trellis_grpc_requests_rejected_total\{([^}]*)\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
 
   const accepted = results.filter((r) => r.code === status.OK);

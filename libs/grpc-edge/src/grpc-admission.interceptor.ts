@@ -92,9 +92,10 @@ export class GrpcAdmissionInterceptor implements NestInterceptor {
     }
   }
 
+  /** The refusal, with a back-off long enough for the queue (or the loop's backlog) to move on, short enough not to idle a client. */
   private refusal(reason: RejectReason): { code: status; details: string; metadata: Metadata } {
     const { maxConcurrent, maxQueued, maxQueueWaitMs } = this.limiter.limits;
-    const retryAfterMs = retryAfter(maxQueueWaitMs);
+    const retryAfterMs = reason === 'event_loop_busy' ? Math.max(250, (this.loop?.maxMs ?? 0) * 5) : Math.max(100, maxQueueWaitMs * 4);
     const metadata = new Metadata();
     metadata.set(RETRY_AFTER_HEADER, String(retryAfterMs));
     const why =
@@ -105,9 +106,4 @@ export class GrpcAdmissionInterceptor implements NestInterceptor {
           : `the server is more than ${this.loop?.maxMs ?? 0} ms behind on work already accepted`;
     return { code: status.RESOURCE_EXHAUSTED, details: `server overloaded (${reason}): ${why}; retry after ${retryAfterMs} ms`, metadata };
   }
-}
-
-/** A back-off long enough for the queue to move on, short enough not to idle a client. */
-function retryAfter(maxQueueWaitMs: number): number {
-  return Math.max(100, maxQueueWaitMs * 4);
 }
