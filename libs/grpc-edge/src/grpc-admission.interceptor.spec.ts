@@ -31,6 +31,22 @@ async function rejectedTotal(metrics: TrellisMetrics): Promise<Record<string, nu
   return Object.fromEntries(values.map((v) => [`${String(v.labels.method)}/${String(v.labels.reason)}`, v.value]));
 }
 
+interface Refusal {
+  readonly code: number;
+  readonly details: string;
+  readonly metadata: Metadata;
+}
+
+/** The error a call ended with; fails the test when it succeeded. */
+async function refusalOf(call: Observable<unknown>): Promise<Refusal> {
+  try {
+    await lastValueFrom(call);
+  } catch (error) {
+    return error as Refusal;
+  }
+  throw new Error('the call was not refused');
+}
+
 describe('GrpcAdmissionInterceptor', () => {
   it('holds a slot while the handler runs and frees it when the response completes', async () => {
     const { limiter, interceptor } = setup();
@@ -47,15 +63,14 @@ describe('GrpcAdmissionInterceptor', () => {
     const { metrics, interceptor } = setup();
     const running = interceptor.intercept(rpcContext(), { handle: () => new Subject() }).subscribe();
     let ran = false;
-    const refused = lastValueFrom(
+    const error = await refusalOf(
       interceptor.intercept(rpcContext(), {
         handle: () => {
           ran = true;
           return new Subject();
         },
       }),
-    ).catch((error: unknown) => error as { code: number; details: string; metadata: Metadata });
-    const error = await refused;
+    );
     expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(error.details).toMatch(/^server overloaded \(queue_full\): 1 calls are running and 0 waiting; retry after \d+ ms$/);
     expect(Number(error.metadata.get(RETRY_AFTER_HEADER)[0])).toBeGreaterThan(0);
@@ -89,7 +104,7 @@ describe('GrpcAdmissionInterceptor', () => {
       while (performance.now() < busyUntil) {
         // Keeps the loop busy, as synchronous query work does.
       }
-      const error = await lastValueFrom(interceptor.intercept(rpcContext(), { handle: () => new Subject() })).catch((e: unknown) => e as { code: number; details: string });
+      const error = await refusalOf(interceptor.intercept(rpcContext(), { handle: () => new Subject() }));
       expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(error.details).toMatch(/event_loop_busy/);
       expect(await rejectedTotal(metrics)).toEqual({ 'RetrieveChunks/event_loop_busy': 1 });
