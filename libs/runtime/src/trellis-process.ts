@@ -55,6 +55,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     (error) => runtime.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'consumer lag could not be read; trellis_consumer_lag_messages is empty until it can'),
   );
   const health = createHealth();
+  const loopDelay = new EventLoopDelay();
   @Module({})
   class RootModule {}
   const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
@@ -65,7 +66,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       micro.useGlobalFilters(new GrpcExceptionFilter(runtime.logger));
       micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent));
       // After telemetry, so shed calls are counted and traced as RESOURCE_EXHAUSTED too.
-      if (config.admission.maxConcurrent > 0) micro.useGlobalInterceptors(admissionControl(config, runtime));
+      if (config.admission.maxConcurrent > 0) micro.useGlobalInterceptors(admissionControl(config, runtime, loopDelay));
       await micro.listen();
       app = micro;
     } else {
@@ -90,6 +91,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       close: async () => {
         health.setStatus('', 'NOT_SERVING');
         runtime.availability.close();
+        loopDelay.stop();
         await runtime.bus.stop();
         await nest.close();
         await new Promise<void>((resolve) => probes.server.close(() => resolve()));
@@ -98,6 +100,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       },
     };
   } catch (error) {
+    loopDelay.stop();
     await app?.close().catch(() => undefined);
     await runtime.bus.stop().catch(() => undefined);
     await runtime.database.close().catch(() => undefined);
@@ -107,13 +110,13 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
 }
 
 /** The gRPC server's load shedding, its counts reported as `trellis_grpc_requests_in_flight` / `_queued`. */
-function admissionControl(config: TrellisConfig, runtime: Runtime): GrpcAdmissionInterceptor {
+function admissionControl(config: TrellisConfig, runtime: Runtime, loopDelay: EventLoopDelay): GrpcAdmissionInterceptor {
   const limiter = new RequestLimiter(config.admission, (running, queued) => {
     runtime.metrics.grpcInFlight.set(running);
     runtime.metrics.grpcQueued.set(queued);
   });
   const { maxEventLoopDelayMs } = config.admission;
-  const loop = maxEventLoopDelayMs > 0 ? { delay: new EventLoopDelay().start(), maxMs: maxEventLoopDelayMs } : undefined;
+  const loop = maxEventLoopDelayMs > 0 ? { delay: loopDelay.start(), maxMs: maxEventLoopDelayMs } : undefined;
   return new GrpcAdmissionInterceptor(limiter, new TenantResolver(config.apiKeys, config.internalToken), runtime.metrics, loop);
 }
 
