@@ -205,12 +205,16 @@ export class TrellisClient {
 
   /** Runs a call again while the server sheds it and the wait it asks for ends before the deadline. */
   private async retryingShed<Res>(call: () => Promise<Res>, deadline = this.deadline()): Promise<Res> {
+    let shed: unknown;
     for (;;) {
       try {
         return await call();
       } catch (error) {
+        // A retry that ran out of time says less than the refusal that caused it.
+        if (shed !== undefined && (error as Partial<ServiceError>).code === status.DEADLINE_EXCEEDED) throw shed;
         const waitMs = this.options.retryShed === false ? 0 : shedRetryAfterMs(error);
         if (waitMs <= 0 || Date.now() + waitMs >= deadline.getTime()) throw error;
+        shed = error;
         await new Promise((resolve) => setTimeout(resolve, waitMs));
       }
     }
