@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Server, ServerCredentials, loadPackageDefinition, status } from '@grpc/grpc-js';
+import { Metadata, Server, ServerCredentials, loadPackageDefinition, status } from '@grpc/grpc-js';
 import type { ServiceDefinition, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
@@ -7,13 +7,15 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing, trellisTracer } from '@trellis/observability';
 import type { TracingHandle } from '@trellis/observability';
-import { GRPC_LOADER_OPTIONS, protoDirectory } from '@trellis/grpc-edge';
+import { GRPC_LOADER_OPTIONS, RETRY_AFTER_HEADER, protoDirectory } from '@trellis/grpc-edge';
 import { TrellisClient } from './trellis-client';
 
 /** A real gRPC server with the retrieval API that remembers the metadata of each call. */
 class RecordingRetrievalServer {
   readonly traceparents: Array<string | undefined> = [];
   private readonly server = new Server();
+
+  address = '';
 
   async start(): Promise<string> {
     const protoDir = protoDirectory();
@@ -23,6 +25,7 @@ class RecordingRetrievalServer {
       retrieveChunks: (call: ServerUnaryCall<{ query: string }, unknown>, callback: sendUnaryData<unknown>) => {
         const value = call.metadata.get('traceparent')[0];
         this.traceparents.push(typeof value === 'string' ? value : undefined);
+        if (call.request.query.startsWith('shed')) return this.shed(call.request.query, callback);
         if (call.request.query === 'missing') callback({ code: status.NOT_FOUND, details: 'no knowledge base "missing"' });
         else callback(null, { chunks: [] });
       },
@@ -30,11 +33,24 @@ class RecordingRetrievalServer {
     const port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
     );
-    return `127.0.0.1:${port}`;
+    this.address = `127.0.0.1:${port}`;
+    return this.address;
   }
 
   stop(): void {
     this.server.forceShutdown();
+  }
+
+  /** Calls per `shed…` query; `shed-once` is refused the first time, `shed-always` every time. */
+  readonly shedCalls = new Map<string, number>();
+
+  private shed(query: string, callback: sendUnaryData<unknown>): void {
+    const calls = (this.shedCalls.get(query) ?? 0) + 1;
+    this.shedCalls.set(query, calls);
+    if (query === 'shed-once' && calls > 1) return callback(null, { chunks: [] });
+    const metadata = new Metadata();
+    metadata.set(RETRY_AFTER_HEADER, '20');
+    callback({ code: status.RESOURCE_EXHAUSTED, details: 'server overloaded (queue_full)', metadata });
   }
 }
 
@@ -89,5 +105,32 @@ describe('TrellisClient tracing', () => {
     // Outside any span the call starts its own trace, and still propagates it.
     expect(span.parentSpanContext).toBeUndefined();
     expect(server.traceparents.at(-1)).toContain(span.spanContext().spanId);
+  });
+});
+
+describe('TrellisClient and load shedding', () => {
+  it('sends a shed call again after the retry-after-ms the server asked for', async () => {
+    await expect(client.retrieveChunks({ knowledgeBase: 'kb', query: 'shed-once' })).resolves.toMatchObject({ chunks: [] });
+    expect(server.shedCalls.get('shed-once')).toBe(2);
+  });
+
+  it('gives up with RESOURCE_EXHAUSTED when the next wait would pass the deadline', async () => {
+    const short = new TrellisClient({ address: server.address, timeoutMs: 300 });
+    try {
+      await expect(short.retrieveChunks({ knowledgeBase: 'kb', query: 'shed-always' })).rejects.toMatchObject({ code: status.RESOURCE_EXHAUSTED });
+      expect(server.shedCalls.get('shed-always')).toBeGreaterThan(1);
+    } finally {
+      short.close();
+    }
+  });
+
+  it('does not retry when told not to', async () => {
+    const plain = new TrellisClient({ address: server.address, retryShed: false });
+    try {
+      await expect(plain.retrieveChunks({ knowledgeBase: 'kb', query: 'shed-never-retried' })).rejects.toMatchObject({ code: status.RESOURCE_EXHAUSTED });
+      expect(server.shedCalls.get('shed-never-retried')).toBe(1);
+    } finally {
+      plain.close();
+    }
   });
 });

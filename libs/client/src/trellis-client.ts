@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { credentials, loadPackageDefinition, Metadata } from '@grpc/grpc-js';
+import { credentials, loadPackageDefinition, Metadata, status } from '@grpc/grpc-js';
 import type { Client, ClientDuplexStream, ClientReadableStream, ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { v1 } from '@trellis/contracts';
-import { ACTOR_HEADER, GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, grpcClientTracing, protoDirectory } from '@trellis/grpc-edge';
+import { ACTOR_HEADER, GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, RETRY_AFTER_HEADER, grpcClientTracing, protoDirectory } from '@trellis/grpc-edge';
 
 type Unary<Req, Res> = (request: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => void;
 
@@ -29,6 +29,12 @@ export interface ClientOptions {
   readonly timeoutMs?: number;
   /** Sent as `x-trellis-actor`: who the graph edit log records as making an edit. */
   readonly actor?: string;
+  /**
+   * Unary calls and uploads the server shed (RESOURCE_EXHAUSTED with `retry-after-ms`) are sent
+   * again after that wait, within the call's deadline. Default true; load tests turn it off to
+   * see every refusal.
+   */
+  readonly retryShed?: boolean;
 }
 
 /**
@@ -100,6 +106,10 @@ export class TrellisClient {
 
   /** Streams the bytes in 1 MB pieces after a first metadata message. */
   uploadDocument(metadata: Partial<v1.UploadMetadata>, bytes: Uint8Array): Promise<v1.Document> {
+    return this.retryingShed(() => this.uploadOnce(metadata, bytes));
+  }
+
+  private uploadOnce(metadata: Partial<v1.UploadMetadata>, bytes: Uint8Array): Promise<v1.Document> {
     return new Promise((resolve, reject) => {
       const method = this.raw.knowledgeBases['uploadDocument'] as unknown as (
         md: Metadata,
@@ -182,10 +192,32 @@ export class TrellisClient {
   }
 
   private unary<Res>(client: Client & Record<string, unknown>, method: string, request: unknown, headers?: Record<string, string>): Promise<Res> {
-    return new Promise((resolve, reject) => {
-      const fn = client[method] as Unary<unknown, Res>;
-      fn.call(client, request, this.metadata(headers), { deadline: this.deadline() }, (error, response) => (error ? reject(error) : resolve(response)));
-    });
+    const deadline = this.deadline();
+    return this.retryingShed(
+      () =>
+        new Promise<Res>((resolve, reject) => {
+          const fn = client[method] as Unary<unknown, Res>;
+          fn.call(client, request, this.metadata(headers), { deadline }, (error, response) => (error ? reject(error) : resolve(response)));
+        }),
+      deadline,
+    );
+  }
+
+  /** Runs a call again while the server sheds it and the wait it asks for ends before the deadline. */
+  private async retryingShed<Res>(call: () => Promise<Res>, deadline = this.deadline()): Promise<Res> {
+    let shed: unknown;
+    for (;;) {
+      try {
+        return await call();
+      } catch (error) {
+        // A retry that ran out of time says less than the refusal that caused it.
+        if (shed !== undefined && (error as Partial<ServiceError>).code === status.DEADLINE_EXCEEDED) throw shed;
+        const waitMs = this.options.retryShed === false ? 0 : shedRetryAfterMs(error);
+        if (waitMs <= 0 || Date.now() + waitMs >= deadline.getTime()) throw error;
+        shed = error;
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
   }
 
   private metadata(headers: Record<string, string> = {}): Metadata {
@@ -199,4 +231,12 @@ export class TrellisClient {
   private deadline(): Date {
     return new Date(Date.now() + this.timeoutMs);
   }
+}
+
+/** The `retry-after-ms` a server sent with a RESOURCE_EXHAUSTED it shed a call with; 0 for any other error. */
+function shedRetryAfterMs(error: unknown): number {
+  const { code, metadata } = error as Partial<ServiceError>;
+  if (code !== status.RESOURCE_EXHAUSTED || metadata === undefined) return 0;
+  const value = Number(metadata.get(RETRY_AFTER_HEADER)[0] ?? 0);
+  return Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -9,6 +9,13 @@ describe('loadConfig', () => {
     expect(config.dataDir).toMatch(/\.trellis$/);
   });
 
+  it('reads the load-shedding limits, with defaults for a small machine, and refuses bad ones', () => {
+    expect(loadConfig({}, 't').admission).toEqual({ maxConcurrent: 16, maxQueued: 32, maxQueueWaitMs: 50, maxEventLoopDelayMs: 100 });
+    const env = { TRELLIS_MAX_CONCURRENT_REQUESTS: '0', TRELLIS_MAX_QUEUED_REQUESTS: '5', TRELLIS_MAX_QUEUE_WAIT_MS: '20', TRELLIS_MAX_EVENT_LOOP_DELAY_MS: '0' };
+    expect(loadConfig(env, 't').admission).toEqual({ maxConcurrent: 0, maxQueued: 5, maxQueueWaitMs: 20, maxEventLoopDelayMs: 0 });
+    expect(() => loadConfig({ TRELLIS_MAX_QUEUE_WAIT_MS: '0', TRELLIS_MAX_CONCURRENT_REQUESTS: '-1' }, 't')).toThrow(/TRELLIS_MAX_QUEUE_WAIT_MS[\s\S]*TRELLIS_MAX_CONCURRENT_REQUESTS|TRELLIS_MAX_CONCURRENT_REQUESTS[\s\S]*TRELLIS_MAX_QUEUE_WAIT_MS/);
+  });
+
   it('enables the OpenAI-compatible provider with a base URL or a key', () => {
     expect(loadConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1' }, 't').openai.enabled).toBe(true);
     expect(loadConfig({ OPENAI_API_KEY: 'sk-x' }, 't').openai).toMatchObject({ enabled: true, apiKey: 'sk-x' });

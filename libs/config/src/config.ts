@@ -110,6 +110,17 @@ export interface TrellisConfig {
   readonly parseTimeoutMs: number;
   /** TRELLIS_MAX_DECOMPRESSED_BYTES: what a DOCX's entries may inflate to, together. Default 200 MB. */
   readonly maxDecompressedBytes: number;
+  /**
+   * Load shedding of each gRPC server (health and reflection are never shed).
+   * TRELLIS_MAX_CONCURRENT_REQUESTS: calls, unary or streaming, running at once; 0 turns
+   * shedding off. Default 16 (query work is CPU on the main thread: more in flight on two
+   * cores only lengthens every call). TRELLIS_MAX_QUEUED_REQUESTS: calls waiting for a slot,
+   * taken in turn per tenant. Default 32. TRELLIS_MAX_QUEUE_WAIT_MS: longest wait before
+   * RESOURCE_EXHAUSTED. Default 50, so a refused call learns it within 100 ms.
+   * TRELLIS_MAX_EVENT_LOOP_DELAY_MS: new calls are refused while the event loop is further
+   * behind than this (synchronous query work piling up); 0 turns this check off. Default 100.
+   */
+  readonly admission: { readonly maxConcurrent: number; readonly maxQueued: number; readonly maxQueueWaitMs: number; readonly maxEventLoopDelayMs: number };
   /** TRELLIS_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. */
   readonly logLevel: string;
   /** TRELLIS_DB_URL: mysql://user:pass@host:port/db for TiDB; unset in standalone (SQLite). */
@@ -297,6 +308,12 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
     maxUploadBytes: int('TRELLIS_MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 2 ** 31 - 1),
     parseTimeoutMs: int('TRELLIS_PARSE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     maxDecompressedBytes: int('TRELLIS_MAX_DECOMPRESSED_BYTES', 200 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    admission: {
+      maxConcurrent: int('TRELLIS_MAX_CONCURRENT_REQUESTS', 16, 0, 100_000),
+      maxQueued: int('TRELLIS_MAX_QUEUED_REQUESTS', 32, 0, 100_000),
+      maxQueueWaitMs: int('TRELLIS_MAX_QUEUE_WAIT_MS', 50, 1, 60_000),
+      maxEventLoopDelayMs: int('TRELLIS_MAX_EVENT_LOOP_DELAY_MS', 100, 0, 60_000),
+    },
     logLevel,
     dbUrl,
     kafkaBrokers,

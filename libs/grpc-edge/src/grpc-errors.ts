@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 
 const STATUS_BY_CODE: Record<ErrorCode, status> = {
@@ -20,6 +20,8 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 export interface GrpcError {
   code: status;
   message: string;
+  /** Trailing metadata sent with the status (e.g. `retry-after-ms` on a shed call). */
+  metadata?: Metadata;
 }
 
 /**
@@ -31,7 +33,8 @@ export function toGrpcError(error: unknown): { grpc: GrpcError; internal: boolea
   const code = (error as { code?: unknown })?.code;
   if (typeof code === 'number' && code in status && typeof (error as { details?: unknown }).details === 'string') {
     // Already a gRPC status (e.g. from a downstream gRPC call).
-    return { grpc: { code, message: (error as { details: string }).details }, internal: false };
+    const metadata = (error as { metadata?: unknown }).metadata;
+    return { grpc: { code, message: (error as { details: string }).details, ...(metadata instanceof Metadata ? { metadata } : {}) }, internal: false };
   }
   if (typeof code === 'string' && CONNECTION_ERRORS.has(code)) {
     return { grpc: { code: status.UNAVAILABLE, message: 'a backing service (database or broker) is unreachable; retry later' }, internal: true };

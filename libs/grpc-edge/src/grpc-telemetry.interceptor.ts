@@ -8,10 +8,8 @@ import { Observable, isObservable } from 'rxjs';
 import { contextFromCarrier, trellisTracer } from '@trellis/observability';
 import type { TrellisMetrics } from '@trellis/observability';
 import { toGrpcError } from './grpc-errors';
+import { grpcMethodOf } from './grpc-method';
 import { keepDrainBuffer } from './malformed-request';
-
-/** Nest's metadata key of a `@GrpcMethod`'s pattern (`{ service, rpc, streaming }`). */
-const PATTERN_METADATA = 'microservices:pattern';
 
 /** Retrieval modes a request can name; anything else is counted as `other`, keeping the label bounded. */
 const RETRIEVAL_MODES = new Set(['vector', 'fulltext', 'graph', 'hybrid']);
@@ -21,11 +19,6 @@ const INGEST_METHODS = new Set(['UploadDocument', 'AddDocumentFromUrl']);
 
 /** Status codes that mean the document itself was refused (as opposed to a server failure). */
 const REJECTED = new Set<number>([status.INVALID_ARGUMENT, status.RESOURCE_EXHAUSTED, status.FAILED_PRECONDITION]);
-
-interface GrpcPattern {
-  readonly service?: string;
-  readonly rpc?: string;
-}
 
 /**
  * Measures and traces every gRPC call at the edge, unary and streaming alike: a server
@@ -43,10 +36,7 @@ export class GrpcTelemetryInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'rpc') return next.handle();
-    const pattern = ([] as GrpcPattern[]).concat((Reflect.getMetadata(PATTERN_METADATA, context.getHandler()) as GrpcPattern | GrpcPattern[] | undefined) ?? [])[0];
-    // ts-proto registers methods by their camelCase handler name; the proto spells them in PascalCase.
-    const method = pascalCase(pattern?.rpc ?? context.getHandler().name);
-    const grpcService = pattern?.service ?? context.getClass().name;
+    const { service: grpcService, method } = grpcMethodOf(context);
     const [request, metadata] = context.getArgs<[unknown, Metadata | undefined]>();
     const mode = grpcService === 'RetrievalService' ? retrievalMode(method, request) : undefined;
 
@@ -135,10 +125,6 @@ function withContext<T>(source: Observable<T>, active: Context): Observable<T> {
     }),
   );
   return keepDrainBuffer(source, bound);
-}
-
-function pascalCase(name: string): string {
-  return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
 function metadataCarrier(metadata: Metadata | undefined): Record<string, string> {

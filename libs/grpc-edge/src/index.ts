@@ -7,3 +7,7 @@ export * from './grpc-client-telemetry';
 export * from './tenant-resolver';
 export * from './graph-actor';
 export * from './malformed-request';
+export * from './grpc-method';
+export * from './request-limiter';
+export * from './grpc-admission.interceptor';
+export * from './event-loop-delay';

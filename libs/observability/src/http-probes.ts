@@ -3,6 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { checkWithin } from './bounded-check';
+import { READINESS_TIMEOUT_MS } from './metrics';
 
 export interface ProbeServerOptions {
   readonly host: string;
@@ -10,11 +12,17 @@ export interface ProbeServerOptions {
   readonly registry: Registry;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readonly readiness: () => Promise<void>;
+  /** /readyz answers 503 when the readiness check has not settled by then. Default READINESS_TIMEOUT_MS (2 s). */
+  readonly readinessTimeoutMs?: number;
   /** When set, /metrics answers only requests with `Authorization: Bearer <token>`. */
   readonly metricsToken?: string;
 }
 
-/** `/healthz` (the process runs), `/readyz` (its dependencies answer) and `/metrics`. */
+/**
+ * `/healthz` (the process runs), `/readyz` (its dependencies answer, within a bounded time)
+ * and `/metrics`. These share the main thread with query work: gRPC admission control keeps
+ * that work bounded so the probes stay answered under load.
+ */
 export async function startProbeServer(options: ProbeServerOptions): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -24,7 +32,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
     };
     if (path === '/healthz') return send(200, 'ok\n');
     if (path === '/readyz') {
-      options.readiness().then(
+      checkWithin(options.readiness, options.readinessTimeoutMs ?? READINESS_TIMEOUT_MS, 'readiness check').then(
         () => send(200, 'ready\n'),
         (error: Error) => send(503, `not ready: ${error.message}\n`),
       );

@@ -5,3 +5,4 @@ export * from './http-probes';
 export * from './llm-prices';
 export * from './telemetry-settings';
 export * from './tracing';
+export * from './bounded-check';

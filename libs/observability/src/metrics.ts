@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { checkWithin } from './bounded-check';
 import { CachedReading } from './cached-reading';
 import type { CachedReadingOptions } from './cached-reading';
 
@@ -27,8 +28,8 @@ export const CONSUMER_LAG_READING = { maxAgeMs: 15_000, waitMs: 2_000 } as const
 /** Knowledge bases beyond this many share the label value `other`, keeping series bounded. */
 export const MAX_KNOWLEDGE_BASE_SERIES = 50;
 
-/** A scrape must not hang on a dead dependency: readiness counts as failed after this. */
-const READINESS_TIMEOUT_MS = 2_000;
+/** A scrape or probe must not hang on a dead dependency: readiness counts as failed after this. */
+export const READINESS_TIMEOUT_MS = 2_000;
 
 /**
  * The process's Prometheus metrics. Label values are bounded sets (method names, status
@@ -55,6 +56,25 @@ export class TrellisMetrics {
     help: 'gRPC request latency (streams: until the last message), by method and status code name.',
     labelNames: ['service', 'method', 'code'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly grpcInFlight = new Gauge({
+    name: 'trellis_grpc_requests_in_flight',
+    help: 'gRPC calls holding one of the server\'s concurrency slots (TRELLIS_MAX_CONCURRENT_REQUESTS); health and reflection not counted.',
+    registers: [this.registry],
+  });
+
+  readonly grpcQueued = new Gauge({
+    name: 'trellis_grpc_requests_queued',
+    help: 'gRPC calls waiting for a concurrency slot (at most TRELLIS_MAX_QUEUED_REQUESTS).',
+    registers: [this.registry],
+  });
+
+  readonly grpcRejected = new Counter({
+    name: 'trellis_grpc_requests_rejected_total',
+    help: 'gRPC calls refused with RESOURCE_EXHAUSTED by load shedding, by method and reason (queue_full: limit and queue taken; queue_timeout: waited TRELLIS_MAX_QUEUE_WAIT_MS).',
+    labelNames: ['method', 'reason'] as const,
     registers: [this.registry],
   });
 
@@ -247,9 +267,7 @@ export class TrellisMetrics {
     registers: [this.registry],
     collect: async () => {
       if (this.readinessCheck === undefined) return;
-      const check = this.readinessCheck;
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('readiness check timed out')), READINESS_TIMEOUT_MS).unref());
-      this.ready.set(await Promise.race([check(), timeout]).then(() => 1, () => 0));
+      this.ready.set(await checkWithin(this.readinessCheck, READINESS_TIMEOUT_MS, 'readiness check').then(() => 1, () => 0));
     },
   });
 

@@ -5,7 +5,17 @@ import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
 import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
-import { GrpcExceptionFilter, GrpcTelemetryInterceptor, MalformedRequestInterceptor, createHealth, grpcServerOptions } from '@trellis/grpc-edge';
+import {
+  EventLoopDelay,
+  GrpcAdmissionInterceptor,
+  GrpcExceptionFilter,
+  GrpcTelemetryInterceptor,
+  MalformedRequestInterceptor,
+  RequestLimiter,
+  TenantResolver,
+  createHealth,
+  grpcServerOptions,
+} from '@trellis/grpc-edge';
 import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
 import { RuntimeModule } from './runtime.module';
@@ -55,6 +65,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     (error) => runtime.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'consumer lag could not be read; trellis_consumer_lag_messages is empty until it can'),
   );
   const health = createHealth();
+  const loopDelay = new EventLoopDelay();
   @Module({})
   class RootModule {}
   const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
@@ -64,6 +75,8 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
       micro.useGlobalFilters(new GrpcExceptionFilter(runtime.logger));
       micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent), new MalformedRequestInterceptor());
+      // After telemetry, so shed calls are counted and traced as RESOURCE_EXHAUSTED too.
+      if (config.admission.maxConcurrent > 0) micro.useGlobalInterceptors(admissionControl(config, runtime, loopDelay));
       await micro.listen();
       app = micro;
     } else {
@@ -88,6 +101,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       close: async () => {
         health.setStatus('', 'NOT_SERVING');
         runtime.availability.close();
+        loopDelay.stop();
         await runtime.bus.stop();
         await nest.close();
         await new Promise<void>((resolve) => probes.server.close(() => resolve()));
@@ -96,12 +110,24 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       },
     };
   } catch (error) {
+    loopDelay.stop();
     await app?.close().catch(() => undefined);
     await runtime.bus.stop().catch(() => undefined);
     await runtime.database.close().catch(() => undefined);
     await tracing.shutdown().catch(() => undefined);
     throw error;
   }
+}
+
+/** The gRPC server's load shedding, its counts reported as `trellis_grpc_requests_in_flight` / `_queued`. */
+function admissionControl(config: TrellisConfig, runtime: Runtime, loopDelay: EventLoopDelay): GrpcAdmissionInterceptor {
+  const limiter = new RequestLimiter(config.admission, (running, queued) => {
+    runtime.metrics.grpcInFlight.set(running);
+    runtime.metrics.grpcQueued.set(queued);
+  });
+  const { maxEventLoopDelayMs } = config.admission;
+  const loop = maxEventLoopDelayMs > 0 ? { delay: loopDelay.start(), maxMs: maxEventLoopDelayMs } : undefined;
+  return new GrpcAdmissionInterceptor(limiter, new TenantResolver(config.apiKeys, config.internalToken), runtime.metrics, loop);
 }
 
 /**

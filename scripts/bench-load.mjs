@@ -1,0 +1,224 @@
+// npm run bench:load [-- --clients 200 --seconds 30 --corpus DIR --embeddings hash --configs default,off]
+// Load shedding under a burst. Starts the built standalone server on free ports, indexes a
+// small corpus once (default datasets/nestjs-docs, TRELLIS_EMBEDDINGS=hash), then for each
+// configuration (default: the shipped limits; `off`: TRELLIS_MAX_CONCURRENT_REQUESTS=0; or
+// `C/Q/W/L` for concurrency/queue/wait-ms/event-loop-delay-ms) restarts the server on the same data and runs N
+// concurrent clients, each alternating RetrieveChunks and Ask for a fixed time, while /healthz
+// is polled every 100 ms from a separate process. A refused client waits the server's `retry-after-ms` before its next
+// call. Prints throughput, accepted and rejected latencies, health-probe latency and timeouts,
+// each with the load average (os.loadavg: 1, 5, 15 min) taken when the figure was measured.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
+const { TrellisClient } = require('@trellis/client');
+const { status } = require('@grpc/grpc-js');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const corpusDir = resolve(option('corpus', join(root, 'datasets/nestjs-docs')));
+const clients = Number(option('clients', '200'));
+const seconds = Number(option('seconds', '30'));
+const embeddings = option('embeddings', 'hash');
+const configs = option('configs', 'default').split(',').filter(Boolean);
+const callTimeoutMs = Number(option('call-timeout-ms', '10000'));
+const probeTimeoutMs = Number(option('probe-timeout-ms', '1000'));
+
+const readJsonl = (file) => readFileSync(join(corpusDir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const passages = readJsonl('corpus.jsonl');
+const questions = readJsonl('questions.jsonl').map((q) => q.question);
+
+const freePort = () =>
+  new Promise((ok) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+const percentile = (values, p) => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+};
+const ms = (n) => (Number.isNaN(n) ? 'n/a' : `${n.toFixed(1)} ms`);
+const load = () => `load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+const sleep = (t) => new Promise((r) => setTimeout(r, t));
+
+function limitsEnv(config) {
+  if (config === 'default') return {};
+  if (config === 'off') return { TRELLIS_MAX_CONCURRENT_REQUESTS: '0' };
+  const [concurrent, queued, wait, loopDelay] = config.split('/');
+  return { TRELLIS_MAX_CONCURRENT_REQUESTS: concurrent, TRELLIS_MAX_QUEUED_REQUESTS: queued ?? '32', TRELLIS_MAX_QUEUE_WAIT_MS: wait ?? '50', TRELLIS_MAX_EVENT_LOOP_DELAY_MS: loopDelay ?? '100' };
+}
+
+async function startServer(dataDir, extraEnv) {
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], {
+    cwd: root,
+    env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings, ...extraEnv },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((r) => server.once('exit', r));
+  const httpUrl = `http://127.0.0.1:${httpPort}`;
+  for (let ready = false; !ready; ) {
+    if (server.exitCode !== null) throw new Error(`server exited with ${server.exitCode}`);
+    ready = await fetch(`${httpUrl}/healthz`).then((r) => r.ok, () => false);
+    if (!ready) await sleep(50);
+  }
+  return {
+    address: `127.0.0.1:${grpcPort}`,
+    httpUrl,
+    stop: async () => {
+      server.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function index(server) {
+  const client = new TrellisClient({ address: server.address, timeoutMs: 120_000 });
+  try {
+    await client.createKnowledgeBase({ name: 'load' });
+    const started = performance.now();
+    for (const p of passages) await client.uploadDocument({ knowledgeBase: 'load', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
+    for (;;) {
+      const { documents } = await client.listDocuments('load');
+      if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) break;
+      await sleep(200);
+    }
+    console.log(`indexed ${passages.length} passages in ${((performance.now() - started) / 1000).toFixed(1)} s (${load()})`);
+  } finally {
+    client.close();
+  }
+}
+
+// The prober runs in its own process, so the load generator's busy event loop does not
+// count against the server's /healthz latency.
+const PROBER = `
+const [url, untilMs, timeoutMs] = process.argv.slice(1);
+const until = Date.now() + Number(untilMs);
+const latencies = []; let timeouts = 0; let failures = 0;
+(async () => {
+  while (Date.now() < until) {
+    const t = performance.now();
+    const outcome = await fetch(url, { signal: AbortSignal.timeout(Number(timeoutMs)) }).then((r) => (r.ok ? 'ok' : 'failed'), (e) => (e && e.name === 'TimeoutError' ? 'timeout' : 'failed'));
+    latencies.push(performance.now() - t);
+    if (outcome === 'timeout') timeouts += 1;
+    if (outcome === 'failed') failures += 1;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.stdout.write(JSON.stringify({ latencies, timeouts, failures }));
+})();`;
+
+function probeHealth(httpUrl, forMs) {
+  return new Promise((ok, fail) => {
+    const child = spawn(process.execPath, ['-e', PROBER, `${httpUrl}/healthz`, String(Math.round(forMs)), String(probeTimeoutMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.once('exit', (code) => (code === 0 ? ok(JSON.parse(out)) : fail(new Error(`health prober exited with ${code}`))));
+  });
+}
+
+/** Samples the server's admission gauges every 250 ms: the most calls running and waiting at once. */
+async function sampleAdmission(httpUrl, until) {
+  const peak = { inFlight: 0, queued: 0 };
+  while (performance.now() < until) {
+    const text = await fetch(`${httpUrl}/metrics`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text(), () => '');
+    peak.inFlight = Math.max(peak.inFlight, Number(/^trellis_grpc_requests_in_flight(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0));
+    peak.queued = Math.max(peak.queued, Number(/^trellis_grpc_requests_queued(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0));
+    await sleep(250);
+  }
+  return peak;
+}
+
+async function runClient(client, n, until, results) {
+  let turn = n;
+  {
+    while (performance.now() < until) {
+      const question = questions[turn % questions.length];
+      const kind = turn % 2 === 0 ? 'RetrieveChunks' : 'Ask';
+      turn += 1;
+      const t = performance.now();
+      try {
+        if (kind === 'Ask') await client.ask({ knowledgeBase: 'load', question, topK: 5 });
+        else await client.retrieveChunks({ knowledgeBase: 'load', query: question, topK: 5 });
+        results.push({ kind, code: status.OK, ms: performance.now() - t, at: t });
+      } catch (error) {
+        results.push({ kind, code: error?.code ?? -1, ms: performance.now() - t, at: t });
+        const retryAfter = Number(error?.metadata?.get?.('retry-after-ms')?.[0] ?? 0);
+        if (retryAfter > 0) await sleep(retryAfter);
+      }
+    }
+  }
+}
+
+async function runLoad(server, config) {
+  // Built before the clock starts: a client loads the protos, which takes the generator's CPU.
+  const pool = Array.from({ length: clients }, () => new TrellisClient({ address: server.address, timeoutMs: callTimeoutMs, retryShed: false }));
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  const results = [];
+  const loadBefore = load();
+  const health = probeHealth(server.httpUrl, until - performance.now());
+  const admission = sampleAdmission(server.httpUrl, until);
+  await Promise.all(pool.map((client, n) => runClient(client, n, until, results)));
+  for (const client of pool) client.close();
+  const elapsed = (performance.now() - started) / 1000;
+  const loadAfter = load();
+  const probes = await health;
+  const peak = await admission;
+  const metrics = await fetch(`${server.httpUrl}/metrics`).then((r) => r.text(), (e) => `# /metrics failed: ${e.message}`);
+  const rejectedByServer = [...metrics.matchAll(/^trellis_grpc_requests_rejected_total\{([^}]*)\} (\d+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+
+  const accepted = results.filter((r) => r.code === status.OK);
+  const rejected = results.filter((r) => r.code === status.RESOURCE_EXHAUSTED);
+  const other = results.filter((r) => r.code !== status.OK && r.code !== status.RESOURCE_EXHAUSTED);
+  const otherByCode = new Map();
+  for (const r of other) otherByCode.set(status[r.code] ?? String(r.code), (otherByCode.get(status[r.code] ?? String(r.code)) ?? 0) + 1);
+  const otherCodes = [...otherByCode].map(([code, count]) => `${code} ${count}`);
+  console.log(`\n== limits: ${config} (${JSON.stringify(limitsEnv(config))}), ${clients} clients × ${seconds} s, RetrieveChunks + Ask alternating, client deadline ${callTimeoutMs} ms`);
+  console.log(`load average at start:        ${loadBefore}`);
+  console.log(`calls:                        ${results.length} in ${elapsed.toFixed(1)} s (${loadAfter})`);
+  console.log(`accepted throughput:          ${(accepted.length / elapsed).toFixed(1)} calls/s (${accepted.length} OK) (${loadAfter})`);
+  for (const kind of ['RetrieveChunks', 'Ask']) {
+    const times = accepted.filter((r) => r.kind === kind).map((r) => r.ms);
+    console.log(`accepted ${kind.padEnd(15)}       p50 ${ms(percentile(times, 50))}, p95 ${ms(percentile(times, 95))}, p99 ${ms(percentile(times, 99))} (${times.length} calls) (${loadAfter})`);
+  }
+  const all = accepted.map((r) => r.ms);
+  console.log(`accepted all:                 p50 ${ms(percentile(all, 50))}, p95 ${ms(percentile(all, 95))}, p99 ${ms(percentile(all, 99))} (${loadAfter})`);
+  const rejectedMs = rejected.map((r) => r.ms);
+  console.log(`rejected RESOURCE_EXHAUSTED:  ${rejected.length}, latency p50 ${ms(percentile(rejectedMs, 50))}, p95 ${ms(percentile(rejectedMs, 95))}, max ${ms(rejectedMs.length ? Math.max(...rejectedMs) : NaN)}; over 100 ms: ${rejectedMs.filter((t) => t > 100).length} (${loadAfter})`);
+  console.log(`other failures:               ${other.length}${otherCodes.length ? ` (${otherCodes.join(', ')})` : ''} (${loadAfter})`);
+  console.log(`server's peak in flight/queued: ${peak.inFlight} / ${peak.queued} (sampled every 250 ms)`);
+  console.log(`server's rejected counter:    ${rejectedByServer.length ? rejectedByServer.join('; ') : 'none'}`);
+  console.log(`/healthz every 100 ms:        ${probes.latencies.length} probes, p50 ${ms(percentile(probes.latencies, 50))}, p99 ${ms(percentile(probes.latencies, 99))}, max ${ms(Math.max(...probes.latencies))}; timeouts (> ${probeTimeoutMs} ms) ${probes.timeouts}, failures ${probes.failures} (${loadAfter})`);
+}
+
+console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; the load generator shares these cores`);
+console.log(`corpus: ${corpusDir} (${passages.length} passages, ${questions.length} questions), TRELLIS_EMBEDDINGS=${embeddings}`);
+const dataDir = mkdtempSync(join(tmpdir(), 'trellis-bench-load-'));
+try {
+  const first = await startServer(dataDir, limitsEnv(configs[0]));
+  await index(first).finally(() => first.stop());
+  for (const config of configs) {
+    const server = await startServer(dataDir, limitsEnv(config));
+    try {
+      await runLoad(server, config);
+    } finally {
+      await server.stop();
+    }
+  }
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
