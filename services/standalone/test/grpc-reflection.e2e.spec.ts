@@ -63,7 +63,7 @@ describe('gRPC reflection of the standalone server, through grpcurl', () => {
     const document = await grpcurl(server.grpcAddress, ['describe', 'trellis.v1.Document']);
     expect(document).toContain('map<string, string> metadata = 14;');
     expect(document).toContain('string knowledge_base_id = 2;');
-    expect(document).toContain('// True when the upload matched the stored content and no new version was made.');
+    expect(document).toContain('// True when the upload matched the stored content, already indexed, and nothing was done.');
     expect(await grpcurl(server.grpcAddress, ['describe', 'trellis.v1.ChunkHit'])).toContain('map<string, string> document_metadata = 8;');
   });
 
