@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
@@ -17,6 +17,24 @@ describe('the trellis CLI', () => {
     const embedded = (...args: string[]) => trellis(['--embedded', '--data-dir', dataDir, ...args]);
 
     afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it('ingests MDX as the markdown it holds and names every file it skips', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'trellis-mdx-'));
+      writeFileSync(join(dir, 'deploy.mdx'), "import { Callout } from 'nextra/components'\n\n# Deploy\n\n<Callout>Set the internal token before installing the chart.</Callout>\n");
+      writeFileSync(join(dir, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+      writeFileSync(join(dir, 'notes.xyz'), 'not a known type');
+      expect((await embedded('kb', 'create', 'site')).code).toBe(0);
+      const ingest = await embedded('ingest', 'site', dir);
+      expect(ingest.code).toBe(0);
+      expect(ingest.stdout).toMatch(/\+ \S*deploy\.mdx {2}version 1/);
+      expect(ingest.stdout).toContain('skipped 2 file(s) of unsupported type:');
+      expect(ingest.stdout).toMatch(/- \S*logo\.png\n/);
+      expect(ingest.stdout).toMatch(/- \S*notes\.xyz\n/);
+      const [hit] = JSON.parse((await embedded('retrieve', 'site', 'internal token chart', '--mode', 'fulltext', '--json')).stdout) as Array<{ text: string }>;
+      expect(hit?.text).toContain('Set the internal token before installing the chart.');
+      expect(hit?.text).not.toMatch(/Callout|import/);
+      rmSync(dir, { recursive: true, force: true });
+    });
 
     it('creates a knowledge base, ingests a directory, and answers with citations', async () => {
       expect((await embedded('kb', 'create', 'docs', '--chunk-size', '256')).stdout).toMatch(/created knowledge base docs/);

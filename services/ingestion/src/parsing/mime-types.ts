@@ -1,10 +1,11 @@
 /** The document types Trellis can parse, by MIME type. */
-export type DocumentKind = 'text' | 'markdown' | 'html' | 'pdf' | 'docx';
+export type DocumentKind = 'text' | 'markdown' | 'mdx' | 'html' | 'pdf' | 'docx';
 
 const BY_MIME: Record<string, DocumentKind> = {
   'text/plain': 'text',
   'text/markdown': 'markdown',
   'text/x-markdown': 'markdown',
+  'text/mdx': 'mdx',
   'text/html': 'html',
   'application/xhtml+xml': 'html',
   'application/pdf': 'pdf',
@@ -16,6 +17,7 @@ const BY_EXTENSION: Record<string, string> = {
   text: 'text/plain',
   md: 'text/markdown',
   markdown: 'text/markdown',
+  mdx: 'text/mdx',
   html: 'text/html',
   htm: 'text/html',
   xhtml: 'application/xhtml+xml',

@@ -37,6 +37,7 @@ export async function extractText(kind: DocumentKind, bytes: Uint8Array, filenam
   switch (kind) {
     case 'text':
     case 'markdown':
+    case 'mdx':
       return decodeUtf8(bytes, filename);
     case 'html':
       return htmlText(decodeUtf8(bytes, filename), filename, limits);

@@ -34,7 +34,10 @@ export async function ingestCommand(client: TrellisClient, kb: string, inputs: s
     await report(file.display, async () => client.uploadDocument({ knowledgeBase: kb, filename: file.path, sourceUri: file.display }, await readFile(file.path)));
   }
   for (const url of urls) await report(url, () => client.addDocumentFromUrl({ knowledgeBase: kb, url }));
-  if (skipped.length > 0) out.write(`  (skipped ${skipped.length} file(s) of unsupported type)\n`);
+  if (skipped.length > 0) {
+    out.write(`  skipped ${skipped.length} file(s) of unsupported type:\n`);
+    for (const name of skipped) out.write(`  - ${name}\n`);
+  }
   if (!options.wait || accepted.length === 0) return failures > 0 ? 1 : 0;
   failures += await waitForIndexing(client, kb, accepted, options.timeoutSeconds, out);
   return failures > 0 ? 1 : 0;
