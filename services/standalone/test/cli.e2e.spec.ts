@@ -18,7 +18,7 @@ describe('the trellis CLI', () => {
 
     afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-    it('ingests MDX as the markdown it holds and names every file it skips', async () => {
+    it('ingests MDX as the markdown it holds, names every file it skips, and deletes failed or named documents', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'trellis-mdx-'));
       writeFileSync(join(dir, 'deploy.mdx'), "import { Callout } from 'nextra/components'\n\n# Deploy\n\n<Callout>Set the internal token before installing the chart.</Callout>\n");
       writeFileSync(join(dir, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
@@ -33,6 +33,21 @@ describe('the trellis CLI', () => {
       const [hit] = JSON.parse((await embedded('retrieve', 'site', 'internal token chart', '--mode', 'fulltext', '--json')).stdout) as Array<{ text: string }>;
       expect(hit?.text).toContain('Set the internal token before installing the chart.');
       expect(hit?.text).not.toMatch(/Callout|import/);
+
+      // An MDX file with no text fails; `rm --failed` clears it, `rm` by source URI deletes one.
+      writeFileSync(join(dir, 'empty.mdx'), "import X from 'x'\n<X />\n");
+      expect((await embedded('ingest', 'site', join(dir, 'empty.mdx'))).code).toBe(1);
+      expect((await embedded('status', 'site')).stdout).toMatch(/empty\.mdx\s+failed/);
+      const removed = await embedded('rm', 'site', '--failed');
+      expect(removed.code).toBe(0);
+      expect(removed.stdout).toMatch(/- \S*empty\.mdx {2}\(\S+, failed\)\ndeleted 1 document\(s\)/);
+      expect((await embedded('rm', 'site', 'no/such/file.md')).code).toBe(1);
+      const status = await embedded('status', 'site');
+      expect(status.stdout).not.toContain('empty.mdx');
+      expect(status.code).toBe(0);
+      const sourceUri = /\+ (\S*deploy\.mdx)/.exec(ingest.stdout)![1]!;
+      expect((await embedded('rm', 'site', sourceUri)).stdout).toContain('deleted 1 document(s)');
+      expect((await embedded('status', 'site')).stdout).toContain('no documents yet');
       rmSync(dir, { recursive: true, force: true });
     });
 

@@ -7,6 +7,7 @@ import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
 import { addGraphEditCommands } from './graph-commands';
 import { ingestCommand, waitForIndexing } from './ingest-command';
+import { removeDocuments } from './document-commands';
 import { SERVER_DEFAULT_MODE, evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
 import { addExtractionOptions, extractionSettings, hasExtractionFlags, usageSummary } from './extraction-options';
@@ -122,6 +123,12 @@ program
       ingestCommand(client, kbName, paths, { wait: opts.wait, timeoutSeconds: opts.timeout }, out),
     ),
   );
+
+program
+  .command('rm <kb> [documents...]')
+  .description('delete documents by id or source URI, and with --failed every document whose indexing failed')
+  .option('--failed', 'also delete every failed document')
+  .action(run((client, kbName: string, documents: string[], opts: { failed?: boolean }) => removeDocuments(client, kbName, documents, { failed: opts.failed === true }, out)));
 
 program
   .command('reindex <kb> [document]')
