@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { status } from '@grpc/grpc-js';
@@ -12,8 +12,9 @@ import { DistributedDeployment, freePort, startStandaloneProcess, waitFor } from
 import { grpcCode, waitUntilIndexed } from './helpers';
 
 const ROOT = resolve(__dirname, '../../..');
-const CORPUS = resolve(ROOT, '../shared/datasets/hotpotqa-100/corpus.jsonl');
-const enabled = Boolean(process.env.TRELLIS_TEST_KAFKA_BROKERS && process.env.TRELLIS_TEST_MYSQL_URL) && existsSync(CORPUS);
+/** 340 HotpotQA passages kept in the repository (datasets/drill-corpus/README.md): the drills run on a clean clone. */
+const CORPUS = resolve(ROOT, 'datasets/drill-corpus/corpus.jsonl');
+const enabled = Boolean(process.env.TRELLIS_TEST_KAFKA_BROKERS && process.env.TRELLIS_TEST_MYSQL_URL);
 
 /**
  * Failure drills need a broker and a database they can stop and kill without disturbing the
