@@ -36,6 +36,8 @@ export async function connect(options: ConnectionOptions): Promise<Connection> {
   const env: Record<string, string | undefined> = { ...process.env, TRELLIS_GRPC_HOST: '127.0.0.1', TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: '0', TRELLIS_LOG_LEVEL: process.env.TRELLIS_LOG_LEVEL ?? 'warn' };
   if (options.dataDir) env.TRELLIS_DATA_DIR = options.dataDir;
   delete env.TRELLIS_API_KEYS;
+  // The CLI is this server's only caller: shedding its calls while the server indexes for it helps nobody.
+  env.TRELLIS_MAX_CONCURRENT_REQUESTS ??= '0';
   const server: RunningProcess = await startStandaloneServer(loadConfig(env, 'trellis-cli'));
   const client = new TrellisClient({ address: server.grpcAddress!, actor: actorOf(options) });
   return {
