@@ -1,1 +1,6 @@
+export * from './access-settings';
 export * from './config';
+export * from './embedding-settings';
+export * from './llm-settings';
+export * from './resolution-defaults';
+export * from './runtime-mode';
