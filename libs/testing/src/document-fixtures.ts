@@ -1,3 +1,4 @@
+import { createDeflateRaw } from 'node:zlib';
 import JSZip from 'jszip';
 
 /** A minimal, valid one-page PDF showing `text` (ASCII), built byte by byte with a correct xref. */
@@ -41,4 +42,46 @@ export async function makeDocx(paragraphs: readonly string[]): Promise<Buffer> {
     `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
   );
   return zip.generateAsync({ type: 'nodebuffer' });
+}
+
+/**
+ * A zip bomb: one deflated entry `name` of `size` zero bytes, about size / 1000 on the wire,
+ * deflated in pieces to keep the test's own memory low.
+ */
+export async function zipOfZeros(name: string, size: number): Promise<Buffer> {
+  const deflate = createDeflateRaw({ level: 9 });
+  const parts: Buffer[] = [];
+  deflate.on('data', (part: Buffer) => parts.push(part));
+  const done = new Promise((resolve) => deflate.on('end', resolve));
+  const piece = Buffer.alloc(1024 * 1024);
+  for (let written = 0; written < size; written += piece.length) {
+    if (!deflate.write(piece)) await new Promise((resolve) => deflate.once('drain', resolve));
+  }
+  deflate.end();
+  await done;
+  const data = Buffer.concat(parts);
+  const fileName = Buffer.from(name);
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt16LE(8, 8);
+  local.writeUInt32LE(data.length, 18);
+  local.writeUInt32LE(size >>> 0, 22);
+  local.writeUInt16LE(fileName.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0);
+  central.writeUInt16LE(20, 4);
+  central.writeUInt16LE(20, 6);
+  central.writeUInt16LE(8, 10);
+  central.writeUInt32LE(data.length, 20);
+  central.writeUInt32LE(size >>> 0, 24);
+  central.writeUInt16LE(fileName.length, 28);
+  const directoryAt = local.length + fileName.length + data.length;
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(1, 8);
+  end.writeUInt16LE(1, 10);
+  end.writeUInt32LE(central.length + fileName.length, 12);
+  end.writeUInt32LE(directoryAt, 16);
+  return Buffer.concat([local, fileName, data, central, fileName, end]);
 }

@@ -1,9 +1,8 @@
-import { createDeflateRaw } from 'node:zlib';
 import { Client, credentials, status } from '@grpc/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import { startStandaloneProcess, waitFor } from '@trellis/testing';
+import { startStandaloneProcess, waitFor, zipOfZeros } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { grpcCode, waitUntilIndexed } from './helpers';
 
@@ -15,41 +14,6 @@ function letters(length: number): string {
   let s = '';
   for (let i = 0; i < length; i++) s += String.fromCharCode(97 + ((i * 7919) % 26));
   return s;
-}
-
-/** A .docx-named zip whose one entry inflates to `size` zero bytes (about size / 1000 on the wire). */
-async function zipBomb(size: number): Promise<Buffer> {
-  const deflate = createDeflateRaw({ level: 9 });
-  const parts: Buffer[] = [];
-  deflate.on('data', (part: Buffer) => parts.push(part));
-  const done = new Promise((resolve) => deflate.on('end', resolve));
-  const piece = Buffer.alloc(1024 * 1024);
-  for (let written = 0; written < size; written += piece.length) {
-    if (!deflate.write(piece)) await new Promise((resolve) => deflate.once('drain', resolve));
-  }
-  deflate.end();
-  await done;
-  const data = Buffer.concat(parts);
-  const name = Buffer.from('word/document.xml');
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(8, 8);
-  local.writeUInt32LE(data.length, 18);
-  local.writeUInt32LE(size >>> 0, 22);
-  local.writeUInt16LE(name.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(8, 10);
-  central.writeUInt32LE(data.length, 20);
-  central.writeUInt32LE(size >>> 0, 24);
-  central.writeUInt16LE(name.length, 28);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(1, 8);
-  end.writeUInt16LE(1, 10);
-  end.writeUInt32LE(central.length + name.length, 12);
-  end.writeUInt32LE(local.length + name.length + data.length, 16);
-  return Buffer.concat([local, name, data, central, name, end]);
 }
 
 async function residentBytes(httpUrl: string): Promise<number> {
@@ -114,7 +78,7 @@ describe('standalone: parsing and requests are bounded', () => {
   });
 
   it('refuses a DOCX zip bomb with INVALID_ARGUMENT without inflating it', async () => {
-    const bomb = await zipBomb(1024 * 1024 * 1024);
+    const bomb = await zipOfZeros('word/document.xml', 1024 * 1024 * 1024);
     const before = await residentBytes(server.httpUrl);
     const started = Date.now();
     const error = await grpcCode(upload('bomb.docx', bomb));
