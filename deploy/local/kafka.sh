@@ -44,8 +44,9 @@ LOG_DIR="$DATA_DIR/log"          # broker's own log (server.log) and stdout/stde
 STORAGE_DIR="$DATA_DIR/storage"  # Kafka log.dirs: topic partitions and metadata
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 
-log() { printf '[kafka] %s\n' "$*"; }
-die() { printf '[kafka] ERROR: %s\n' "$*" >&2; exit 1; }
+SERVICE=kafka
+# shellcheck source=deploy/local/service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 
 # ---------------------------------------------------------------- install
 
@@ -145,7 +146,6 @@ cmd_install() {
 
 # ---------------------------------------------------------------- readiness checks
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # Sends a Kafka Metadata request (API key 3, version 4, all topics) over plain TCP and
 # succeeds when the answer carries our correlation id and lists at least one broker.
@@ -164,15 +164,7 @@ metadata_ok() {
   (( 16#${hex:24:8} >= 1 ))
 }
 
-running_pid() {
-  # Prints the broker pid when our pid file points at a live kafka.Kafka process.
-  [[ -f "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE")"
-  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'kafka\.Kafka' || return 1
-  echo "$pid"
-}
+running_pid() { pid_matching 'kafka\.Kafka'; }
 
 # ---------------------------------------------------------------- start / stop
 
@@ -285,33 +277,11 @@ cmd_start() {
   die "the broker did not answer a metadata request on 127.0.0.1:$KAFKA_PORT within ${KAFKA_START_TIMEOUT}s; stopped it (logs in $LOG_DIR)"
 }
 
-cmd_stop() {
-  local pid
-  if ! pid="$(running_pid)"; then
-    rm -f "$PID_FILE"
-    log "not running"
-    return 0
-  fi
-  log "stopping pid $pid (SIGTERM)"
-  kill -TERM "$pid" 2>/dev/null || true
-  local waited=0
-  while kill -0 "$pid" 2>/dev/null && (( waited < 30 )); do
-    sleep 1
-    waited=$((waited + 1))
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "still alive after ${waited}s, sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$PID_FILE"
-  log "stopped"
-}
-
 cmd_status() {
   local pid
   if pid="$(running_pid)"; then
     if metadata_ok "$KAFKA_PORT"; then
-      log "running (pid $pid, $(ps -o rss= -p "$pid" | awk '{printf "%d MB RSS", $1/1024}')) on 127.0.0.1:$KAFKA_PORT"
+      log "running (pid $pid, $(rss_of "$pid")) on 127.0.0.1:$KAFKA_PORT"
       return 0
     fi
     log "process $pid is alive but 127.0.0.1:$KAFKA_PORT does not answer metadata requests"

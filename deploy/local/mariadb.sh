@@ -31,8 +31,9 @@ SOCKET="$DATA_DIR/mariadb.sock"
 PID_FILE="$DATA_DIR/mariadbd.pid"
 RUN_AS="$(id -un)"
 
-log() { printf '[mariadb] %s\n' "$*"; }
-die() { printf '[mariadb] ERROR: %s\n' "$*" >&2; exit 1; }
+SERVICE=mariadb
+# shellcheck source=deploy/local/service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 
 as_root() {
   if [[ $EUID -eq 0 ]]; then "$@"
@@ -64,16 +65,7 @@ cmd_install() {
 sql_tcp() { mariadb --protocol=TCP -h 127.0.0.1 -P "$MARIADB_PORT" -u root --batch --skip-column-names "$@"; }
 sql_socket() { mariadb --socket="$SOCKET" -u root --batch --skip-column-names "$@"; }
 
-running_pid() {
-  [[ -f "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE")"
-  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'mariadbd\|mysqld' || return 1
-  echo "$pid"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+running_pid() { pid_matching 'mariadbd|mysqld'; }
 
 write_config() {
   cat >"$CONF" <<EOF
@@ -161,32 +153,11 @@ SQL
   log "ready after $((SECONDS - started))s (pid $(cat "$PID_FILE"), $(sql_tcp -e 'SELECT VERSION()'), log $LOG_DIR/error.log)"
 }
 
-cmd_stop() {
-  local pid
-  if ! pid="$(running_pid)"; then
-    log "not running"
-    return 0
-  fi
-  log "stopping pid $pid (SIGTERM)"
-  kill -TERM "$pid" 2>/dev/null || true
-  local waited=0
-  while kill -0 "$pid" 2>/dev/null && (( waited < 30 )); do
-    sleep 1
-    waited=$((waited + 1))
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "still alive after ${waited}s, sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    rm -f "$PID_FILE"
-  fi
-  log "stopped"
-}
-
 cmd_status() {
   local pid
   if pid="$(running_pid)"; then
     if sql_tcp -e 'SELECT 1' >/dev/null 2>&1; then
-      log "running (pid $pid, $(ps -o rss= -p "$pid" | awk '{printf "%d MB RSS", $1/1024}')) on 127.0.0.1:$MARIADB_PORT"
+      log "running (pid $pid, $(rss_of "$pid")) on 127.0.0.1:$MARIADB_PORT"
       return 0
     fi
     log "process $pid is alive but SELECT 1 over 127.0.0.1:$MARIADB_PORT fails"

@@ -39,8 +39,9 @@ fi
 PID_FILE="$DATA_DIR/tidb.pid"
 LOG_FILE="$DATA_DIR/tidb.log"
 
-log() { printf '[tidb] %s\n' "$*"; }
-die() { printf '[tidb] ERROR: %s\n' "$*" >&2; exit 1; }
+SERVICE=tidb
+# shellcheck source=deploy/local/service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 
 # ---------------------------------------------------------------- install
 
@@ -110,7 +111,6 @@ for r in json.load(sys.stdin).get("Replace") or []:
 # ---------------------------------------------------------------- start / stop
 
 status_ok() { curl -fsS --max-time 2 "http://127.0.0.1:$TIDB_STATUS_PORT/status" >/dev/null 2>&1; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 sql_ok() {
   # A real MySQL-protocol login when a client is installed, else a TCP connect.
@@ -123,14 +123,7 @@ sql_ok() {
   fi
 }
 
-running_pid() {
-  [[ -f "$PID_FILE" ]] || return 1
-  local pid
-  pid="$(cat "$PID_FILE")"
-  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'tidb-server' || return 1
-  echo "$pid"
-}
+running_pid() { pid_matching 'tidb-server'; }
 
 cmd_start() {
   local pid
@@ -166,33 +159,11 @@ cmd_start() {
   die "tidb-server did not become ready within ${TIDB_START_TIMEOUT}s; stopped it"
 }
 
-cmd_stop() {
-  local pid
-  if ! pid="$(running_pid)"; then
-    rm -f "$PID_FILE"
-    log "not running"
-    return 0
-  fi
-  log "stopping pid $pid (SIGTERM)"
-  kill -TERM "$pid" 2>/dev/null || true
-  local waited=0
-  while kill -0 "$pid" 2>/dev/null && (( waited < 30 )); do
-    sleep 1
-    waited=$((waited + 1))
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "still alive after ${waited}s, sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$PID_FILE"
-  log "stopped"
-}
-
 cmd_status() {
   local pid
   if pid="$(running_pid)"; then
     if status_ok; then
-      log "running (pid $pid, $(ps -o rss= -p "$pid" | awk '{printf "%d MB RSS", $1/1024}')) on 127.0.0.1:$TIDB_PORT"
+      log "running (pid $pid, $(rss_of "$pid")) on 127.0.0.1:$TIDB_PORT"
       return 0
     fi
     log "process $pid is alive but http://127.0.0.1:$TIDB_STATUS_PORT/status does not answer"
