@@ -9,6 +9,11 @@ export const MAX_SUMMARY_CHARS = 2000;
  * what lets deletion and re-indexing leave no stale text behind.
  */
 export function summarizeDescriptions(descriptions: readonly string[], maxChars = MAX_SUMMARY_CHARS): string {
+  return summaryParts(descriptions, maxChars).join(' ');
+}
+
+/** The descriptions summarizeDescriptions joins: the distinct ones, in order, while they fit. */
+export function summaryParts(descriptions: readonly string[], maxChars = MAX_SUMMARY_CHARS): string[] {
   const parts: string[] = [];
   let length = 0;
   for (const d of distinctDescriptions(descriptions)) {
@@ -16,7 +21,7 @@ export function summarizeDescriptions(descriptions: readonly string[], maxChars 
     parts.push(d);
     length += d.length + 1;
   }
-  return parts.join(' ');
+  return parts;
 }
 
 /** Non-empty descriptions, trimmed, without case-insensitive repeats, in the given order. */

@@ -5,5 +5,7 @@ export * from './graph-edit-encoding';
 export * from './graph-edit-records';
 export * from './graph-edit-policy';
 export * from './summary-refresher';
+export * from './coalescing-summary-refresher';
+export * from './described-vectors';
 export * from './graph-edit-port';
 export * from './graph-editor';

@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import { summarizeDescriptions } from './derivation';
+import { summaryParts } from './derivation';
+import { embedDescribed } from './described-vectors';
 import type { PendingSummary, SummaryUpdate } from './graph-records';
 
 /** Where pending summaries are read and saved (storage's GraphSummaryRepository). */
@@ -32,9 +33,10 @@ const MAX_PAGES = 50;
  * Brings pending summaries up to date after the graph changed (a chunk written, a stale version
  * purged, a document deleted): the description becomes the concatenation of the mentions'
  * descriptions while it fits the limit, an LLM summary past it (truncated concatenation
- * without an LLM), and the embedding is recomputed from "heading: summary". Each save is
- * conditional on the mentions not having changed since they were read, so a crash or a race
- * leaves rows pending, never wrong; they are picked up by the next refresh of the knowledge base.
+ * without an LLM), and the embedding is recomputed from the heading and those descriptions
+ * (embedDescribed). Each save is conditional on the mentions not having changed since they
+ * were read, so a crash or a race leaves rows pending, never wrong; they are picked up by the
+ * next refresh of the knowledge base.
  */
 export class SummaryRefresher {
   constructor(
@@ -43,21 +45,13 @@ export class SummaryRefresher {
     private readonly onSummaryFailure: (error: Error, item: PendingSummary) => void = () => undefined,
   ) {}
 
-  /**
-   * Resolves to the number of summaries saved. `knownVectors` are embeddings the caller already
-   * computed, by text, reused rather than requested again.
-   */
-  async refresh(
-    scope: KbScope,
-    maxChars: number,
-    knownVectors: ReadonlyMap<string, Float32Array> = new Map(),
-    onUsage?: (usage: SummaryUsage) => void,
-  ): Promise<number> {
+  /** Resolves to the number of summaries saved. */
+  async refresh(scope: KbScope, maxChars: number, onUsage?: (usage: SummaryUsage) => void): Promise<number> {
     let saved = 0;
     for (let page = 0; page < MAX_PAGES; page++) {
       const pending = await this.summaries.listPendingSummaries(scope, PAGE);
       if (pending.length === 0) break;
-      const updates = await this.compute(pending, maxChars, knownVectors, onUsage);
+      const updates = await this.compute(pending, maxChars, onUsage);
       const written = await this.summaries.saveSummaries(scope, updates);
       saved += written;
       // Nothing saved: every row changed under us; another writer's refresh will follow it.
@@ -66,35 +60,28 @@ export class SummaryRefresher {
     return saved;
   }
 
-  private async compute(
-    pending: readonly PendingSummary[],
-    maxChars: number,
-    knownVectors: ReadonlyMap<string, Float32Array>,
-    onUsage: ((usage: SummaryUsage) => void) | undefined,
-  ): Promise<SummaryUpdate[]> {
-    const descriptions = await Promise.all(pending.map((item) => this.summaryOf(item, maxChars, onUsage)));
-    const texts = pending.map((item, i) => `${item.heading}: ${descriptions[i]}`);
-    const missing = [...new Set(texts.filter((t) => !knownVectors.has(t)))];
-    const fresh = missing.length === 0 ? [] : await this.models.embed(missing);
-    const vectors = new Map(missing.map((t, i) => [t, fresh[i]!]));
+  private async compute(pending: readonly PendingSummary[], maxChars: number, onUsage: ((usage: SummaryUsage) => void) | undefined): Promise<SummaryUpdate[]> {
+    const parts = await Promise.all(pending.map((item) => this.summaryOf(item, maxChars, onUsage)));
+    const vectors = await embedDescribed((texts) => this.models.embed(texts), pending.map((item, i) => ({ heading: item.heading, descriptions: parts[i]! })));
     return pending.map((item, i) => ({
       kind: item.kind,
       id: item.id,
       summaryHash: item.summaryHash,
-      description: descriptions[i]!,
-      embedding: knownVectors.get(texts[i]!) ?? vectors.get(texts[i]!)!,
+      description: parts[i]!.join(' '),
+      embedding: vectors[i]!,
     }));
   }
 
-  private async summaryOf(item: PendingSummary, maxChars: number, onUsage: ((usage: SummaryUsage) => void) | undefined): Promise<string> {
+  /** The summary as the parts it is embedded from: the descriptions that fit, or the LLM's one text. */
+  private async summaryOf(item: PendingSummary, maxChars: number, onUsage: ((usage: SummaryUsage) => void) | undefined): Promise<string[]> {
     const whole = item.descriptions.join(' ');
-    if (whole.length <= maxChars || this.models.summarize === null) return summarizeDescriptions(item.descriptions, maxChars);
+    if (whole.length <= maxChars || this.models.summarize === null) return summaryParts(item.descriptions, maxChars);
     try {
-      return await this.models.summarize(item.heading, item.descriptions, maxChars, onUsage);
+      return [await this.models.summarize(item.heading, item.descriptions, maxChars, onUsage)];
     } catch (error) {
       // A failing LLM must not stop indexing: the truncated concatenation is still correct text.
       this.onSummaryFailure(error as Error, item);
-      return summarizeDescriptions(item.descriptions, maxChars);
+      return summaryParts(item.descriptions, maxChars);
     }
   }
 }

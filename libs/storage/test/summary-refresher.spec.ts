@@ -41,7 +41,8 @@ describe('SummaryRefresher', () => {
     const { store, scope, chunkIds, embedded, summarized, refresher } = await setup();
     await store.applyChunkExtraction(scope, chunkIds[0]!, [mention('A distributed SQL database.')], []);
     expect(await refresher.refresh(scope, 60)).toBe(1);
-    expect(embedded).toEqual(['TiDB (database): A distributed SQL database.']);
+    // The heading and the description are embedded apart (embedDescribed).
+    expect(embedded).toEqual(['TiDB (database)', 'A distributed SQL database.']);
     expect(summarized).toEqual([]);
 
     // Nothing changed: nothing recomputed.
@@ -53,7 +54,7 @@ describe('SummaryRefresher', () => {
     await store.applyChunkExtraction(scope, chunkIds[1]!, [mention('It speaks the MySQL wire protocol to clients.')], []);
     expect(await refresher.refresh(scope, 60)).toBe(1);
     expect(summarized).toEqual([['A distributed SQL database.', 'It speaks the MySQL wire protocol to clients.']]);
-    expect(embedded.at(-1)).toBe('TiDB (database): TiDB: an LLM summary.');
+    expect(embedded.slice(-2)).toEqual(['TiDB (database)', 'TiDB: an LLM summary.']);
     expect((await store.getEntities(scope, ['ent_tidb']))[0]?.description).toBe('TiDB: an LLM summary.');
 
     // A removal brings the short concatenation back, without the removed text.
@@ -64,7 +65,7 @@ describe('SummaryRefresher', () => {
     await store.close();
   });
 
-  it('reuses vectors the caller already computed, and truncates when the LLM fails', async () => {
+  it('embeds the heading and the descriptions kept, weighted by length, and truncates when the LLM fails', async () => {
     const { store, scope, chunkIds } = await setup();
     const failures: string[] = [];
     const embedded: string[] = [];
@@ -73,23 +74,23 @@ describe('SummaryRefresher', () => {
       {
         embed: async (texts) => {
           embedded.push(...texts);
-          return texts.map(() => Float32Array.from([0, 1]));
+          return texts.map((t) => (t === 'TiDB (database)' ? Float32Array.from([1, 0]) : Float32Array.from([0, 2])));
         },
         summarize: async () => Promise.reject(new Error('LLM down')),
       },
       (error) => failures.push(error.message),
     );
     await store.applyChunkExtraction(scope, chunkIds[0]!, [mention('First fact about the database.')], []);
-    const known = new Map([['TiDB (database): First fact about the database.', Float32Array.from([1, 0])]]);
-    expect(await refresher.refresh(scope, 40, known)).toBe(1);
-    expect(embedded).toEqual([]);
+    expect(await refresher.refresh(scope, 40)).toBe(1);
     const [candidate] = await store.listEntityCandidates(scope, ['tidb']);
-    expect([...candidate!.embedding]).toEqual([1, 0]);
+    // 15 characters of heading along x, 30 of description along y (its vector's length does not count).
+    expect([...candidate!.embedding].map((v) => v.toFixed(4))).toEqual(['0.4472', '0.8944']);
 
     await store.applyChunkExtraction(scope, chunkIds[1]!, [mention('Second fact about it.')], []);
     expect(await refresher.refresh(scope, 40)).toBe(1);
     expect(failures).toEqual(['LLM down']);
-    expect(embedded).toEqual(['TiDB (database): First fact about the database.']);
+    // Truncated to what fits: only the first description is embedded with the heading.
+    expect(embedded.slice(-2)).toEqual(['TiDB (database)', 'First fact about the database.']);
     expect((await store.getEntities(scope, ['ent_tidb']))[0]?.description).toBe('First fact about the database.');
     await store.close();
   });

@@ -5,6 +5,7 @@ import type { Models, TokenUsage } from '@trellis/models';
 import { LLM_PRICES, estimateCost } from '@trellis/observability';
 import type { LlmPriceTable } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
+import { CoalescingSummaryRefresher } from '@trellis/graph';
 import {
   CHUNK_REPOSITORY,
   DOCUMENT_REPOSITORY,
@@ -54,7 +55,7 @@ import { GraphController } from './handlers/graph.controller';
         const logger = new Logger('GraphWriter');
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
-        const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
+        const summaries = new CoalescingSummaryRefresher(createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message)));
         const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage };
         return new GraphWriterService(repos, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
       },

@@ -3,6 +3,7 @@ import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EmbeddingProvider, TokenUsage } from '@trellis/models';
 import { knowledgeBaseOfEvent } from '@trellis/storage';
+import { embedDescribed } from '@trellis/graph';
 import type { EntityMentionWrite, RelationshipMentionWrite, SummaryRefresher } from '@trellis/graph';
 import type { ExtractionResult, KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
@@ -32,7 +33,8 @@ export class GraphWriterService {
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphSummaries' | 'llmUsage'>,
     private readonly embedder: EmbeddingProvider,
     private readonly resolver: EntityResolver,
-    private readonly summaries: SummaryRefresher,
+    /** Shared by the chunk writes of a knowledge base that run together (CoalescingSummaryRefresher). */
+    private readonly summaries: Pick<SummaryRefresher, 'refresh'>,
     private readonly defaults: ResolutionDefaults,
     private readonly llmConfigured: boolean,
     /** Estimated US dollars of the graph LLM's usage (summaries, merge decisions). */
@@ -51,9 +53,9 @@ export class GraphWriterService {
     const policy = this.policyFor(await knowledgeBaseOfEvent(ctx, this.repos.knowledgeBases));
     // LLM summaries and merge decisions count towards the document whose chunk caused them.
     const usage = new LlmUsageMeter();
-    const { entities, relationships, vectors } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
+    const { entities, relationships } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
     await this.repos.graphWrites.applyChunkExtraction(scope, chunk.id, entities, relationships);
-    await this.summaries.refresh(scope, policy.summaryMaxChars, vectors, usage.record);
+    await this.summaries.refresh(scope, policy.summaryMaxChars, usage.record);
     if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
     const remaining = await this.repos.chunks.markChunkGraphed(scope, chunk.id);
     if (remaining === 0) await this.completeDocument(scope, ctx.documentId, ctx.documentVersion, policy);
@@ -93,7 +95,7 @@ export class GraphWriterService {
     extraction: ExtractionResult,
     policy: GraphPolicy,
     onUsage: (usage: TokenUsage) => void,
-  ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[]; vectors: Map<string, Float32Array> }> {
+  ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] }> {
     // One mention per normalised name and chunk; an endpoint-only mention is flagged for review.
     const byName = new Map<string, ChunkEntity>();
     const addEntity = (name: string, type: string, description: string, needsReview: boolean) => {
@@ -113,11 +115,13 @@ export class GraphWriterService {
     const ends = extraction.relationships.map((r) => ({ r, source: addEntity(r.source, 'concept', '', true), target: addEntity(r.target, 'concept', '', true) }));
     const chunkEntities = [...byName.values()];
 
-    const entityTexts = chunkEntities.map((e) => `${e.name} (${e.type}): ${e.description}`);
-    const relationshipTexts = ends.map(({ r }) => `${r.source} ${r.label} ${r.target}: ${r.description}`);
-    const texts = [...entityTexts, ...relationshipTexts];
-    const embedded = await this.embedder.embed(texts);
-    const vectors = new Map(texts.map((text, i) => [text, embedded[i]!]));
+    const embedded = await embedDescribed(
+      (texts) => this.embedder.embed(texts),
+      [
+        ...chunkEntities.map((e) => ({ heading: `${e.name} (${e.type})`, descriptions: [e.description] })),
+        ...ends.map(({ r }) => ({ heading: `${r.source} ${r.label} ${r.target}`, descriptions: [r.description] })),
+      ],
+    );
 
     const candidates = policy.mode === 'name' ? [] : await this.repos.graphWrites.listEntityCandidates(scope, [...byName.keys()]);
     const previous = policy.mode === 'name' ? new Map<string, string>() : await this.previousResolution(scope, chunkId);
@@ -146,7 +150,7 @@ export class GraphWriterService {
         embedding: embedded[chunkEntities.length + i]!,
       });
     });
-    return { entities, relationships, vectors };
+    return { entities, relationships };
   }
 
   /** Name → entity that chunks with this chunk's content mention; names they split are left out. */

@@ -6,7 +6,7 @@ import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EmbeddingProvider } from '@trellis/models';
 import { toEventSettings } from '@trellis/storage';
-import { SummaryRefresher } from '@trellis/graph';
+import { SummaryRefresher, embedDescribed } from '@trellis/graph';
 import { MysqlStore, SqliteStore, cosineSimilarity, repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
@@ -98,7 +98,9 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     /** How close an entity's stored embedding is to the embedding of its current summary. */
     const embeddingMatchesSummary = async (entityId: string) => {
       const [candidate] = (await store.listEntityCandidates(scope, [(await store.getEntities(scope, [entityId]))[0]!.normalizedName])).filter((c) => c.entity.id === entityId);
-      const [expected] = await embedder.embed([`${candidate!.entity.name} (${candidate!.entity.type}): ${candidate!.entity.description}`]);
+      // Every description in TEXTS is one sentence: the summary's parts are its sentences.
+      const descriptions = candidate!.entity.description.split(/(?<=\.) /);
+      const [expected] = await embedDescribed((texts) => embedder.embed(texts), [{ heading: `${candidate!.entity.name} (${candidate!.entity.type})`, descriptions }]);
       return cosineSimilarity(candidate!.embedding, expected!);
     };
     /** A writer that fails if it reads the knowledge base's settings from the store. */
