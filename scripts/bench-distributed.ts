@@ -32,7 +32,7 @@ async function run(extractionProcesses: number): Promise<void> {
     const uploadSeconds = (performance.now() - started) / 1000;
     let chunks = 0;
     for (;;) {
-      const { documents } = await client.listDocuments('bench');
+      const documents = await client.listAllDocuments('bench');
       if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
         chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
         break;

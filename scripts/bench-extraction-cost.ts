@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   try {
     const waitForGraph = async (kb: string): Promise<number> => {
       for (;;) {
-        const { documents } = await client.listDocuments(kb);
+        const documents = await client.listAllDocuments(kb);
         if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
           return documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
         }

@@ -93,7 +93,7 @@ async function index(server) {
     const started = performance.now();
     for (const p of passages) await client.uploadDocument({ knowledgeBase: 'load', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
     for (;;) {
-      const { documents } = await client.listDocuments('load');
+      const documents = await client.listAllDocuments('load');
       if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) break;
       await sleep(200);
     }

@@ -1,4 +1,4 @@
-// npm run bench:standalone [-- --corpus DIR] [--embeddings local,hash] — standalone ingest
+// npm run bench:standalone [-- --corpus DIR] [--embeddings local,hash] [--cpu-prof DIR] — standalone ingest
 // throughput and query latency. For each embedder (default: the local model, then hash, side
 // by side in one run) starts the built server on free ports with a fresh data directory,
 // ingests a corpus in the shared datasets format over gRPC while probing /healthz every 100 ms
@@ -39,6 +39,8 @@ const percentile = (values, p) => {
 };
 const ms = (n) => `${n.toFixed(1)} ms`;
 
+// --cpu-prof DIR writes the server's V8 CPU profile there when it stops (open it in Chrome DevTools).
+const profileDir = option('cpu-prof', undefined);
 // --data-dir keeps the indexed corpus between runs (ingestion is skipped when already done).
 const keptDir = option('data-dir', undefined);
 const embedders = option('embeddings', 'local,hash').split(',').filter(Boolean);
@@ -52,7 +54,7 @@ async function benchOnce(embeddings) {
   const grpcPort = await freePort();
   const httpPort = await freePort();
   const bootStart = performance.now();
-  const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], {
+  const server = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`] : []), join(root, 'services/standalone/dist/main.js')], {
     cwd: root,
     env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -87,7 +89,7 @@ async function benchOnce(embeddings) {
     const uploadMs = performance.now() - ingestStart;
     let chunks = 0;
     for (;;) {
-      const { documents } = await client.listDocuments('bench');
+      const documents = await client.listAllDocuments('bench');
       const done = documents.filter((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED');
       if (done.length === documents.length) {
         chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);

@@ -88,8 +88,20 @@ export class TrellisClient {
   addDocumentFromUrl(request: Partial<v1.AddDocumentFromUrlRequest>): Promise<v1.Document> {
     return this.unary(this.raw.knowledgeBases, 'addDocumentFromUrl', request);
   }
-  listDocuments(knowledgeBase: string): Promise<v1.ListDocumentsResponse> {
-    return this.unary(this.raw.knowledgeBases, 'listDocuments', { knowledgeBase });
+  /** One page of documents (see ListDocumentsRequest); `listAllDocuments` follows the pages. */
+  listDocuments(knowledgeBase: string, page: Partial<Omit<v1.ListDocumentsRequest, 'knowledgeBase'>> = {}): Promise<v1.ListDocumentsResponse> {
+    return this.unary(this.raw.knowledgeBases, 'listDocuments', { knowledgeBase, ...page });
+  }
+  /** Every document of the knowledge base (or every one in `status`), a page of 1,000 at a time. */
+  async listAllDocuments(knowledgeBase: string, status?: v1.IndexStatus): Promise<v1.Document[]> {
+    const documents: v1.Document[] = [];
+    let pageToken = '';
+    do {
+      const page = await this.listDocuments(knowledgeBase, { pageSize: 1000, pageToken, ...(status === undefined ? {} : { status }) });
+      documents.push(...page.documents);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
+    return documents;
   }
   getDocument(knowledgeBase: string, documentId: string): Promise<v1.Document> {
     return this.unary(this.raw.knowledgeBases, 'getDocument', { knowledgeBase, documentId });

@@ -21,6 +21,16 @@ export interface DocumentWithCounts {
   llmUsage: LlmUsage;
 }
 
+/** Which page of ListDocuments: a size (0: the default), the token of the page before, a status. */
+export interface DocumentPageQuery {
+  pageSize: number;
+  pageToken: string;
+  status?: IndexStatus;
+}
+
+export const DEFAULT_DOCUMENT_PAGE_SIZE = 100;
+export const MAX_DOCUMENT_PAGE_SIZE = 1000;
+
 /** What UpdateKnowledgeBase may change; absent fields keep their value. */
 export interface KnowledgeBaseChanges {
   description?: string;
@@ -98,10 +108,19 @@ export class KnowledgeBaseService {
     await this.repos.knowledgeBases.deleteKnowledgeBase(kbScope(kb));
   }
 
-  async listDocuments(scope: TenantScope, kbIdOrName: string): Promise<DocumentWithCounts[]> {
+  /**
+   * One page of documents with their progress. The page token is the last id of the page
+   * (keyset paging: a document added or deleted meanwhile shifts no other onto another page).
+   */
+  async listDocuments(scope: TenantScope, kbIdOrName: string, query: DocumentPageQuery): Promise<{ documents: DocumentWithCounts[]; nextPageToken: string }> {
+    if (query.pageSize > MAX_DOCUMENT_PAGE_SIZE) throw TrellisError.invalid(`page_size must be at most ${MAX_DOCUMENT_PAGE_SIZE} (got ${query.pageSize})`);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, kbIdOrName);
-    const documents = await this.repos.documents.listDocuments(kbScope(kb));
-    return Promise.all(documents.map((document) => this.withProgress(kbScope(kb), document)));
+    const limit = query.pageSize || DEFAULT_DOCUMENT_PAGE_SIZE;
+    // One more than the page: whether a next page exists, without an empty last page.
+    const found = await this.repos.documents.listDocuments(kbScope(kb), { limit: limit + 1, afterId: afterIdOf(query.pageToken), status: query.status });
+    const page = found.slice(0, limit);
+    const documents = await Promise.all(page.map((document) => this.withProgress(kbScope(kb), document)));
+    return { documents, nextPageToken: found.length > limit ? Buffer.from(page.at(-1)!.id, 'utf8').toString('base64url') : '' };
   }
 
   async getDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<DocumentWithCounts> {
@@ -130,6 +149,16 @@ export class KnowledgeBaseService {
     await this.summaries.refresh(kbScope(kb), kb.settings.resolution?.summaryMaxChars || this.defaultSummaryMaxChars);
     if (!deleted) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
   }
+}
+
+/** The id a page token stands for; a token this server did not give is INVALID_ARGUMENT. */
+function afterIdOf(pageToken: string): string | undefined {
+  if (pageToken === '') return undefined;
+  const id = /^[A-Za-z0-9_-]{1,700}$/.test(pageToken) ? Buffer.from(pageToken, 'base64url').toString('utf8') : '';
+  if (id === '' || id.length > 512 || Buffer.from(id, 'utf8').toString('base64url') !== pageToken) {
+    throw TrellisError.invalid('page_token is not one a ListDocuments response gave');
+  }
+  return id;
 }
 
 function validateName(name: string): string {

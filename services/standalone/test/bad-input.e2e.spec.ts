@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
+import { v1 } from '@trellis/contracts';
 import { makeDocx, makePdf, startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { grpcCode, waitUntilIndexed } from './helpers';
@@ -32,7 +33,7 @@ describe('standalone: bad input gets a clear error and loses nothing', () => {
     const error = await grpcCode(upload('tool.exe', Buffer.from('MZ\x90\x00binary')));
     expect(error.code).toBe(status.INVALID_ARGUMENT);
     expect(error.details).toMatch(/unsupported file type.*\.pdf/);
-    const { documents } = await client.listDocuments('kb');
+    const documents = await client.listAllDocuments('kb');
     const failed = documents.find((d) => d.sourceUri === 'tool.exe')!;
     expect(failed.status).toBe('INDEX_STATUS_FAILED');
     expect(failed.error).toMatch(/unsupported file type/);
@@ -50,7 +51,7 @@ describe('standalone: bad input gets a clear error and loses nothing', () => {
     const docx = await grpcCode(upload('broken.docx', Buffer.from('PK\x03\x04 not really a zip')));
     expect(docx.code).toBe(status.INVALID_ARGUMENT);
     expect(docx.details).toMatch(/could not read DOCX "broken.docx"/);
-    const { documents } = await client.listDocuments('kb');
+    const documents = await client.listAllDocuments('kb');
     expect(documents.find((d) => d.sourceUri === 'broken.pdf')?.error).toMatch(/could not read PDF/);
   });
 
@@ -97,7 +98,7 @@ describe('standalone: bad input gets a clear error and loses nothing', () => {
       expect(refused.code, url).toBe(status.INVALID_ARGUMENT);
       expect(refused.details, url).toMatch(/refusing to fetch .*TRELLIS_URL_FETCH_ALLOW/);
     }
-    expect((await client.listDocuments('kb')).documents.some((d) => d.sourceUri.includes('/metrics'))).toBe(false);
+    expect((await client.listAllDocuments('kb')).some((d) => d.sourceUri.includes('/metrics'))).toBe(false);
     expect((await grpcCode(client.addDocumentFromUrl({ knowledgeBase: 'kb', url: 'ftp://example/doc' }))).code).toBe(status.INVALID_ARGUMENT);
   });
 
@@ -116,6 +117,35 @@ describe('standalone: bad input gets a clear error and loses nothing', () => {
     expect(chunks[0]?.text).toContain('first compiler');
     const turing = await client.retrieveChunks({ knowledgeBase: 'kb', query: 'universal machine', mode: 'fulltext' });
     expect(turing.chunks[0]?.documentId).toBe(docx.id);
+  });
+
+  it('pages ListDocuments without losing or repeating a document, filters by status, and refuses bad paging', async () => {
+    const all = await client.listAllDocuments('kb');
+    expect(all.length).toBeGreaterThanOrEqual(5);
+    const paged: string[] = [];
+    let pageToken = '';
+    let pages = 0;
+    do {
+      const page = await client.listDocuments('kb', { pageSize: 2, pageToken });
+      expect(page.documents.length).toBeLessThanOrEqual(2);
+      paged.push(...page.documents.map((d) => d.id));
+      pageToken = page.nextPageToken;
+      pages++;
+    } while (pageToken !== '');
+    expect(pages).toBe(Math.ceil(all.length / 2));
+    expect(paged).toEqual([...paged].sort());
+    expect(new Set(paged)).toEqual(new Set(all.map((d) => d.id)));
+
+    const failed = await client.listAllDocuments('kb', v1.IndexStatus.INDEX_STATUS_FAILED);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((d) => d.status === 'INDEX_STATUS_FAILED')).toBe(true);
+    expect(failed.map((d) => d.id).sort()).toEqual(all.filter((d) => d.status === 'INDEX_STATUS_FAILED').map((d) => d.id).sort());
+
+    const tooBig = await grpcCode(client.listDocuments('kb', { pageSize: 1001 }));
+    expect(tooBig).toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringMatching(/page_size must be at most 1000/) });
+    for (const pageToken of ['not base64!', '_w', 'x'.repeat(5000)]) {
+      expect(await grpcCode(client.listDocuments('kb', { pageToken }))).toMatchObject({ code: status.INVALID_ARGUMENT, details: expect.stringMatching(/page_token/) });
+    }
   });
 
   it('keeps running, with earlier documents unaffected', async () => {

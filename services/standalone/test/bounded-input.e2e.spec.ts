@@ -110,7 +110,7 @@ describe('standalone: parsing and requests are bounded', () => {
       const huge = await tightClient.uploadDocument({ knowledgeBase: 'tight', filename: 'huge.txt' }, Buffer.from(letters(20_000_000)));
       const failed = await waitFor(
         async () => {
-          const { documents } = await tightClient.listDocuments('tight');
+          const documents = await tightClient.listAllDocuments('tight');
           return documents.find((d) => d.id === huge.id)?.status === 'INDEX_STATUS_FAILED' ? documents : undefined;
         },
         120_000,
@@ -124,7 +124,7 @@ describe('standalone: parsing and requests are bounded', () => {
       tightClient.close();
       tight = await startStandaloneProcess({ dataDir: tight.dataDir, env });
       tightClient = new TrellisClient({ address: tight.grpcAddress });
-      const after = (await tightClient.listDocuments('tight')).documents;
+      const after = (await tightClient.listAllDocuments('tight'));
       expect(after.map((d) => d.status)).toEqual(['INDEX_STATUS_FAILED', 'INDEX_STATUS_FAILED']);
       expect(tight.output()).toMatch(/trellis-standalone ready/);
       expect(tight.output()).not.toMatch(/resuming unfinished indexing/);

@@ -67,7 +67,7 @@ async function upload(client: TrellisClient, kb: string, items: ReturnType<typeo
 }
 
 async function graphedChunks(client: TrellisClient, kb: string): Promise<number> {
-  const { documents } = await client.listDocuments(kb);
+  const documents = await client.listAllDocuments(kb);
   return documents.reduce((n, d) => n + d.chunkCounts.filter((c) => c.status === 'INDEX_STATUS_GRAPHED').reduce((m, c) => m + c.count, 0), 0);
 }
 

@@ -14,7 +14,7 @@ const STUCK_AFTER_MS = 5_000;
 /** Chunk counts of a knowledge base by status. */
 async function chunkStatuses(client: TrellisClient, kb: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const d of (await client.listDocuments(kb)).documents) for (const c of d.chunkCounts) counts[c.status] = (counts[c.status] ?? 0) + c.count;
+  for (const d of (await client.listAllDocuments(kb))) for (const c of d.chunkCounts) counts[c.status] = (counts[c.status] ?? 0) + c.count;
   return counts;
 }
 
@@ -103,14 +103,14 @@ if (!kafkaBrokers || !mysqlUrl) {
       await client.createKnowledgeBase({ name: 'lossy' });
       const ids = (await uploadExamples(client, 'lossy')).map((d) => d.id);
       await loseEvents('chunking', 'document.ingested');
-      const pending = (await client.listDocuments('lossy')).documents.filter((d) => d.status === 'INDEX_STATUS_PENDING');
+      const pending = (await client.listAllDocuments('lossy')).filter((d) => d.status === 'INDEX_STATUS_PENDING');
       expect(pending.length).toBe(ids.length);
       await deployment.start('chunking');
 
       // 2. The sweeper re-drives them; extraction runs; every chunk.extracted is then lost to graph-store.
       const total = await waitFor(
         async () => {
-          const { documents } = await client.listDocuments('lossy');
+          const documents = await client.listAllDocuments('lossy');
           const chunked = documents.length === ids.length && documents.every((d) => d.chunkCounts.length > 0 && d.chunkCounts.every((c) => c.status === 'INDEX_STATUS_EXTRACTED'));
           return chunked ? documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0) : undefined;
         },

@@ -37,7 +37,7 @@ export async function uploadExamples(client: TrellisClient, kb: string): Promise
 export async function waitUntilIndexed(client: TrellisClient, kb: string, ids: readonly string[], timeoutMs = 60_000): Promise<v1.Document[]> {
   return waitFor(
     async () => {
-      const { documents } = await client.listDocuments(kb);
+      const documents = await client.listAllDocuments(kb);
       const mine = documents.filter((d) => ids.includes(d.id));
       const failed = mine.find((d) => d.status === 'INDEX_STATUS_FAILED');
       if (failed) throw new Error(`${failed.sourceUri} failed: ${failed.error}`);

@@ -24,7 +24,7 @@ describe('standalone end to end: examples/ over gRPC', () => {
   });
 
   it('indexes every example with all its chunks graphed', async () => {
-    const { documents: listed } = await client.listDocuments('demo');
+    const listed = await client.listAllDocuments('demo');
     expect(listed).toHaveLength(5);
     for (const d of listed) {
       const total = d.chunkCounts.reduce((n, c) => n + c.count, 0);
@@ -141,7 +141,7 @@ describe('standalone end to end: examples/ over gRPC', () => {
     client.close();
     server = await startStandaloneProcess({ dataDir: server.dataDir });
     client = new TrellisClient({ address: server.grpcAddress });
-    const { documents: listed } = await client.listDocuments('demo');
+    const listed = await client.listAllDocuments('demo');
     expect(listed.map((d) => d.status)).toEqual(Array(5).fill('INDEX_STATUS_GRAPHED'));
     const { chunks } = await client.retrieveChunks({ knowledgeBase: 'demo', query: 'piezoelectricity', mode: 'fulltext' });
     expect(chunks[0]?.sourceUri).toBe('examples/pierre-curie.html');

@@ -90,7 +90,7 @@ describe('sweeper in a standalone server (in-process bus, SQLite)', () => {
     const ids = (await uploadExamples(client, 'lossy')).map((d) => d.id);
     await waitFor(async () => server!.lost.length === 3 || undefined, 60_000, 'three events lost');
     // Without the sweeper these would stay where they are (the failure the issue measured).
-    const { documents } = await client.listDocuments('lossy');
+    const documents = await client.listAllDocuments('lossy');
     expect(documents.filter((d) => d.status === 'INDEX_STATUS_PENDING').map((d) => d.id)).toEqual([server.lost.find((l) => l.topic === 'document.ingested')!.documentId]);
 
     const indexed = await waitUntilIndexed(client, 'lossy', ids, 120_000);
@@ -135,7 +135,7 @@ describe('sweeper in a standalone server (in-process bus, SQLite)', () => {
     const first = await client.uploadDocument({ knowledgeBase: 'reupload', filename: name, sourceUri: name }, bytes);
     expect(server.lost).toEqual([{ topic: 'document.ingested', documentId: first.id }]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect((await client.listDocuments('reupload')).documents.map((d) => d.status)).toEqual(['INDEX_STATUS_PENDING']);
+    expect((await client.listAllDocuments('reupload')).map((d) => d.status)).toEqual(['INDEX_STATUS_PENDING']);
 
     const again = await client.uploadDocument({ knowledgeBase: 'reupload', filename: name, sourceUri: name }, bytes);
     expect({ id: again.id, version: again.version, unchanged: again.unchanged }).toEqual({ id: first.id, version: first.version, unchanged: false });

@@ -108,7 +108,7 @@ describe('tenant isolation with API keys', () => {
     expect(results).toEqual(Object.fromEntries(Object.keys(results).map((name) => [name, status.NOT_FOUND])));
 
     expect((await b.listKnowledgeBases()).knowledgeBases.map((kb) => kb.name).sort()).toEqual(['alpha', 'beta']);
-    expect((await b.listDocuments('alpha')).documents).toEqual([]);
+    expect((await b.listAllDocuments('alpha'))).toEqual([]);
     expect((await b.retrieveChunks({ knowledgeBase: 'alpha', query: 'Curie Radium Institute', mode: 'fulltext' })).chunks).toEqual([]);
     // Tenant A's data, as before.
     expect((await a.getKnowledgeBase('only-a')).description).toBe('');

@@ -5,6 +5,16 @@ import type { StuckDocument } from './stuck-work';
 /** A document of an unfinished indexing run, as a restart finds it. */
 export type UnfinishedDocument = KbScope & { documentId: string; version: number; status: IndexStatus };
 
+/** One page of a knowledge base's documents, in id order (keyset paging on the primary key). */
+export interface DocumentPage {
+  /** Documents at most. */
+  readonly limit: number;
+  /** Only ids after this one: the last id of the previous page. */
+  readonly afterId?: string;
+  /** Only documents in this status. */
+  readonly status?: IndexStatus;
+}
+
 /** Documents with their versions, texts, index status and pipeline stage timings. */
 export interface DocumentRepository {
   findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null>;
@@ -13,7 +23,8 @@ export interface DocumentRepository {
   /** Records a document that could not be parsed, so its error shows in status. */
   saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord>;
   getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null>;
-  listDocuments(scope: KbScope): Promise<DocumentRecord[]>;
+  /** Every document in source order, or with `page` one page of them. */
+  listDocuments(scope: KbScope, page?: DocumentPage): Promise<DocumentRecord[]>;
   countDocuments(scope: KbScope): Promise<number>;
   getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null>;
   /** Ignored when `version` is no longer the document's current version. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
+import type { DocumentPage } from '../repositories/document.repository';
 import { CURRENT_CHUNKS, byPipelineOrder, toDocument, toStage } from '../row-mappers';
 import { removeDocumentChunks } from './graph-write-sql';
 import { takeInserted } from './sql-dialect';
@@ -79,8 +80,23 @@ export class SqlDocuments {
     return row ? toDocument(row) : null;
   }
 
-  async listDocuments(scope: KbScope): Promise<DocumentRecord[]> {
-    return (await this.db.rows('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? ORDER BY source_uri', [scope.tenantId, scope.kbId])).map(toDocument);
+  async listDocuments(scope: KbScope, page?: DocumentPage): Promise<DocumentRecord[]> {
+    if (page === undefined) {
+      return (await this.db.rows('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? ORDER BY source_uri', [scope.tenantId, scope.kbId])).map(toDocument);
+    }
+    const where = ['tenant_id = ?', 'kb_id = ?'];
+    const params: string[] = [scope.tenantId, scope.kbId];
+    if (page.afterId !== undefined) {
+      where.push('id > ?');
+      params.push(page.afterId);
+    }
+    if (page.status !== undefined) {
+      where.push('status = ?');
+      params.push(page.status);
+    }
+    // An integer literal: not every server accepts a bound LIMIT.
+    const limit = Math.max(1, Math.floor(page.limit));
+    return (await this.db.rows(`SELECT * FROM documents WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${limit}`, params)).map(toDocument);
   }
 
   async getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {

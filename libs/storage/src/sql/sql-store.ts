@@ -23,6 +23,7 @@ import type {
 import type { TrellisStore } from '../trellis-store';
 import type { CachedExtraction } from '../repositories/extraction-cache.repository';
 import type { StuckChunk, StuckDocument } from '../repositories/stuck-work';
+import type { DocumentPage } from '../repositories/document.repository';
 import { SqlChunks } from './chunk-sql';
 import { SqlDocuments } from './document-sql';
 import { SqlGraphChanges } from './graph-changes-sql';
@@ -104,8 +105,8 @@ export abstract class SqlStore implements TrellisStore {
   getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null> {
     return this.documents.getDocument(scope, documentId);
   }
-  listDocuments(scope: KbScope): Promise<DocumentRecord[]> {
-    return this.documents.listDocuments(scope);
+  listDocuments(scope: KbScope, page?: DocumentPage): Promise<DocumentRecord[]> {
+    return this.documents.listDocuments(scope, page);
   }
   getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {
     return this.documents.getDocumentText(scope, documentId, version);

@@ -7,7 +7,7 @@ import { DocumentIngestionService } from '../document-ingestion.service';
 import { validateFilename } from '../document-request-limits';
 import { DocumentReindexService } from '../document-reindex.service';
 import { KnowledgeBaseService } from '../knowledge-base.service';
-import { fromExtractionMessage, fromResolutionMessage, toDocumentMessage, toKnowledgeBaseMessage } from './messages';
+import { fromExtractionMessage, fromResolutionMessage, fromStatusMessage, toDocumentMessage, toKnowledgeBaseMessage } from './messages';
 
 interface UploadState {
   metadata?: v1.UploadMetadata;
@@ -117,8 +117,12 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   }
 
   async listDocuments(request: v1.ListDocumentsRequest, metadata?: Metadata): Promise<v1.ListDocumentsResponse> {
-    const documents = await this.knowledgeBases.listDocuments(this.tenants.resolve(metadata), request.knowledgeBase);
-    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage)) };
+    const { documents, nextPageToken } = await this.knowledgeBases.listDocuments(this.tenants.resolve(metadata), request.knowledgeBase, {
+      pageSize: request.pageSize,
+      pageToken: request.pageToken,
+      status: fromStatusMessage(request.status),
+    });
+    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage)), nextPageToken };
   }
 
   async getDocument(request: v1.GetDocumentRequest, metadata?: Metadata): Promise<v1.Document> {

@@ -1,4 +1,4 @@
-import { v1 } from '@trellis/contracts';
+import { TrellisError, v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
 import { chunkingAndModelMessages, extractionFromMessage, resolutionFromMessage, toExtractionMessage, toResolutionMessage } from '@trellis/storage';
 import { NO_LLM_USAGE } from '@trellis/storage';
@@ -12,6 +12,14 @@ const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   graphed: v1.IndexStatus.INDEX_STATUS_GRAPHED,
   failed: v1.IndexStatus.INDEX_STATUS_FAILED,
 };
+
+/** A status filter of a request: undefined for unspecified; a value this server does not know is INVALID_ARGUMENT. */
+export function fromStatusMessage(status: v1.IndexStatus | undefined): IndexStatus | undefined {
+  if (status === undefined || status === v1.IndexStatus.INDEX_STATUS_UNSPECIFIED) return undefined;
+  const known = (Object.keys(STATUS) as IndexStatus[]).find((s) => STATUS[s] === status);
+  if (known === undefined) throw TrellisError.invalid(`status ${String(status)} is not an index status`);
+  return known;
+}
 
 
 /** The extraction settings of a request; undefined when the request carries none. */

@@ -8,7 +8,7 @@ import { statusName } from './output';
  */
 export async function removeDocuments(client: TrellisClient, kb: string, references: readonly string[], options: { failed: boolean }, out: NodeJS.WritableStream): Promise<number> {
   if (references.length === 0 && !options.failed) throw new Error('name the documents to delete (id or source URI), or use --failed');
-  const { documents } = await client.listDocuments(kb);
+  const documents = await client.listAllDocuments(kb);
   const chosen = new Map<string, v1.Document>();
   let missing = 0;
   for (const reference of references) {

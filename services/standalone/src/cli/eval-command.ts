@@ -115,7 +115,7 @@ async function waitForIndexing(client: TrellisClient, kb: string, timeoutSeconds
   const deadline = Date.now() + timeoutSeconds * 1000;
   let announced = false;
   for (;;) {
-    const { documents } = await client.listDocuments(kb);
+    const documents = await client.listAllDocuments(kb);
     if (documents.length === 0) throw new Error(`knowledge base ${kb} has no documents: omit --kb to ingest the corpus`);
     const pending = documents.filter((d) => !['graphed', 'failed'].includes(statusName(d.status)));
     if (pending.length === 0) {

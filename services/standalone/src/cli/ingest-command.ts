@@ -48,15 +48,16 @@ export async function waitForIndexing(client: TrellisClient, kb: string, documen
   const bar = out.isTTY ? new SingleBar({ format: '  indexing [{bar}] {value}/{total} chunks · {docs} documents done', hideCursor: true }) : null;
   bar?.start(1, 0, { docs: `0/${documents.length}` });
   const pending = new Map(documents.map((d) => [d.id, d]));
+  const followed = new Set(pending.keys());
   const deadline = Date.now() + timeoutSeconds * 1000;
   let failed = 0;
   const finalLines: string[] = [];
   while (pending.size > 0 && Date.now() < deadline) {
-    const { documents: current } = await client.listDocuments(kb);
+    const current = await client.listAllDocuments(kb);
     let total = 0;
     let graphed = 0;
     for (const d of current) {
-      if (!documents.some((x) => x.id === d.id)) continue;
+      if (!followed.has(d.id)) continue;
       for (const c of d.chunkCounts) {
         total += c.count;
         if (statusName(c.status) === 'graphed') graphed += c.count;

@@ -161,7 +161,7 @@ program
   .description('index status of every document')
   .action(
     run(async (client, kbName: string) => {
-      const { documents } = await client.listDocuments(kbName);
+      const documents = (await client.listAllDocuments(kbName)).sort((a, b) => (a.sourceUri < b.sourceUri ? -1 : a.sourceUri > b.sourceUri ? 1 : 0));
       if (documents.length === 0) out.write('no documents yet\n');
       else {
         out.write(
