@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Metadata, Server, ServerCredentials, loadPackageDefinition, status } from '@grpc/grpc-js';
-import type { ServiceDefinition, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import type { ServerWritableStream, ServiceDefinition, ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
@@ -10,7 +10,7 @@ import type { TracingHandle } from '@trellis/observability';
 import { GRPC_LOADER_OPTIONS, RETRY_AFTER_HEADER, protoDirectory } from '@trellis/grpc-edge';
 import { TrellisClient } from './trellis-client';
 
-/** A real gRPC server with the retrieval API that remembers the metadata of each call. */
+/** A real gRPC server with the retrieval and chat APIs that remembers the metadata of each call. */
 class RecordingRetrievalServer {
   readonly traceparents: Array<string | undefined> = [];
   private readonly server = new Server();
@@ -20,6 +20,12 @@ class RecordingRetrievalServer {
   async start(): Promise<string> {
     const protoDir = protoDirectory();
     const definition = loadSync(join(protoDir, 'trellis/v1/retrieval.proto'), { ...GRPC_LOADER_OPTIONS, includeDirs: [protoDir] });
+    const chatDefinition = loadSync(join(protoDir, 'trellis/v1/chat.proto'), { ...GRPC_LOADER_OPTIONS, includeDirs: [protoDir] });
+    const chat = loadPackageDefinition(chatDefinition) as unknown as { trellis: { v1: { ChatService: { service: ServiceDefinition } } } };
+    this.server.addService(chat.trellis.v1.ChatService.service, {
+      chat: (call: ServerWritableStream<{ question: string }, unknown>) => this.chat(call),
+      ask: (_call: unknown, callback: sendUnaryData<unknown>) => callback({ code: status.UNIMPLEMENTED }),
+    });
     const pkg = loadPackageDefinition(definition) as unknown as { trellis: { v1: { RetrievalService: { service: ServiceDefinition } } } };
     this.server.addService(pkg.trellis.v1.RetrievalService.service, {
       retrieveChunks: (call: ServerUnaryCall<{ query: string }, unknown>, callback: sendUnaryData<unknown>) => {
@@ -39,6 +45,26 @@ class RecordingRetrievalServer {
 
   stop(): void {
     this.server.forceShutdown();
+  }
+
+  /**
+   * `shed-once` is refused before any event the first time; `fail-after-token` sends a token,
+   * then is refused as if shed (which a client must not retry: the answer has begun).
+   */
+  private chat(call: ServerWritableStream<{ question: string }, unknown>): void {
+    const question = call.request.question;
+    const calls = (this.shedCalls.get(`chat:${question}`) ?? 0) + 1;
+    this.shedCalls.set(`chat:${question}`, calls);
+    const refuse = () => {
+      const metadata = new Metadata();
+      metadata.set(RETRY_AFTER_HEADER, '20');
+      call.emit('error', { code: status.RESOURCE_EXHAUSTED, details: 'server overloaded (queue_full)', metadata });
+    };
+    if (question === 'shed-once' && calls === 1) return refuse();
+    call.write({ token: 'Hello' });
+    if (question === 'fail-after-token') return refuse();
+    call.write({ done: { text: 'Hello' } });
+    call.end();
   }
 
   /** Calls per `shed…` query; `shed-once` is refused the first time, `shed-always` every time. */
@@ -122,6 +148,21 @@ describe('TrellisClient and load shedding', () => {
     } finally {
       short.close();
     }
+  });
+
+  it('sends a chat shed before its first event again, but not one that failed after an event', async () => {
+    const events = [];
+    for await (const event of client.chat({ knowledgeBase: 'kb', question: 'shed-once' })) events.push(event);
+    expect(events.map((e) => e.token ?? e.done?.text)).toEqual(['Hello', 'Hello']);
+    expect(server.shedCalls.get('chat:shed-once')).toBe(2);
+
+    const seen: string[] = [];
+    const failing = (async () => {
+      for await (const event of client.chat({ knowledgeBase: 'kb', question: 'fail-after-token' })) seen.push(event.token ?? '');
+    })();
+    await expect(failing).rejects.toMatchObject({ code: status.RESOURCE_EXHAUSTED });
+    expect(seen).toEqual(['Hello']);
+    expect(server.shedCalls.get('chat:fail-after-token')).toBe(1);
   });
 
   it('does not retry when told not to', async () => {

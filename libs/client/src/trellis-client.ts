@@ -192,11 +192,28 @@ export class TrellisClient {
     return this.unary(this.raw.chat as never, 'ask', request);
   }
 
-  /** The chat's events as they arrive. */
+  /**
+   * The chat's events as they arrive. A chat the server sheds before its first event is sent
+   * again as a unary call would be; one that fails after an event is not (its answer has begun).
+   */
   async *chat(request: Partial<v1.ChatRequest>): AsyncGenerator<v1.ChatEvent> {
     const method = this.raw.chat['chat'] as (req: unknown, md: Metadata, options: { deadline: Date }) => ClientReadableStream<v1.ChatEvent>;
-    const call = method.call(this.raw.chat, request, this.metadata(), { deadline: this.deadline() });
-    for await (const event of call) yield event as v1.ChatEvent;
+    const deadline = this.deadline();
+    let shed: unknown;
+    for (;;) {
+      const call = method.call(this.raw.chat, request, this.metadata(), { deadline });
+      let started = false;
+      try {
+        for await (const event of call) {
+          started = true;
+          yield event as v1.ChatEvent;
+        }
+        return;
+      } catch (error) {
+        if (started) throw error;
+        shed = await this.waitOutShed(error, shed, deadline);
+      }
+    }
   }
 
   close(): void {
@@ -222,14 +239,22 @@ export class TrellisClient {
       try {
         return await call();
       } catch (error) {
-        // A retry that ran out of time says less than the refusal that caused it.
-        if (shed !== undefined && (error as Partial<ServiceError>).code === status.DEADLINE_EXCEEDED) throw shed;
-        const waitMs = this.options.retryShed === false ? 0 : shedRetryAfterMs(error);
-        if (waitMs <= 0 || Date.now() + waitMs >= deadline.getTime()) throw error;
-        shed = error;
-        await new Promise((resolve) => setTimeout(resolve, waitMs));
+        shed = await this.waitOutShed(error, shed, deadline);
       }
     }
+  }
+
+  /**
+   * After a failed attempt: waits the retry-after-ms of a shed call and resolves to it (the
+   * refusal to report should the retries run out), or throws when the call is not to be retried.
+   */
+  private async waitOutShed(error: unknown, previousShed: unknown, deadline: Date): Promise<unknown> {
+    // A retry that ran out of time says less than the refusal that caused it.
+    if (previousShed !== undefined && (error as Partial<ServiceError>).code === status.DEADLINE_EXCEEDED) throw previousShed;
+    const waitMs = this.options.retryShed === false ? 0 : shedRetryAfterMs(error);
+    if (waitMs <= 0 || Date.now() + waitMs >= deadline.getTime()) throw error;
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    return error;
   }
 
   private metadata(headers: Record<string, string> = {}): Metadata {
