@@ -82,6 +82,23 @@ describe('ChunkRetriever', () => {
     expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((a, b) => b - a));
   });
 
+  it('gives a question about two things both of their passages before what the first one points to', async () => {
+    // The second hop (names of the best passage) ranks the band member first; the other band the
+    // question names is second in the first pass and must take the second place.
+    const texts = {
+      joke: 'Killing Joke are an English rock band formed in 1978 by Jaz Coleman',
+      zeppelin: 'Led Zeppelin were an English rock band formed in London in 1968',
+      coleman: 'Jaz Coleman is the singer of Killing Joke',
+    };
+    const vector: Array<[string, number]> = [['joke', 0.9], ['zeppelin', 0.85], ['coleman', 0.5]];
+    const fulltext = (q: string): Array<[string, number]> => (q.includes('Jaz Coleman') ? [['joke', 9], ['coleman', 8], ['zeppelin', 2]] : [['joke', 9], ['zeppelin', 8], ['coleman', 1]]);
+    const retriever = new ChunkRetriever(tableReads(vector, fulltext, texts));
+    const ask = (queryText: string) => retriever.retrieve('hybrid', { scope, queryVector: new Float32Array(4), queryText, k: 3 }).then((hits) => hits.map((h) => h.chunk.id));
+    expect(await ask('Which band was formed first, Killing Joke or Led Zeppelin?')).toEqual(['joke', 'zeppelin', 'coleman']);
+    // A question about one thing keeps the second hop's turn.
+    expect(await ask('Who sings in the band Killing Joke?')).toEqual(['joke', 'coleman', 'zeppelin']);
+  });
+
   it('re-orders oversampled candidates with a reranker and says so', async () => {
     const reverse: RerankerProvider = {
       model: 'reverse',

@@ -3,7 +3,7 @@ import type { RerankerProvider } from '@trellis/models';
 import type { ChunkFilter, ChunkRecord, ChunkRepository, GraphReadRepository } from '@trellis/storage';
 import type { GraphRetrieval } from './graph-retriever';
 import { SEMANTIC_DEFAULTS } from './retrieval-defaults';
-import { secondHopNames } from './second-hop';
+import { questionNames, secondHopNames } from './second-hop';
 
 export const RETRIEVAL_MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as const;
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
@@ -113,7 +113,9 @@ export class ChunkRetriever {
     const names = first[0] ? secondHopNames(first[0].chunk.text, query.queryText, SECOND_HOP_NAMES) : [];
     if (names.length === 0 || this.weights['second-hop'] <= 0) return first.slice(0, query.k);
     const hop = relabel(await this.signal('fulltext', { ...query, queryText: `${query.queryText} ${names.join(' ')}` }, pool), 'second-hop');
-    return interleave(first, this.combine([hop]), query.k);
+    // A question naming two or more things ("which of A and B") wants each before what one points to.
+    const asked = questionNames(query.queryText);
+    return interleave(first, this.combine([hop]), query.k, asked.length >= 2 ? asked : []);
   }
 
   /** Weighted fusion of rankings, each normalised by the fusion method. */
@@ -198,22 +200,32 @@ function normalizer(method: FusionMethod, scores: readonly number[]): (s: Signal
  * The first k distinct passages of two rankings taken in turn (the next not yet taken from
  * each, `first` first), scored by their reciprocal rank in the merged order. A passage both
  * rankings hold keeps the signals of both.
+ *
+ * The second ranking's turn goes to the first instead when one of `askedNames` is in no
+ * passage taken yet, the first ranking's next passage has it and the second's does not.
  */
-function interleave(first: readonly RankedChunk[], second: readonly RankedChunk[], k: number): RankedChunk[] {
+function interleave(first: readonly RankedChunk[], second: readonly RankedChunk[], k: number, askedNames: readonly string[] = []): RankedChunk[] {
   const firstById = new Map(first.map((hit) => [hit.chunk.id, hit]));
   const taken = new Map<string, RankedChunk>();
+  let uncovered = askedNames;
   const next = [0, 0];
   const lists = [first, second] as const;
+  const peek = (turn: 0 | 1) => {
+    const list = lists[turn];
+    while (next[turn]! < list.length && taken.has(list[next[turn]!]!.chunk.id)) next[turn]!++;
+    return list[next[turn]!];
+  };
+  const coversAsked = (hit: RankedChunk | undefined) => hit !== undefined && uncovered.some((name) => hit.chunk.text.includes(name));
   while (taken.size < k && (next[0]! < first.length || next[1]! < second.length)) {
-    for (const turn of [0, 1] as const) {
-      const list = lists[turn];
-      while (next[turn]! < list.length && taken.has(list[next[turn]!]!.chunk.id)) next[turn]!++;
-      const hit = list[next[turn]!];
+    for (const scheduled of [0, 1] as const) {
+      const turn = scheduled === 1 && coversAsked(peek(0)) && !coversAsked(peek(1)) ? 0 : scheduled;
+      const hit = peek(turn);
       if (!hit || taken.size >= k) continue;
       next[turn]!++;
       const before = turn === 1 ? firstById.get(hit.chunk.id) : undefined;
       // Scores of the two rankings are not comparable: the merged order's is its reciprocal rank.
       taken.set(hit.chunk.id, { chunk: hit.chunk, score: 1 / (taken.size + 1), signals: [...(before?.signals ?? []), ...hit.signals] });
+      uncovered = uncovered.filter((name) => !hit.chunk.text.includes(name));
     }
   }
   return [...taken.values()];

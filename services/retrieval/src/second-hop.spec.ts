@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { secondHopNames } from './second-hop';
+import { questionNames, secondHopNames } from './second-hop';
 
 describe('secondHopNames', () => {
   const passage = 'Blue Velvet\nBlue Velvet is a 1986 mystery film written and directed by David Lynch, shot in Wilmington, North Carolina, starring Kyle MacLachlan and Laura Dern.';
@@ -14,5 +14,13 @@ describe('secondHopNames', () => {
 
   it('finds nothing in lowercase text', () => {
     expect(secondHopNames('only lowercase words here', 'anything', 5)).toEqual([]);
+  });
+});
+
+describe('questionNames', () => {
+  it('returns the names a question asks about, not its opening question word', () => {
+    expect(questionNames('Which band was formed first, Killing Joke or Led Zeppelin?')).toEqual(['Killing Joke', 'Led Zeppelin']);
+    expect(questionNames('How do I limit requests per minute?')).toEqual([]);
+    expect(questionNames('Nirvana Unplugged was recorded where?')).toEqual(['Nirvana Unplugged']);
   });
 });

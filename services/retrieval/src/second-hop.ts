@@ -22,3 +22,18 @@ export function secondHopNames(passage: string, question: string, max: number): 
   }
   return [...names];
 }
+
+/**
+ * The proper names a question asks about, as written ("Killing Joke", "Led Zeppelin"): what a
+ * ranking should cover. A single capitalised word opening the question is its question word
+ * ("Which", "How"), not a name.
+ */
+export function questionNames(question: string): string[] {
+  const names = new Set<string>();
+  for (const match of question.matchAll(NAME_PHRASE)) {
+    const name = match[0].replace(/[.'-]+$/, '');
+    const opensQuestion = question.slice(0, match.index).trim() === '' && !/\s/.test(name);
+    if (name.length >= MIN_NAME_CHARS && !opensQuestion) names.add(name);
+  }
+  return [...names];
+}
