@@ -1,6 +1,8 @@
 import { isIP } from 'node:net';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { httpApiSettings } from './http-api-settings';
+import type { HttpApiSettings } from './http-api-settings';
 
 /** How indexing events travel and where data lives. */
 export type RuntimeMode = 'standalone' | 'distributed';
@@ -168,6 +170,7 @@ export interface TrellisConfig {
   readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
   readonly resolution: ResolutionDefaults;
   readonly sweeper: SweeperSettings;
+  readonly httpApi: HttpApiSettings;
 }
 
 /**
@@ -346,6 +349,7 @@ export function loadConfig(env: Env, serviceName: string): TrellisConfig {
       maxRedrives: int('TRELLIS_MAX_REDRIVES', 5, 1, 1000),
     },
     embeddings,
+    httpApi: httpApiSettings(text, int, problems),
     openai: {
       enabled: baseUrl !== undefined || apiKey !== undefined,
       baseUrl,

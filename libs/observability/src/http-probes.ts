@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { checkWithin } from './bounded-check';
 import { READINESS_TIMEOUT_MS } from './metrics';
@@ -16,6 +16,8 @@ export interface ProbeServerOptions {
   readonly readinessTimeoutMs?: number;
   /** When set, /metrics answers only requests with `Authorization: Bearer <token>`. */
   readonly metricsToken?: string;
+  /** Answers other paths when it returns true (the HTTP API served on the same port); 404 otherwise. */
+  readonly fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /**
@@ -50,6 +52,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
       );
       return;
     }
+    if (options.fallback?.(req, res)) return;
     send(404, 'not found\n');
   });
   await new Promise<void>((resolve, reject) => {

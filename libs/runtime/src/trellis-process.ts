@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
@@ -32,12 +35,25 @@ export interface ProcessSpec {
   readonly afterStart?: (app: INestApplicationContext, runtime: Runtime) => Promise<void>;
   /** Tracing and metrics settings; read from the environment (`OTEL_*`, `TRELLIS_TRACE_CONTENT`, `TRELLIS_LLM_PRICES`) when omitted. */
   readonly telemetry?: TelemetrySettings;
+  /**
+   * An HTTP API this process serves (standalone: REST and OpenAI-compatible over its own gRPC
+   * API), on the probe port or on `config.httpApi.port`; called once gRPC listens.
+   */
+  readonly httpApi?: (runtime: Runtime) => HttpApiMount;
+}
+
+/** A request handler that answers the paths it owns (returns true), and what to close on stop. */
+export interface HttpApiMount {
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => boolean;
+  close(): void;
 }
 
 export interface RunningProcess {
   readonly runtime: Runtime;
   readonly grpcAddress: string | null;
   readonly httpPort: number;
+  /** Port of the HTTP API, when the process serves one (the probe port unless TRELLIS_HTTP_API_PORT is set). */
+  readonly httpApiPort: number | null;
   /** Stops taking requests and events, lets in-flight work finish, closes connections. */
   close(): Promise<void>;
 }
@@ -70,6 +86,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   class RootModule {}
   const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
   let app: INestApplicationContext | undefined;
+  let api: HttpApiMount | undefined;
   try {
     if (spec.grpcServices.length > 0) {
       const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
@@ -87,7 +104,17 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       await runtime.bus.ping();
     };
     runtime.metrics.trackReadiness(readiness);
-    const probes = await startProbeServer({ host: config.httpHost, port: config.httpPort, registry: runtime.metrics.registry, readiness, metricsToken: config.metricsToken });
+    api = config.httpApi.enabled ? spec.httpApi?.(runtime) : undefined;
+    const shared = api !== undefined && config.httpApi.port === undefined;
+    const probes = await startProbeServer({
+      host: config.httpHost,
+      port: config.httpPort,
+      registry: runtime.metrics.registry,
+      readiness,
+      metricsToken: config.metricsToken,
+      ...(shared ? { fallback: api!.handle } : {}),
+    });
+    const apiServer = api !== undefined && !shared ? await listenHttpApi(api, config.httpHost, config.httpApi.port!) : undefined;
     await runtime.bus.start();
     await spec.afterStart?.(app, runtime);
     health.setStatus('', 'SERVING');
@@ -98,25 +125,48 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       runtime,
       grpcAddress,
       httpPort: probes.port,
+      httpApiPort: apiServer?.port ?? (shared ? probes.port : null),
       close: async () => {
         health.setStatus('', 'NOT_SERVING');
         runtime.availability.close();
         loopDelay.stop();
         await runtime.bus.stop();
         await nest.close();
-        await new Promise<void>((resolve) => probes.server.close(() => resolve()));
+        // Open event streams of the HTTP API would hold a graceful close forever.
+        await Promise.all([probes.server, apiServer?.server].map((server) => server && closeServer(server)));
+        api?.close();
         await runtime.database.close();
         await tracing.shutdown();
       },
     };
   } catch (error) {
     loopDelay.stop();
+    api?.close();
     await app?.close().catch(() => undefined);
     await runtime.bus.stop().catch(() => undefined);
     await runtime.database.close().catch(() => undefined);
     await tracing.shutdown().catch(() => undefined);
     throw error;
   }
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** The HTTP API on a port of its own; paths it does not own answer 404. */
+async function listenHttpApi(api: HttpApiMount, host: string, port: number): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    if (!api.handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port };
 }
 
 /** The gRPC server's load shedding, its counts reported as `trellis_grpc_requests_in_flight` / `_queued`. */

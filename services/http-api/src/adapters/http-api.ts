@@ -1,0 +1,78 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TrellisClient } from '@trellis/client';
+import { callerOf } from './api-caller';
+import { docsPage } from './docs-page';
+import { fromGrpcError, httpError } from './http-status';
+import type { HttpError } from './http-status';
+import { handleOpenAi } from './openai/openai-api';
+import { sendOpenAiError } from './openai/openai-errors';
+import { openApiDocument } from './openapi-document';
+import { sendProblem } from './problem-response';
+import { JsonBodyError } from './proto-json';
+import { HttpFailure } from './request-body';
+import { handleRestRoute } from './rest-handler';
+import { REST_ROUTES } from './rest-routes';
+import { matchRoute } from './route-matcher';
+
+export interface HttpApiOptions {
+  /** A client of the four gRPC services; each request uses it as its own caller (`asCaller`). */
+  readonly client: TrellisClient;
+  /** The same limit the gRPC upload enforces (TRELLIS_MAX_UPLOAD_BYTES). */
+  readonly maxUploadBytes: number;
+  /** How often the indexing-progress streams poll the document status. */
+  readonly progressPollMs: number;
+  /** Shown in the OpenAPI document. */
+  readonly version: string;
+  /** Where errors that are not the client's fault are logged in full. */
+  readonly logger: { error(fields: object, message: string): void };
+}
+
+/** Handles one request: true when it was an HTTP API path (`/api/...`, `/v1/...`), false to let the caller answer. */
+export type HttpApiHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/**
+ * The HTTP API: REST under /api/v1 (plus /api/openapi.json and /api/docs) and the
+ * OpenAI-compatible endpoint under /v1. Every operation is a call of the gRPC API through
+ * TrellisClient as the HTTP caller; this layer translates JSON and status codes, nothing else.
+ */
+export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
+  const openApi = openApiDocument(options.version);
+  const openApiJson = JSON.stringify(openApi);
+  const docs = docsPage(openApi as never);
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    const openAi = path === '/v1' || path.startsWith('/v1/');
+    if (!openAi && path !== '/api' && !path.startsWith('/api/')) return false;
+    const fail = (error: unknown) => {
+      const http = toHttpError(error);
+      if (http.status >= 500 && http.grpcStatus === undefined) options.logger.error({ err: error, method: req.method, path }, 'HTTP API request failed');
+      // An oversized body is not read: the connection closes instead of being drained.
+      if (http.status === 413) res.setHeader('connection', 'close');
+      if (openAi) sendOpenAiError(res, http);
+      else sendProblem(res, http, path);
+    };
+    const run = async () => {
+      if (openAi) return handleOpenAi(callerOf(options.client, req), req, res, path);
+      if (req.method === 'GET' && path === '/api/openapi.json') return void res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(openApiJson);
+      if (req.method === 'GET' && path === '/api/docs') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(docs);
+      const match = matchRoute(REST_ROUTES, req.method ?? 'GET', path);
+      if (match === undefined) throw new HttpFailure(httpError(404, `no operation at ${path}; see /api/docs`));
+      if ('allowed' in match) {
+        res.setHeader('allow', match.allowed.join(', '));
+        throw new HttpFailure(httpError(405, `${req.method ?? ''} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`));
+      }
+      const context = { caller: callerOf(options.client, req), maxUploadBytes: options.maxUploadBytes, progressPollMs: options.progressPollMs };
+      return handleRestRoute(context, match.route, match.params, req, res, url.searchParams);
+    };
+    run().catch(fail);
+    return true;
+  };
+}
+
+function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpFailure) return error.http;
+  if (error instanceof JsonBodyError) return httpError(400, error.message, error.field !== undefined ? { field: error.field } : {});
+  return fromGrpcError(error);
+}
+
