@@ -18,7 +18,7 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 describe('REST API', () => {
   let server: StandaloneProcess;
   let base: string;
-  let documentIds: string[] = [];
+  const documentIds: string[] = [];
 
   const api = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, init);
   const json = async (response: Response) => ({ status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as Record<string, unknown> });
@@ -113,7 +113,7 @@ describe('REST API', () => {
       (error: { details: string }) => error.details,
     );
     grpc.close();
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic a2V5LW9mLWE=' }]) {
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic a2V5LW9mLWE=' }] as Array<Record<string, string>>) {
       const response = await json(await api('/api/v1/knowledge-bases', { headers }));
       expect(response.status).toBe(401);
       expect(response.type).toBe('application/problem+json');
