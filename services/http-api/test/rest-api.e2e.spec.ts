@@ -38,6 +38,7 @@ describe('REST API', () => {
       expect(uploaded.body).toMatchObject({ filename: name, sourceUri: `examples/${name}`, metadata: { set: 'examples' } });
       documentIds.push(uploaded.body['id'] as string);
     }
+    expect((await api('/api/v1/knowledge-bases', { method: 'POST', headers: { ...A, ...JSON_TYPE }, body: JSON.stringify({ name: 'only-a' }) })).status).toBe(201);
     // Tenant B has a knowledge base of the same name.
     expect((await api('/api/v1/knowledge-bases', { method: 'POST', headers: { ...B, ...JSON_TYPE }, body: JSON.stringify({ name: 'curie' }) })).status).toBe(201);
   }, 120_000);
@@ -124,12 +125,15 @@ describe('REST API', () => {
 
   it("answers 404 for another tenant's knowledge bases and ids, and lists only the caller's own", async () => {
     const [id] = documentIds;
-    for (const path of [`/api/v1/knowledge-bases/curie/documents/${id}`, '/api/v1/knowledge-bases/nothing-here']) {
+    for (const path of [`/api/v1/knowledge-bases/curie/documents/${id}`, '/api/v1/knowledge-bases/only-a', '/api/v1/knowledge-bases/only-a/documents']) {
       const response = await json(await api(path, { headers: B }));
       expect(response.status, path).toBe(404);
       expect(response.type).toBe('application/problem+json');
     }
     expect((await api(`/api/v1/knowledge-bases/curie/documents/${id}`, { method: 'DELETE', headers: B })).status).toBe(404);
+    // A chat stream is refused before it opens, not with an error event inside a 200.
+    const chat = await api('/api/v1/knowledge-bases/only-a/chat', { method: 'POST', headers: { ...B, ...JSON_TYPE }, body: JSON.stringify({ question: 'Who?' }) });
+    expect([chat.status, chat.headers.get('content-type')]).toEqual([404, 'application/problem+json']);
     expect((await api(`/api/v1/knowledge-bases/curie/documents/${id}`, { headers: A })).status).toBe(200);
     const listed = await json(await api('/api/v1/knowledge-bases', { headers: B }));
     expect((listed.body['knowledgeBases'] as Array<{ description: string }>).map((k) => k.description)).toEqual(['']);

@@ -81,18 +81,29 @@ async function upload(context: RestContext, params: Record<string, string>, req:
 
 /**
  * ChatEvents as server-sent events named for the event's case (`stage`, `token`, `citation`,
- * `done`), each event's data its proto3 JSON. The stream opens with the first event, so a
- * call the server refuses is an ordinary HTTP error; a failure later is an `error` event.
+ * `done`), each event's data its proto3 JSON. The chat server announces its first stage before
+ * it looks the knowledge base up, so the stream opens with the second event: a call refused
+ * up to then (no key, a bad request, a missing knowledge base) is an ordinary HTTP error; a
+ * failure later is an `error` event.
  */
 export async function streamChat(events: AsyncGenerator<v1.ChatEvent>, res: ServerResponse): Promise<void> {
   const schema = apiMethod('ChatService', 'Chat').output;
+  const held: v1.ChatEvent[] = [];
   let next = await events.next();
+  if (!next.done) {
+    held.push(next.value);
+    next = await events.next();
+  }
   const stream = new EventStream(res);
   res.on('close', () => void events.return(undefined));
+  const send = (event: v1.ChatEvent) => {
+    const json = responseToJson(schema, event) as Record<string, unknown>;
+    stream.send(Object.keys(json)[0], JSON.stringify(json));
+  };
+  held.forEach(send);
   try {
     while (!next.done && !stream.closed) {
-      const json = responseToJson(schema, next.value) as Record<string, unknown>;
-      stream.send(Object.keys(json)[0], JSON.stringify(json));
+      send(next.value);
       next = await events.next();
     }
   } catch (error) {

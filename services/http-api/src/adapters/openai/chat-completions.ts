@@ -86,11 +86,14 @@ export async function completion(caller: TrellisClient, request: CompletionReque
 /**
  * A streamed completion: `chat.completion.chunk` events, one per answer token, the last one
  * with `finish_reason: "stop"` and `delta.citations`, then `data: [DONE]`. A failure before
- * the first token is an ordinary HTTP error; after it, a `data: {"error": ...}` event.
+ * the first token is an ordinary HTTP error; after it, a `data: {"error": ...}` event before
+ * `[DONE]`.
  */
 export async function streamedCompletion(caller: TrellisClient, request: CompletionRequest, res: ServerResponse): Promise<void> {
   const events = caller.chat(chatRequestOf(request));
   let next = await events.next();
+  // Stages are not part of OpenAI's format; waiting past them turns an early refusal into an HTTP error.
+  while (!next.done && next.value.stage) next = await events.next();
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.on('close', () => void events.return(undefined));
   const id = `chatcmpl-${randomUUID()}`;
