@@ -62,6 +62,21 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
   return { server, port: (server.address() as AddressInfo).port };
 }
 
+/**
+ * An HTTP server on its own port for a handler that answers the paths it owns (returns true);
+ * other paths answer 404. The HTTP API uses it when it is not served beside the probes.
+ */
+export async function listenHttp(host: string, port: number, handle: (req: IncomingMessage, res: ServerResponse) => boolean): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
 /** Compares in constant time, so the token cannot be guessed byte by byte from response times. */
 function bearerMatches(header: string | undefined, token: string): boolean {
   const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7).trim() : '');

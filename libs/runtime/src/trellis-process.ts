@@ -1,12 +1,10 @@
-import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
-import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
+import { listenHttp, loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
 import {
   EventLoopDelay,
@@ -114,7 +112,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       metricsToken: config.metricsToken,
       ...(shared ? { fallback: api!.handle } : {}),
     });
-    const apiServer = api !== undefined && !shared ? await listenHttpApi(api, config.httpHost, config.httpApi.port!) : undefined;
+    const apiServer = api !== undefined && !shared ? await listenHttp(config.httpHost, config.httpApi.port!, api.handle) : undefined;
     await runtime.bus.start();
     await spec.afterStart?.(app, runtime);
     health.setStatus('', 'SERVING');
@@ -155,18 +153,6 @@ function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
-}
-
-/** The HTTP API on a port of its own; paths it does not own answer 404. */
-async function listenHttpApi(api: HttpApiMount, host: string, port: number): Promise<{ server: Server; port: number }> {
-  const server = createServer((req, res) => {
-    if (!api.handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return { server, port: (server.address() as AddressInfo).port };
 }
 
 /** The gRPC server's load shedding, its counts reported as `trellis_grpc_requests_in_flight` / `_queued`. */

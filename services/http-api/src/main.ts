@@ -1,10 +1,11 @@
 import { ConfigError, loadConfig } from '@trellis/config';
-import { TrellisMetrics, createLogger, startProbeServer } from '@trellis/observability';
+import { TrellisMetrics, createLogger, listenHttp, startProbeServer } from '@trellis/observability';
 import { httpApiFromConfig } from './adapters/http-api-mount';
 
 /**
  * The HTTP API as its own deployable service (distributed mode): REST, OpenAPI and the
- * OpenAI-compatible endpoint on TRELLIS_HTTP_PORT beside /healthz, /readyz and /metrics,
+ * OpenAI-compatible endpoint on TRELLIS_HTTP_API_PORT (the Helm chart: 8081, so /metrics on
+ * TRELLIS_HTTP_PORT stays for Prometheus only), or beside the probes when that is unset,
  * calling the gRPC services at TRELLIS_HTTP_API_*_ADDRESS. It keeps no state and opens no
  * database or broker connection; readiness is listening, and a gRPC service that is down
  * answers its callers 503 (UNAVAILABLE).
@@ -14,26 +15,34 @@ async function main(): Promise<void> {
   const logger = createLogger(config.serviceName, config.logLevel);
   const api = httpApiFromConfig(config, logger);
   const metrics = new TrellisMetrics(config.serviceName, { namesInLabels: config.metricsNames });
+  const own = config.httpApi.enabled && config.httpApi.port !== undefined;
   const probes = await startProbeServer({
     host: config.httpHost,
-    port: config.httpApi.port ?? config.httpPort,
+    port: config.httpPort,
     registry: metrics.registry,
     readiness: async () => undefined,
     metricsToken: config.metricsToken,
-    ...(config.httpApi.enabled ? { fallback: api.handle } : {}),
+    ...(config.httpApi.enabled && !own ? { fallback: api.handle } : {}),
   });
-  logger.info({ http: probes.port, grpc: config.httpApi.grpcAddress, addresses: config.httpApi.addresses }, `${config.serviceName} ready`);
+  const apiServer = own ? await listenHttp(config.httpHost, config.httpApi.port!, api.handle) : undefined;
+  logger.info({ http: probes.port, api: apiServer?.port ?? probes.port, grpc: config.httpApi.grpcAddress, addresses: config.httpApi.addresses }, `${config.serviceName} ready`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    probes.server.close(() => {
-      api.close();
-      process.exit(0);
-    });
-    // Open event streams would hold the close forever.
-    probes.server.closeAllConnections();
+    const servers = [probes.server, apiServer?.server].filter((server) => server !== undefined);
+    let open = servers.length;
+    for (const server of servers) {
+      server.close(() => {
+        open -= 1;
+        if (open > 0) return;
+        api.close();
+        process.exit(0);
+      });
+      // Open event streams would hold the close forever.
+      server.closeAllConnections();
+    }
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
