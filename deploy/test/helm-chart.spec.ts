@@ -234,6 +234,7 @@ describe('workloads', () => {
     expect(rule.http.paths.map((p) => [p.path, p.backend.service.name, p.backend.service.port.name])).toEqual([
       ['/api', 'trellis-http-api', 'api'],
       ['/v1', 'trellis-http-api', 'api'],
+      ['/mcp', 'trellis-http-api', 'api'],
     ]);
   });
 

@@ -4,6 +4,7 @@ import { callerOf } from './api-caller';
 import { docsPage } from './docs-page';
 import { fromGrpcError, httpError } from './http-status';
 import type { HttpError } from './http-status';
+import { handleMcpRequest } from './mcp/mcp-http';
 import { handleOpenAi } from './openai/openai-api';
 import { sendOpenAiError } from './openai/openai-errors';
 import { openApiDocument } from './openapi-document';
@@ -27,12 +28,12 @@ export interface HttpApiOptions {
   readonly logger: { error(fields: object, message: string): void };
 }
 
-/** Handles one request: true when it was an HTTP API path (`/api/...`, `/v1/...`), false to let the caller answer. */
+/** Handles one request: true when it was an HTTP API path (`/api/...`, `/v1/...`, `/mcp`), false to let the caller answer. */
 export type HttpApiHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 /**
- * The HTTP API: REST under /api/v1 (plus /api/openapi.json and /api/docs) and the
- * OpenAI-compatible endpoint under /v1. Every operation is a call of the gRPC API through
+ * The HTTP API: REST under /api/v1 (plus /api/openapi.json and /api/docs), the
+ * OpenAI-compatible endpoint under /v1 and MCP (streamable HTTP) at /mcp. Every operation is a call of the gRPC API through
  * TrellisClient as the HTTP caller; this layer translates JSON and status codes, nothing else.
  */
 export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
@@ -43,7 +44,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     const openAi = path === '/v1' || path.startsWith('/v1/');
-    if (!openAi && path !== '/api' && !path.startsWith('/api/')) return false;
+    const mcp = path === '/mcp';
+    if (!openAi && !mcp && path !== '/api' && !path.startsWith('/api/')) return false;
     const fail = (error: unknown) => {
       const http = toHttpError(error);
       if (http.status >= 500 && http.grpcStatus === undefined) options.logger.error({ err: error, method: req.method, path }, 'HTTP API request failed');
@@ -54,6 +56,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
     };
     const run = async () => {
       if (openAi) return handleOpenAi(callerOf(options.client, req), req, res, path);
+      if (mcp) return handleMcpRequest(callerOf(options.client, req), req, res, url.searchParams, options.version);
       if (req.method === 'GET' && path === '/api/openapi.json') return void res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(openApiJson);
       if (req.method === 'GET' && path === '/api/docs') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(docs);
       const match = matchRoute(REST_ROUTES, req.method ?? 'GET', path);
