@@ -164,7 +164,7 @@ describe('REST API', () => {
     const syntax = await json(await post('{"query": '));
     expect(syntax).toMatchObject({ status: 400, body: { detail: expect.stringMatching(/not valid JSON/) } });
     const nested = await json(await api('/api/v1/knowledge-bases', { method: 'POST', headers: { ...A, ...JSON_TYPE }, body: JSON.stringify({ name: 'n', chunking: { chunkSizeTokens: -3 } }) }));
-    expect(nested).toMatchObject({ status: 400, body: { field: 'chunkSizeTokens' } });
+    expect(nested).toMatchObject({ status: 400, body: { field: 'chunking.chunkSizeTokens' } });
     const query = await json(await api('/api/v1/knowledge-bases/curie/entities?limit=lots', { headers: A }));
     expect(query).toMatchObject({ status: 400, body: { field: 'limit' } });
     for (const path of ['/api/v2/anything', '/api/v1/knowledge-bases/curie/nothing', '/api']) {

@@ -1,3 +1,5 @@
+import type { OpenApiDocument } from './openapi-document';
+
 type Operation = { summary?: string; 'x-grpc-method'?: string; parameters?: Array<{ name: string; in: string }> };
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -6,9 +8,9 @@ const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCode
  * `/api/docs`: one self-contained HTML page (no script, no CDN) listing the operations of the
  * OpenAPI document it is given, with the gRPC method behind each.
  */
-export function docsPage(document: { info: { title: string; version: string }; paths: Record<string, Record<string, Operation>> }): string {
+export function docsPage(document: OpenApiDocument): string {
   const rows = Object.entries(document.paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => {
+    Object.entries(methods as Record<string, Operation>).map(([method, op]) => {
       const query = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
       return `<tr><td class="m ${method}">${method.toUpperCase()}</td><td><code>${escape(path)}</code>${query.length > 0 ? `<div class="q">?${escape(query.join(', '))}</div>` : ''}</td><td>${escape(op.summary ?? '')}</td><td><code>${escape(op['x-grpc-method'] ?? '')}</code></td></tr>`;
     }),

@@ -39,7 +39,7 @@ export type HttpApiHandler = (req: IncomingMessage, res: ServerResponse) => bool
 export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
   const openApi = openApiDocument(options.version);
   const openApiJson = JSON.stringify(openApi);
-  const docs = docsPage(openApi as never);
+  const docs = docsPage(openApi);
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;

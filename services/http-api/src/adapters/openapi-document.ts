@@ -134,11 +134,19 @@ function operation(route: RestRoute, schemas: SchemaSet): Schema {
   };
 }
 
+/** The parts of the document the docs page reads; the rest is plain JSON. */
+export interface OpenApiDocument {
+  readonly openapi: string;
+  readonly info: { readonly title: string; readonly version: string; readonly description: string };
+  readonly paths: Record<string, Record<string, Schema>>;
+  readonly [key: string]: unknown;
+}
+
 /**
  * The OpenAPI 3.1 document of the REST API, built from the route table the router uses and
  * the protobuf descriptors of each route's request and response message.
  */
-export function openApiDocument(version: string): Schema {
+export function openApiDocument(version: string): OpenApiDocument {
   const schemas = new SchemaSet();
   const paths: Record<string, Record<string, Schema>> = {};
   for (const route of REST_ROUTES) {

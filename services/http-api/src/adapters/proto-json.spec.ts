@@ -24,9 +24,10 @@ describe('the proto3 JSON mapping from the descriptors', () => {
 
   it('names the field at fault, nested ones included, and unknown keys', () => {
     expect(blame(() => requestFromJson(create, { name: 5 }))).toMatchObject({ field: 'name', message: expect.stringContaining('expected string') });
-    expect(blame(() => requestFromJson(create, { chunking: { chunkSizeTokens: -1 } }))).toMatchObject({ field: 'chunkSizeTokens' });
-    expect(blame(() => requestFromJson(create, { extraction: { entityTypes: 'person' } }))).toMatchObject({ field: 'entityTypes' });
+    expect(blame(() => requestFromJson(create, { chunking: { chunkSizeTokens: -1 } }))).toMatchObject({ field: 'chunking.chunkSizeTokens' });
+    expect(blame(() => requestFromJson(create, { extraction: { entityTypes: 'person' } }))).toMatchObject({ field: 'extraction.entityTypes' });
     expect(blame(() => requestFromJson(create, { colour: 'red' }))).toMatchObject({ field: 'colour', message: expect.stringContaining('unknown') });
+    expect(blame(() => requestFromJson(create, { resolution: { colour: 'red' } }))).toMatchObject({ field: 'resolution.colour' });
   });
 
   it('writes responses as proto3 JSON: enum names, 64-bit integers as strings, defaults included, oneof by its case', () => {

@@ -53,15 +53,36 @@ export function responseToJson(schema: DescMessage, grpcObject: unknown): JsonVa
   return toJson(schema, create(schema, fromGrpcObject(schema, grpcObject as Record<string, unknown>) as never), { alwaysEmitImplicit: true });
 }
 
-/** `cannot decode field trellis.v1.X.chunk_size_tokens from JSON: ...` names the field; `key "x" is unknown` too. */
+/**
+ * The field a decoding error blames, as a JSON path from the request (`chunking.chunkSizeTokens`).
+ * protobuf-es names the message type and proto field (`cannot decode field
+ * trellis.v1.ChunkingSettings.chunk_size_tokens from JSON`) or an unknown key (`key "x" is unknown`).
+ */
 function blamedField(schema: DescMessage, message: string): string | undefined {
   const decoded = /field ([\w.]+) from JSON/.exec(message)?.[1];
-  if (decoded !== undefined) {
-    const protoName = decoded.slice(decoded.lastIndexOf('.') + 1);
-    const owner = protoRegistry.getMessage(decoded.slice(0, decoded.lastIndexOf('.')));
-    return (owner ?? schema).fields.find((f) => f.name === protoName)?.jsonName ?? protoName;
+  const ownerName = decoded?.slice(0, decoded.lastIndexOf('.')) ?? /message ([\w.]+) from JSON/.exec(message)?.[1];
+  const owner = ownerName === undefined ? undefined : protoRegistry.getMessage(ownerName);
+  const leaf = decoded !== undefined ? owner?.fields.find((f) => f.name === decoded.slice(decoded.lastIndexOf('.') + 1))?.jsonName : /key "([^"]+)" is unknown/.exec(message)?.[1];
+  if (leaf === undefined) return undefined;
+  const prefix = owner === undefined ? [] : (pathTo(schema, owner.typeName) ?? []);
+  return [...prefix, leaf].join('.');
+}
+
+/** The JSON names leading from a message to the first field of the given message type (breadth first). */
+function pathTo(from: DescMessage, typeName: string): string[] | undefined {
+  const queue: Array<{ message: DescMessage; path: string[] }> = [{ message: from, path: [] }];
+  const seen = new Set<string>();
+  while (queue.length > 0) {
+    const { message, path } = queue.shift()!;
+    if (message.typeName === typeName) return path;
+    if (seen.has(message.typeName)) continue;
+    seen.add(message.typeName);
+    for (const field of message.fields) {
+      const nested = fieldKind(field).message;
+      if (nested !== undefined) queue.push({ message: nested, path: [...path, field.jsonName] });
+    }
   }
-  return /key "([^"]+)" is unknown/.exec(message)?.[1];
+  return undefined;
 }
 
 const INT64_TYPES = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
