@@ -81,8 +81,8 @@ export class TrellisClient {
    * The same channels, calls sent as another caller: a gateway (the HTTP API) forwards each
    * request's key this way without a connection per key. Closing the view closes the channels.
    */
-  asCaller(caller: Pick<ClientOptions, 'apiKey' | 'actor'>): TrellisClient {
-    return new TrellisClient({ ...this.options, apiKey: caller.apiKey, actor: caller.actor ?? this.options.actor }, this);
+  asCaller(caller: Pick<ClientOptions, 'apiKey' | 'actor' | 'retryShed'>): TrellisClient {
+    return new TrellisClient({ ...this.options, apiKey: caller.apiKey, actor: caller.actor ?? this.options.actor, retryShed: caller.retryShed ?? this.options.retryShed }, this);
   }
 
   /**

@@ -13,8 +13,8 @@ import { httpApiFromConfig } from './adapters/http-api-mount';
 async function main(): Promise<void> {
   const config = loadConfig(process.env, 'trellis-http-api');
   const logger = createLogger(config.serviceName, config.logLevel);
-  const api = httpApiFromConfig(config, logger);
   const metrics = new TrellisMetrics(config.serviceName, { namesInLabels: config.metricsNames });
+  const api = httpApiFromConfig(config, logger, metrics.registry);
   const own = config.httpApi.enabled && config.httpApi.port !== undefined;
   const probes = await startProbeServer({
     host: config.httpHost,

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DistributedDeployment, freePort, waitFor } from '@trellis/testing';
-import { readEvents } from './http-helpers';
+import { fetchRetryingShed, readEvents } from './http-helpers';
 
 const ROOT = resolve(__dirname, '../../..');
 const EXAMPLES = join(ROOT, 'examples');
@@ -61,19 +61,19 @@ describe('distributed: the http-api service in front of six processes on Kafka a
   });
 
   it('uploads over REST and streams the indexing progress that crosses the processes', async () => {
-    const created = await fetch(`${base}/api/v1/knowledge-bases`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'curie' }) });
+    const created = await fetchRetryingShed(`${base}/api/v1/knowledge-bases`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'curie' }) });
     expect(created.status, gatewayLog).toBe(201);
     const ids: string[] = [];
     for (const name of readdirSync(EXAMPLES).sort()) {
       const form = new FormData();
       form.set('file', new Blob([readFileSync(join(EXAMPLES, name))]), name);
-      const uploaded = await fetch(`${base}/api/v1/knowledge-bases/curie/documents`, { method: 'POST', headers: auth, body: form });
+      const uploaded = await fetchRetryingShed(`${base}/api/v1/knowledge-bases/curie/documents`, { method: 'POST', headers: auth, body: form });
       expect(uploaded.status).toBe(201);
       ids.push(((await uploaded.json()) as { id: string }).id);
     }
     const latest = new Map<string, string>();
     const seen: string[] = [];
-    const events = await fetch(`${base}/api/v1/knowledge-bases/curie/events`, { headers: auth });
+    const events = await fetchRetryingShed(`${base}/api/v1/knowledge-bases/curie/events`, { headers: auth });
     await readEvents(events, (event) => {
       const document = JSON.parse(event.data) as { id: string; status: string };
       latest.set(document.id, document.status);
@@ -86,11 +86,11 @@ describe('distributed: the http-api service in front of six processes on Kafka a
   }, 180_000);
 
   it('answers through the OpenAI-compatible endpoint: chat calls retrieval for the tenant', async () => {
-    const openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'dist-key', maxRetries: 0 });
+    const openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'dist-key', maxRetries: 5 });
     expect((await openai.models.list()).data.map((m) => m.id)).toEqual(['curie']);
     const completion = await openai.chat.completions.create({ model: 'curie', messages: [{ role: 'user', content: 'Who discovered polonium?' }] });
     expect(completion.choices[0]!.message.content).toMatch(/polonium[\s\S]*\[\d\]/i);
-    const entities = (await (await fetch(`${base}/api/v1/knowledge-bases/curie/entities?query=Marie%20Curie`, { headers: auth })).json()) as { entities: Array<{ name: string }> };
+    const entities = (await (await fetchRetryingShed(`${base}/api/v1/knowledge-bases/curie/entities?query=Marie%20Curie`, { headers: auth })).json()) as { entities: Array<{ name: string }> };
     expect(entities.entities.map((e) => e.name)).toContain('Marie Curie');
   });
 });

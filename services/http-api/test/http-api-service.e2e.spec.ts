@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startStandaloneProcess, waitFor } from '@trellis/testing';
+import { fetchRetryingShed } from './http-helpers';
 import type { StandaloneProcess } from '@trellis/testing';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -54,16 +55,16 @@ describe('the http-api service and a separate API port', () => {
 
   it('serves REST and OpenAI over the other process\'s gRPC API, with the key forwarded', async () => {
     const headers = { authorization: 'Bearer k', 'content-type': 'application/json' };
-    expect((await fetch(`${gateway.url}/api/v1/knowledge-bases`, { method: 'POST', headers, body: JSON.stringify({ name: 'remote' }) })).status).toBe(201);
-    const models = (await (await fetch(`${gateway.url}/v1/models`, { headers })).json()) as { data: Array<{ id: string }> };
+    expect((await fetchRetryingShed(`${gateway.url}/api/v1/knowledge-bases`, { method: 'POST', headers, body: JSON.stringify({ name: 'remote' }) })).status).toBe(201);
+    const models = (await (await fetchRetryingShed(`${gateway.url}/v1/models`, { headers })).json()) as { data: Array<{ id: string }> };
     expect(models.data.map((m) => m.id)).toEqual(['remote']);
-    expect((await fetch(`${gateway.url}/api/v1/knowledge-bases`)).status).toBe(401);
+    expect((await fetchRetryingShed(`${gateway.url}/api/v1/knowledge-bases`)).status).toBe(401);
   });
 
   it('keeps the API off the probe port when it has its own, and the probes off the API port', async () => {
     expect((await fetch(`${gateway.probes}/api/v1/knowledge-bases`)).status).toBe(404);
     expect((await fetch(`${gateway.probes}/metrics`)).status).toBe(200);
-    expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
+    expect((await fetchRetryingShed(`${gateway.url}/metrics`)).status).toBe(404);
     expect((await fetch(`${grpcServer.httpUrl}/api/openapi.json`)).status).toBe(404);
     expect((await fetch(`${standaloneApi}/api/openapi.json`)).status).toBe(200);
   });

@@ -62,3 +62,17 @@ export function sendLargeBody(url: string, headers: Record<string, string>, tota
     setTimeout(pump, declaredBytes !== undefined ? 300 : 0);
   });
 }
+
+/**
+ * fetch, sending the request again while the server sheds it (429), after the Retry-After it
+ * asks for: what a well-behaved HTTP client does, and what keeps these tests steady on a
+ * loaded machine, where the server's load shedding is working as designed.
+ */
+export async function fetchRetryingShed(url: string, init: RequestInit = {}, attempts = 20): Promise<Response> {
+  for (let attempt = 1; ; attempt += 1) {
+    const response = await fetch(url, init);
+    if (response.status !== 429 || attempt === attempts) return response;
+    await response.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get('retry-after') ?? 1)));
+  }
+}

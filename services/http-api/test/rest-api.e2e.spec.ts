@@ -5,7 +5,7 @@ import { TrellisClient } from '@trellis/client';
 import { startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { REST_ROUTES } from '../src/adapters/rest-routes';
-import { readEvents, sendLargeBody } from './http-helpers';
+import { fetchRetryingShed, readEvents, sendLargeBody } from './http-helpers';
 
 const EXAMPLES = resolve(__dirname, '../../../examples');
 const KEYS = 'key-of-a=tenant-a,key-of-b=tenant-b';
@@ -20,7 +20,7 @@ describe('REST API', () => {
   let base: string;
   const documentIds: string[] = [];
 
-  const api = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, init);
+  const api = (path: string, init: RequestInit = {}) => fetchRetryingShed(`${base}${path}`, init);
   const json = async (response: Response) => ({ status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as Record<string, unknown> });
 
   beforeAll(async () => {
@@ -189,6 +189,14 @@ describe('REST API', () => {
     }
     expect(statuses.length).toBeGreaterThan(REST_ROUTES.length);
   }, 60_000);
+
+  it('counts requests in /metrics by route template and status, with no knowledge-base name or id', async () => {
+    const scrape = await (await api('/metrics')).text();
+    const lines = scrape.split('\n').filter((l) => l.startsWith('trellis_http_requests_total{'));
+    expect(lines.some((l) => l.includes('route="/api/v1/knowledge-bases/{knowledgeBase}/documents"') && l.includes('method="POST"') && l.includes('status="201"'))).toBe(true);
+    expect(lines.some((l) => l.includes('route="unmatched"') && l.includes('status="404"'))).toBe(true);
+    expect(lines.some((l) => l.includes('curie') || l.includes('doc_'))).toBe(false);
+  });
 
   it('serves an OpenAPI 3.1 document covering every gRPC method, and a docs page listing it', async () => {
     const document = (await (await api('/api/openapi.json')).json()) as { openapi: string; paths: Record<string, Record<string, { 'x-grpc-method': string; operationId: string }>> };

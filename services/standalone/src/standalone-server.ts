@@ -19,7 +19,7 @@ export function startStandaloneServer(config: TrellisConfig): Promise<RunningPro
   return startTrellisProcess({
     config,
     grpcServices: ['knowledge_base', 'graph', 'retrieval', 'chat'],
-    httpApi: (runtime) => httpApiFromConfig(config, runtime.logger),
+    httpApi: (runtime) => httpApiFromConfig(config, runtime.logger, runtime.metrics.registry),
     modules: () => [
       IngestionModule,
       ChunkingModule,

@@ -9,11 +9,11 @@ import type { ApiServiceName } from './proto-json';
  * gRPC servers authenticate HTTP callers with the same rules and messages. Any other
  * Authorization scheme sends no key (and is refused the way a call without one is).
  */
-export function callerOf(client: TrellisClient, req: IncomingMessage): TrellisClient {
+export function callerOf(client: TrellisClient, req: IncomingMessage, options: { retryShed?: boolean } = {}): TrellisClient {
   const header = req.headers.authorization ?? '';
   const apiKey = header.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
   const actor = req.headers[ACTOR_HEADER];
-  return client.asCaller({ apiKey: apiKey === '' ? undefined : apiKey, actor: typeof actor === 'string' ? actor : undefined });
+  return client.asCaller({ apiKey: apiKey === '' ? undefined : apiKey, actor: typeof actor === 'string' ? actor : undefined, ...options });
 }
 
 const API_OF_SERVICE: Record<ApiServiceName, ApiName> = {

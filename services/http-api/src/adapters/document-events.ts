@@ -2,12 +2,34 @@ import type { ServerResponse } from 'node:http';
 import type { JsonValue } from '@bufbuild/protobuf';
 import type { v1 } from '@trellis/contracts';
 import { EventStream } from './event-stream';
+import { fromGrpcError } from './http-status';
 import { apiMethod, responseToJson } from './proto-json';
 import type { RestContext } from './rest-handler';
 
 const TERMINAL = new Set(['INDEX_STATUS_GRAPHED', 'INDEX_STATUS_FAILED']);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The next poll's answer. A poll the server sheds is not the end of the stream: it waits the
+ * Retry-After (at least one poll interval) and asks again; any other error ends the stream.
+ */
+async function poll<T>(stream: EventStream, pollMs: number, call: () => Promise<T>): Promise<T | undefined> {
+  for (;;) {
+    await sleep(pollMs);
+    if (stream.closed) return undefined;
+    try {
+      return await call();
+    } catch (error) {
+      const failure = fromGrpcError(error);
+      if (failure.status !== 429) {
+        stream.fail(error);
+        return undefined;
+      }
+      await sleep(Math.max(0, (failure.retryAfterSeconds ?? 0) * 1000 - pollMs));
+    }
+  }
+}
 
 function documentJson(document: v1.Document): JsonValue {
   return responseToJson(apiMethod('KnowledgeBaseService', 'GetDocument').output, document);
@@ -27,14 +49,9 @@ export async function streamDocumentEvents(context: RestContext, knowledgeBase: 
     if (json !== last) stream.send('document', json);
     last = json;
     if (TERMINAL.has(document.status as string)) break;
-    await sleep(context.progressPollMs);
-    if (stream.closed) break;
-    try {
-      document = await context.caller.getDocument(knowledgeBase, documentId);
-    } catch (error) {
-      stream.fail(error);
-      break;
-    }
+    const next = await poll(stream, context.progressPollMs, () => context.caller.getDocument(knowledgeBase, documentId));
+    if (next === undefined) break;
+    document = next;
   }
   stream.end();
 }
@@ -60,14 +77,9 @@ export async function streamKnowledgeBaseEvents(context: RestContext, knowledgeB
       seen.delete(id);
       stream.send('deleted', JSON.stringify({ id }));
     }
-    await sleep(context.progressPollMs);
-    if (stream.closed) break;
-    try {
-      documents = (await context.caller.listDocuments(knowledgeBase)).documents;
-    } catch (error) {
-      stream.fail(error);
-      break;
-    }
+    const next = await poll(stream, context.progressPollMs, () => context.caller.listDocuments(knowledgeBase));
+    if (next === undefined) break;
+    documents = next.documents;
   }
   stream.end();
 }

@@ -16,13 +16,13 @@ function dialHost(host: string): string {
  * unless TRELLIS_HTTP_API_GRPC_ADDRESS or per-API addresses say otherwise), and the handler.
  * Shed calls are not retried here: the HTTP caller gets the 429 with its Retry-After.
  */
-export function httpApiFromConfig(config: TrellisConfig, logger: HttpApiOptions['logger']): { handle: HttpApiHandler; close(): void } {
+export function httpApiFromConfig(config: TrellisConfig, logger: HttpApiOptions['logger'], registry: HttpApiOptions['registry']): { handle: HttpApiHandler; close(): void } {
   const client = new TrellisClient({
     address: config.httpApi.grpcAddress ?? `${dialHost(config.grpcHost)}:${config.grpcPort}`,
     addresses: config.httpApi.addresses,
     timeoutMs: config.httpApi.timeoutMs,
     retryShed: false,
   });
-  const handle = createHttpApi({ client, maxUploadBytes: config.maxUploadBytes, progressPollMs: config.httpApi.progressPollMs, version: REST_API_VERSION, logger });
+  const handle = createHttpApi({ client, maxUploadBytes: config.maxUploadBytes, progressPollMs: config.httpApi.progressPollMs, version: REST_API_VERSION, logger, registry });
   return { handle, close: () => client.close() };
 }

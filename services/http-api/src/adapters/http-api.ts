@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Registry } from 'prom-client';
 import type { TrellisClient } from '@trellis/client';
 import { callerOf } from './api-caller';
 import { docsPage } from './docs-page';
+import { HttpMetrics } from './http-metrics';
 import { fromGrpcError, httpError } from './http-status';
 import type { HttpError } from './http-status';
 import { handleMcpRequest } from './mcp/mcp-http';
@@ -26,6 +28,8 @@ export interface HttpApiOptions {
   readonly version: string;
   /** Where errors that are not the client's fault are logged in full. */
   readonly logger: { error(fields: object, message: string): void };
+  /** Where the request counts and durations are registered (the process's /metrics). */
+  readonly registry: Registry;
 }
 
 /** Handles one request: true when it was an HTTP API path (`/api/...`, `/v1/...`, `/mcp`), false to let the caller answer. */
@@ -40,12 +44,15 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
   const openApi = openApiDocument(options.version);
   const openApiJson = JSON.stringify(openApi);
   const docs = docsPage(openApi);
+  const metrics = new HttpMetrics(options.registry);
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
     const openAi = path === '/v1' || path.startsWith('/v1/');
     const mcp = path === '/mcp';
     if (!openAi && !mcp && path !== '/api' && !path.startsWith('/api/')) return false;
+    let route = fixedRoute(path);
+    metrics.observe(req, res, () => route);
     const fail = (error: unknown) => {
       const http = toHttpError(error);
       if (http.status >= 500 && http.grpcStatus === undefined) options.logger.error({ err: error, method: req.method, path }, 'HTTP API request failed');
@@ -56,21 +63,30 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
     };
     const run = async () => {
       if (openAi) return handleOpenAi(callerOf(options.client, req), req, res, path);
-      if (mcp) return handleMcpRequest(callerOf(options.client, req), req, res, url.searchParams, options.version);
-      if (req.method === 'GET' && path === '/api/openapi.json') return void res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(openApiJson);
-      if (req.method === 'GET' && path === '/api/docs') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(docs);
+      // A tool result cannot carry Retry-After: MCP calls the server sheds are sent again within their deadline.
+      if (mcp) return handleMcpRequest(callerOf(options.client, req, { retryShed: true }), req, res, url.searchParams, options.version);
+      if (req.method === 'GET' && (path === '/api/openapi.json' || path === '/api/docs')) {
+        return void res.writeHead(200, { 'content-type': path === '/api/docs' ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8' }).end(path === '/api/docs' ? docs : openApiJson);
+      }
       const match = matchRoute(REST_ROUTES, req.method ?? 'GET', path);
       if (match === undefined) throw new HttpFailure(httpError(404, `no operation at ${path}; see /api/docs`));
       if ('allowed' in match) {
         res.setHeader('allow', match.allowed.join(', '));
         throw new HttpFailure(httpError(405, `${req.method ?? ''} is not allowed on ${path}; allowed: ${match.allowed.join(', ')}`));
       }
+      route = match.route.path;
       const context = { caller: callerOf(options.client, req), maxUploadBytes: options.maxUploadBytes, progressPollMs: options.progressPollMs };
       return handleRestRoute(context, match.route, match.params, req, res, url.searchParams);
     };
     run().catch(fail);
     return true;
   };
+}
+
+/** The metrics label of a path outside the REST route table: a fixed path or template, never a name or id from the request. */
+function fixedRoute(path: string): string {
+  if (['/v1/models', '/v1/chat/completions', '/mcp', '/api/openapi.json', '/api/docs'].includes(path)) return path;
+  return /^\/v1\/models\/[^/]+$/.test(path) ? '/v1/models/{model}' : 'unmatched';
 }
 
 function toHttpError(error: unknown): HttpError {
