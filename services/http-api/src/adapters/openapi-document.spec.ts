@@ -9,6 +9,13 @@ describe('the OpenAPI document', () => {
   const document = openApiDocument('v1') as unknown as { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
   const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
 
+  it('is a valid OpenAPI 3.1 document (the specification\'s own JSON Schema)', async () => {
+    const { Validator } = await import('@seriousme/openapi-schema-validator');
+    const result = await new Validator().validate(JSON.parse(JSON.stringify(document)) as Record<string, unknown>);
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
   it('has one operation per route, covering every gRPC method of the four services', () => {
     const grpcMethods = API_SERVICES.flatMap((service) => apiService(service).methods.map((m) => `trellis.v1.${service}/${m.name}`));
     console.log(`OpenAPI operations: ${operations.length}; gRPC methods: ${grpcMethods.length}, all covered: ${grpcMethods.every((m) => operations.some((o) => o.op['x-grpc-method'] === m))}`);
