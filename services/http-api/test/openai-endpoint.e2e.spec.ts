@@ -113,6 +113,10 @@ describe('OpenAI-compatible endpoint, extractive answers (no language model)', (
     const streamed = await openai.chat.completions.create({ model: 'nope', stream: true, messages: [{ role: 'user', content: 'Who?' }] }).then(() => undefined, (e: unknown) => e);
     expect(streamed).toBeInstanceOf(OpenAI.NotFoundError);
 
+    const badName = await fetchRetryingShed(`${server.httpUrl}/v1/models/%E0%A4%A`, { headers: { authorization: 'Bearer key-of-a' } });
+    expect(badName.status).toBe(400);
+    expect((await openai.models.retrieve('nope').then(() => undefined, (e: unknown) => e)) as object).toBeInstanceOf(OpenAI.NotFoundError);
+
     const malformed = await fetchRetryingShed(`${server.httpUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer key-of-a', 'content-type': 'application/json' }, body: '{"model":' });
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');

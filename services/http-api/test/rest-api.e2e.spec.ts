@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs';
+import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
@@ -167,6 +168,18 @@ describe('REST API', () => {
     expect(nested).toMatchObject({ status: 400, body: { field: 'chunking.chunkSizeTokens' } });
     const query = await json(await api('/api/v1/knowledge-bases/curie/entities?limit=lots', { headers: A }));
     expect(query).toMatchObject({ status: 400, body: { field: 'limit' } });
+    // Request targets that do not parse as URLs are answered, and the server stays up.
+    for (const target of ['//[', '//:99999/api/v1', '/api/v1/knowledge-bases/%E0%A4%A']) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${base}/`, { path: target, headers: A }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status, target).toBe(404);
+    }
     for (const path of ['/api/v2/anything', '/api/v1/knowledge-bases/curie/nothing', '/api']) {
       const unknown = await json(await api(path, { headers: A }));
       expect(unknown, path).toMatchObject({ status: 404, type: 'application/problem+json', body: { status: 404 } });

@@ -46,7 +46,8 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
   const docs = docsPage(openApi);
   const metrics = new HttpMetrics(options.registry);
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
+    if (url === undefined) return false;
     const path = url.pathname;
     const openAi = path === '/v1' || path.startsWith('/v1/');
     const mcp = path === '/mcp';
@@ -81,6 +82,21 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
     run().catch(fail);
     return true;
   };
+}
+
+/**
+ * The request target as a URL. Appended to a fixed origin, so `//host/...` stays a path; a
+ * target that still does not parse is not the API's (the caller answers it 404), never a throw
+ * that would take the process down.
+ */
+function requestUrl(req: IncomingMessage): URL | undefined {
+  const target = req.url ?? '/';
+  if (!target.startsWith('/')) return undefined;
+  try {
+    return new URL(`http://localhost${target}`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The metrics label of a path outside the REST route table: a fixed path or template, never a name or id from the request. */

@@ -23,7 +23,13 @@ export async function handleOpenAi(caller: TrellisClient, req: IncomingMessage, 
   }
   const model = /^\/v1\/models\/([^/]+)$/.exec(path)?.[1];
   if (model !== undefined && req.method === 'GET') {
-    const kb = await caller.getKnowledgeBase(decodeURIComponent(model));
+    let name: string;
+    try {
+      name = decodeURIComponent(model);
+    } catch {
+      throw new HttpFailure(httpError(400, `the model name in ${path} is not valid percent-encoding`, { field: 'model' }));
+    }
+    const kb = await caller.getKnowledgeBase(name);
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
     res.end(JSON.stringify(modelOf(kb)));
     return;
