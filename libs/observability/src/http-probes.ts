@@ -77,6 +77,21 @@ export async function listenHttp(host: string, port: number, handle: (req: Incom
   return { server, port: (server.address() as AddressInfo).port };
 }
 
+/** Longest wait for HTTP requests in flight at shutdown; open event streams would hold a close forever. */
+const HTTP_CLOSE_GRACE_MS = 5_000;
+
+/** Stops accepting, lets requests in flight finish for up to 5 s, then cuts what is left (event streams). */
+export function closeHttpServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), HTTP_CLOSE_GRACE_MS);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
 /** Compares in constant time, so the token cannot be guessed byte by byte from response times. */
 function bearerMatches(header: string | undefined, token: string): boolean {
   const given = Buffer.from(header?.startsWith('Bearer ') ? header.slice(7).trim() : '');

@@ -1,10 +1,10 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
-import { listenHttp, loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
+import { closeHttpServer, listenHttp, loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
 import {
   EventLoopDelay,
@@ -128,11 +128,11 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
         health.setStatus('', 'NOT_SERVING');
         runtime.availability.close();
         loopDelay.stop();
+        // HTTP first, while gRPC still answers the HTTP API's calls in flight.
+        await Promise.all([probes.server, apiServer?.server].map((server) => server && closeHttpServer(server)));
+        api?.close();
         await runtime.bus.stop();
         await nest.close();
-        // Open event streams of the HTTP API would hold a graceful close forever.
-        await Promise.all([probes.server, apiServer?.server].map((server) => server && closeServer(server)));
-        api?.close();
         await runtime.database.close();
         await tracing.shutdown();
       },
@@ -146,13 +146,6 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     await tracing.shutdown().catch(() => undefined);
     throw error;
   }
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
 }
 
 /** The gRPC server's load shedding, its counts reported as `trellis_grpc_requests_in_flight` / `_queued`. */

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '@trellis/config';
-import { TrellisMetrics, createLogger, listenHttp, startProbeServer } from '@trellis/observability';
+import { TrellisMetrics, closeHttpServer, createLogger, listenHttp, startProbeServer } from '@trellis/observability';
 import { httpApiFromConfig } from './adapters/http-api-mount';
 
 /**
@@ -31,18 +31,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    const servers = [probes.server, apiServer?.server].filter((server) => server !== undefined);
-    let open = servers.length;
-    for (const server of servers) {
-      server.close(() => {
-        open -= 1;
-        if (open > 0) return;
-        api.close();
-        process.exit(0);
-      });
-      // Open event streams would hold the close forever.
-      server.closeAllConnections();
-    }
+    void Promise.all([probes.server, apiServer?.server].map((server) => server && closeHttpServer(server))).then(() => {
+      api.close();
+      process.exit(0);
+    });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -69,7 +69,14 @@ describe('the http-api service and a separate API port', () => {
     expect((await fetch(`${standaloneApi}/api/openapi.json`)).status).toBe(200);
   });
 
-  it('stops on SIGTERM', async () => {
+  it('stops on SIGTERM even with an event stream open, ending the stream', async () => {
+    const stream = await fetchRetryingShed(`${gateway.url}/api/v1/knowledge-bases/remote/events`, { headers: { authorization: 'Bearer k' } });
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const drained = stream.text().catch(() => 'cut');
+    const started = Date.now();
     expect(await gateway.stop(), gateway.output()).toBe(0);
-  });
+    // The grace for requests in flight is 5 s; the stream is cut after it, not waited for.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await drained;
+  }, 20_000);
 });
