@@ -12,14 +12,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 
 case "${SERVICE:-}" in
-  ingestion | chunking | extraction | graph-store | retrieval | chat)
+  ingestion | chunking | extraction | graph-store | retrieval | chat | http-api)
     exec node --enable-source-maps "services/${SERVICE}/dist/main.js" "$@"
     ;;
   cli)
     exec node --enable-source-maps services/standalone/bin/trellis.js "$@"
     ;;
   *)
-    echo "SERVICE must be one of ingestion, chunking, extraction, graph-store, retrieval, chat or cli (got '${SERVICE:-}')" >&2
+    echo "SERVICE must be one of ingestion, chunking, extraction, graph-store, retrieval, chat, http-api or cli (got '${SERVICE:-}')" >&2
     exit 64
     ;;
 esac

@@ -24,7 +24,7 @@ import type { NetworkPolicySpec, Source } from './network-policy';
 // offline schema validation (CRDs included) of what it renders, and what a platform team's
 // review would look for in the rendered manifests.
 
-const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat'] as const;
+const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat', 'http-api'] as const;
 const GRPC_SERVICES = ['ingestion', 'graph-store', 'retrieval', 'chat'];
 const ALL_FEATURES = 'helm/trellis/ci/values-all-features.yaml';
 const EXAMPLES = readdirSync(join(chartDir, 'examples'))
@@ -194,14 +194,48 @@ describe('workloads', () => {
     }
   });
 
-  it('has a PodDisruptionBudget and a Service (gRPC 50051 where served, metrics) per service', () => {
+  it('has a PodDisruptionBudget and a Service (gRPC 50051 where served, the HTTP API 8081 on http-api, metrics) per service', () => {
     const manifests = render('default');
     expect(ofKind(manifests, 'PodDisruptionBudget').map(component).sort()).toEqual([...SERVICES].sort());
     for (const service of ofKind(manifests, 'Service')) {
       const ports = specOf<{ ports: { name: string; port: number }[] }>(service).ports;
-      const expected = GRPC_SERVICES.includes(component(service) ?? '') ? [['grpc', 50051], ['metrics', 8080]] : [['metrics', 8080]];
+      const name = component(service) ?? '';
+      const expected = GRPC_SERVICES.includes(name) ? [['grpc', 50051], ['metrics', 8080]] : name === 'http-api' ? [['api', 8081], ['metrics', 8080]] : [['metrics', 8080]];
       expect(ports.map((p) => [p.name, p.port])).toEqual(expected);
     }
+  });
+
+  it('runs http-api with the API on its own port, calling each gRPC Service of the release', () => {
+    const manifests = render('default');
+    const deployment = ofKind(manifests, 'Deployment').find((d) => component(d) === 'http-api')!;
+    const container = podTemplate(deployment).spec.containers[0]!;
+    expect(container.ports?.map((p) => [p.name, p.containerPort])).toEqual([
+      ['http', 8080],
+      ['api', 8081],
+    ]);
+    const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      SERVICE: 'http-api',
+      TRELLIS_HTTP_API_PORT: '8081',
+      TRELLIS_HTTP_API_KNOWLEDGE_BASE_ADDRESS: 'trellis-ingestion.trellis.svc:50051',
+      TRELLIS_HTTP_API_GRAPH_ADDRESS: 'trellis-graph-store.trellis.svc:50051',
+      TRELLIS_HTTP_API_RETRIEVAL_ADDRESS: 'trellis-retrieval.trellis.svc:50051',
+      TRELLIS_HTTP_API_CHAT_ADDRESS: 'trellis-chat.trellis.svc:50051',
+    });
+    // Each address names a Service of the release that serves gRPC.
+    const grpcServices = ofKind(manifests, 'Service').filter((s) => specOf<{ ports: { name: string }[] }>(s).ports.some((p) => p.name === 'grpc'));
+    for (const [key, value] of Object.entries(env).filter(([k]) => k.endsWith('_ADDRESS'))) {
+      expect(grpcServices.map((s) => `${s.metadata.name}.trellis.svc:50051`), key).toContain(value);
+    }
+    expect(ofKind(manifests, 'Ingress')).toEqual([]);
+    const ingress = ofKind(render('all features'), 'Ingress').find((i) => component(i) === 'http-api')!;
+    const rule = specOf<{ rules: { host: string; http: { paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[] } }[] }>(ingress).rules[0]!;
+    expect(rule.host).toBe('trellis-api.example.com');
+    expect(rule.http.paths.map((p) => [p.path, p.backend.service.name, p.backend.service.port.name])).toEqual([
+      ['/api', 'trellis-http-api', 'api'],
+      ['/v1', 'trellis-http-api', 'api'],
+      ['/mcp', 'trellis-http-api', 'api'],
+    ]);
   });
 
   it('points chat at the retrieval Service and the Jobs at trellis migrate / topics ensure as pre-install hooks', () => {
@@ -306,26 +340,26 @@ describe('network policy', () => {
 
   const only = (open: Record<string, string[]>) => Object.fromEntries(SERVICES.map((s) => [s, open[s] ?? []]));
 
-  it('admits gRPC from outside the release to retrieval and chat only, and nothing else from outside', () => {
+  it('admits gRPC from outside the release to retrieval and chat only, the HTTP API port of http-api, and nothing else from outside', () => {
     const manifests = render('default');
     for (const source of [outsider, neighbour, internet]) {
-      expect(reachable(manifests, source)).toEqual(only({ retrieval: ['grpc'], chat: ['grpc'] }));
+      expect(reachable(manifests, source)).toEqual(only({ retrieval: ['grpc'], chat: ['grpc'], 'http-api': ['api'] }));
     }
   });
 
   it('admits the metrics port to Prometheus only, and everything inside the release', () => {
     const manifests = render('default');
     expect(reachable(manifests, prometheus)).toEqual(
-      only({ ingestion: ['http'], chunking: ['http'], extraction: ['http'], 'graph-store': ['http'], retrieval: ['grpc', 'http'], chat: ['grpc', 'http'] }),
+      only({ ingestion: ['http'], chunking: ['http'], extraction: ['http'], 'graph-store': ['http'], retrieval: ['grpc', 'http'], chat: ['grpc', 'http'], 'http-api': ['http', 'api'] }),
     );
     expect(reachable(manifests, insider(manifests))).toEqual(
-      only({ ingestion: ['grpc', 'http'], chunking: ['http'], extraction: ['http'], 'graph-store': ['grpc', 'http'], retrieval: ['grpc', 'http'], chat: ['grpc', 'http'] }),
+      only({ ingestion: ['grpc', 'http'], chunking: ['http'], extraction: ['http'], 'graph-store': ['grpc', 'http'], retrieval: ['grpc', 'http'], chat: ['grpc', 'http'], 'http-api': ['http', 'api'] }),
     );
   });
 
   it('narrows external gRPC to networkPolicy.externalFrom when set', () => {
     const manifests = render('all features');
-    expect(reachable(manifests, ingressController)).toEqual(only({ retrieval: ['grpc'], chat: ['grpc'] }));
+    expect(reachable(manifests, ingressController)).toEqual(only({ retrieval: ['grpc'], chat: ['grpc'], 'http-api': ['api'] }));
     for (const source of [outsider, neighbour, internet]) expect(reachable(manifests, source)).toEqual(only({}));
   });
 
@@ -427,7 +461,7 @@ describe('skaffold.yaml', () => {
   }
   const skaffold = () => parseYamlFile(join(repoRoot, 'skaffold.yaml')) as Skaffold;
 
-  it('builds the six images from the one Dockerfile with SERVICE build args', () => {
+  it('builds the seven images from the one Dockerfile with SERVICE build args', () => {
     const config = skaffold();
     expect(config.apiVersion).toMatch(/^skaffold\/v4beta\d+$/);
     expect(config.build.artifacts.map((a) => [a.image, a.docker.buildArgs.SERVICE])).toEqual(SERVICES.map((s) => [`trellis-${s}`, s]));

@@ -13,7 +13,7 @@ import { freePort } from '@trellis/testing';
 const root = join(__dirname, '../..');
 const dockerfilePath = join(root, 'deploy/docker/Dockerfile');
 const entrypoint = join(root, 'deploy/docker/entrypoint.sh');
-const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat'] as const;
+const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat', 'http-api'] as const;
 
 interface Instruction {
   readonly keyword: string;

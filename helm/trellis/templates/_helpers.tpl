@@ -53,10 +53,11 @@ app.kubernetes.io/component: {{ .name }}
 
 {{/*
 The services and what they serve. gRPC: has a gRPC server (port 50051). consumer: reads a
-Kafka topic as a consumer group, so KEDA can scale it on lag.
+Kafka topic as a consumer group, so KEDA can scale it on lag. http-api serves the REST and
+OpenAI-compatible HTTP API on port 8081 (named api) and calls the gRPC services.
 */}}
 {{- define "trellis.serviceNames" -}}
-ingestion chunking extraction graph-store retrieval chat
+ingestion chunking extraction graph-store retrieval chat http-api
 {{- end -}}
 
 {{- define "trellis.grpcServices" -}}
@@ -150,4 +151,9 @@ document.ingested chunk.ready chunk.extracted
 {{/* The annotation that rolls pods when configuration changes. */}}
 {{- define "trellis.configChecksum" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
+{{- end -}}
+
+{{/* host:port of a gRPC service of the release, as other pods dial it. */}}
+{{- define "trellis.grpcAddress" -}}
+{{- printf "%s.%s.svc:%d" (include "trellis.componentName" (dict "root" .root "name" .name)) .root.Release.Namespace (.root.Values.service.grpcPort | int) -}}
 {{- end -}}

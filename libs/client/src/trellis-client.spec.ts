@@ -13,6 +13,7 @@ import { TrellisClient } from './trellis-client';
 /** A real gRPC server with the retrieval and chat APIs that remembers the metadata of each call. */
 class RecordingRetrievalServer {
   readonly traceparents: Array<string | undefined> = [];
+  readonly authorizations: Array<string | undefined> = [];
   private readonly server = new Server();
 
   address = '';
@@ -31,6 +32,8 @@ class RecordingRetrievalServer {
       retrieveChunks: (call: ServerUnaryCall<{ query: string }, unknown>, callback: sendUnaryData<unknown>) => {
         const value = call.metadata.get('traceparent')[0];
         this.traceparents.push(typeof value === 'string' ? value : undefined);
+        const authorization = call.metadata.get('authorization')[0];
+        this.authorizations.push(typeof authorization === 'string' ? authorization : undefined);
         if (call.request.query.startsWith('shed')) return this.shed(call.request.query, callback);
         if (call.request.query === 'missing') callback({ code: status.NOT_FOUND, details: 'no knowledge base "missing"' });
         else callback(null, { chunks: [] });
@@ -172,6 +175,22 @@ describe('TrellisClient and load shedding', () => {
       expect(server.shedCalls.get('shed-never-retried')).toBe(1);
     } finally {
       plain.close();
+    }
+  });
+});
+
+describe('TrellisClient.asCaller', () => {
+  it('sends each view\'s key over the same channels, as the client sends its own, and invoke calls by gRPC name', async () => {
+    server.authorizations.length = 0;
+    const keyed = new TrellisClient({ address: server.address, apiKey: 'key-1' });
+    try {
+      await keyed.retrieveChunks({ knowledgeBase: 'kb', query: 'q' });
+      await keyed.asCaller({ apiKey: 'key-2' }).retrieveChunks({ knowledgeBase: 'kb', query: 'q' });
+      await keyed.asCaller({}).invoke('retrieval', 'RetrieveChunks', { knowledgeBase: 'kb', query: 'q' });
+      expect(server.authorizations).toEqual(['Bearer key-1', 'Bearer key-2', undefined]);
+      await expect(keyed.invoke('retrieval', 'NoSuchMethod', {})).rejects.toThrow(/no unary method NoSuchMethod/);
+    } finally {
+      keyed.close();
     }
   });
 });

@@ -45,7 +45,16 @@ export class TrellisClient {
   private readonly raw: RawClients;
   private readonly timeoutMs: number;
 
-  constructor(private readonly options: ClientOptions) {
+  constructor(
+    private readonly options: ClientOptions,
+    /** The channels of another client (see `asCaller`); new channels when omitted. */
+    shared?: TrellisClient,
+  ) {
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    if (shared !== undefined) {
+      this.raw = shared.raw;
+      return;
+    }
     const protoDir = protoDirectory();
     const definition = loadSync(
       ['knowledge_base', 'graph', 'retrieval', 'chat'].map((s) => join(protoDir, 'trellis/v1', `${s}.proto`)),
@@ -66,7 +75,24 @@ export class TrellisClient {
       retrieval: make('retrieval', 'RetrievalService'),
       chat: make('chat', 'ChatService'),
     };
-    this.timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  /**
+   * The same channels, calls sent as another caller: a gateway (the HTTP API) forwards each
+   * request's key this way without a connection per key. Closing the view closes the channels.
+   */
+  asCaller(caller: Pick<ClientOptions, 'apiKey' | 'actor' | 'retryShed'>): TrellisClient {
+    return new TrellisClient({ ...this.options, apiKey: caller.apiKey, actor: caller.actor ?? this.options.actor, retryShed: caller.retryShed ?? this.options.retryShed }, this);
+  }
+
+  /**
+   * Any unary method by its gRPC name (`GetDocument`), for callers driven by the service
+   * descriptors rather than by the typed methods; same deadline, metadata and shed handling.
+   */
+  invoke(api: ApiName, method: string, request: unknown): Promise<unknown> {
+    const name = method.charAt(0).toLowerCase() + method.slice(1);
+    if (typeof this.raw[api][name] !== 'function') return Promise.reject(new Error(`no unary method ${method} on ${api}`));
+    return this.unary(this.raw[api] as Client & Record<string, unknown>, name, request);
   }
 
   createKnowledgeBase(request: Partial<v1.CreateKnowledgeBaseRequest>): Promise<v1.KnowledgeBase> {
@@ -212,6 +238,9 @@ export class TrellisClient {
       } catch (error) {
         if (started) throw error;
         shed = await this.waitOutShed(error, shed, deadline);
+      } finally {
+        // A consumer that stops early (a closed HTTP stream) ends the server's work too.
+        call.cancel();
       }
     }
   }

@@ -4,6 +4,8 @@ import type { AccessSettings } from './access-settings';
 import { readEmbeddingSettings } from './embedding-settings';
 import type { EmbeddingSettings } from './embedding-settings';
 import { EnvReader } from './env-reader';
+import { readHttpApiSettings } from './http-api-settings';
+import type { HttpApiSettings } from './http-api-settings';
 import { readLlmSettings } from './llm-settings';
 import type { OpenAiSettings } from './llm-settings';
 import { readResolutionDefaults } from './resolution-defaults';
@@ -72,6 +74,7 @@ export interface TrellisConfig extends Infrastructure, AccessSettings {
   readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
   readonly resolution: ResolutionDefaults;
   readonly sweeper: SweeperSettings;
+  readonly httpApi: HttpApiSettings;
 }
 
 /**
@@ -153,6 +156,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       maxRedrives: env.int('TRELLIS_MAX_REDRIVES', 5, 1, 1000),
     },
     embeddings: readEmbeddingSettings(env, openai.baseUrl, openai.apiKey),
+    httpApi: readHttpApiSettings(env),
     openai,
   };
   if (env.problems.length > 0) throw new ConfigError(env.problems);

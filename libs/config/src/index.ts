@@ -1,6 +1,7 @@
 export * from './access-settings';
 export * from './config';
 export * from './embedding-settings';
+export * from './http-api-settings';
 export * from './llm-settings';
 export * from './resolution-defaults';
 export * from './runtime-mode';

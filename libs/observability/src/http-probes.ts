@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { checkWithin } from './bounded-check';
 import { READINESS_TIMEOUT_MS } from './metrics';
@@ -16,6 +16,8 @@ export interface ProbeServerOptions {
   readonly readinessTimeoutMs?: number;
   /** When set, /metrics answers only requests with `Authorization: Bearer <token>`. */
   readonly metricsToken?: string;
+  /** Answers other paths when it returns true (the HTTP API served on the same port); 404 otherwise. */
+  readonly fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /**
@@ -50,6 +52,7 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
       );
       return;
     }
+    if (options.fallback?.(req, res)) return;
     send(404, 'not found\n');
   });
   await new Promise<void>((resolve, reject) => {
@@ -57,6 +60,36 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
     server.listen(options.port, options.host, () => resolve());
   });
   return { server, port: (server.address() as AddressInfo).port };
+}
+
+/**
+ * An HTTP server on its own port for a handler that answers the paths it owns (returns true);
+ * other paths answer 404. The HTTP API uses it when it is not served beside the probes.
+ */
+export async function listenHttp(host: string, port: number, handle: (req: IncomingMessage, res: ServerResponse) => boolean): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    if (!handle(req, res)) res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** Longest wait for HTTP requests in flight at shutdown; open event streams would hold a close forever. */
+const HTTP_CLOSE_GRACE_MS = 5_000;
+
+/** Stops accepting, lets requests in flight finish for up to 5 s, then cuts what is left (event streams). */
+export function closeHttpServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), HTTP_CLOSE_GRACE_MS);
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 /** Compares in constant time, so the token cannot be guessed byte by byte from response times. */

@@ -1,9 +1,10 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { ConfigError, loadConfig } from '@trellis/config';
 import type { TrellisConfig } from '@trellis/config';
-import { loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
+import { closeHttpServer, listenHttp, loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
 import {
   EventLoopDelay,
@@ -32,12 +33,25 @@ export interface ProcessSpec {
   readonly afterStart?: (app: INestApplicationContext, runtime: Runtime) => Promise<void>;
   /** Tracing and metrics settings; read from the environment (`OTEL_*`, `TRELLIS_TRACE_CONTENT`, `TRELLIS_LLM_PRICES`) when omitted. */
   readonly telemetry?: TelemetrySettings;
+  /**
+   * An HTTP API this process serves (standalone: REST and OpenAI-compatible over its own gRPC
+   * API), on the probe port or on `config.httpApi.port`; called once gRPC listens.
+   */
+  readonly httpApi?: (runtime: Runtime) => HttpApiMount;
+}
+
+/** A request handler that answers the paths it owns (returns true), and what to close on stop. */
+export interface HttpApiMount {
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => boolean;
+  close(): void;
 }
 
 export interface RunningProcess {
   readonly runtime: Runtime;
   readonly grpcAddress: string | null;
   readonly httpPort: number;
+  /** Port of the HTTP API, when the process serves one (the probe port unless TRELLIS_HTTP_API_PORT is set). */
+  readonly httpApiPort: number | null;
   /** Stops taking requests and events, lets in-flight work finish, closes connections. */
   close(): Promise<void>;
 }
@@ -70,6 +84,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   class RootModule {}
   const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
   let app: INestApplicationContext | undefined;
+  let api: HttpApiMount | undefined;
   try {
     if (spec.grpcServices.length > 0) {
       const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
@@ -87,7 +102,17 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       await runtime.bus.ping();
     };
     runtime.metrics.trackReadiness(readiness);
-    const probes = await startProbeServer({ host: config.httpHost, port: config.httpPort, registry: runtime.metrics.registry, readiness, metricsToken: config.metricsToken });
+    api = config.httpApi.enabled ? spec.httpApi?.(runtime) : undefined;
+    const shared = api !== undefined && config.httpApi.port === undefined;
+    const probes = await startProbeServer({
+      host: config.httpHost,
+      port: config.httpPort,
+      registry: runtime.metrics.registry,
+      readiness,
+      metricsToken: config.metricsToken,
+      ...(shared ? { fallback: api!.handle } : {}),
+    });
+    const apiServer = api !== undefined && !shared ? await listenHttp(config.httpHost, config.httpApi.port!, api.handle) : undefined;
     await runtime.bus.start();
     await spec.afterStart?.(app, runtime);
     health.setStatus('', 'SERVING');
@@ -98,19 +123,23 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       runtime,
       grpcAddress,
       httpPort: probes.port,
+      httpApiPort: apiServer?.port ?? (shared ? probes.port : null),
       close: async () => {
         health.setStatus('', 'NOT_SERVING');
         runtime.availability.close();
         loopDelay.stop();
+        // HTTP first, while gRPC still answers the HTTP API's calls in flight.
+        await Promise.all([probes.server, apiServer?.server].map((server) => server && closeHttpServer(server)));
+        api?.close();
         await runtime.bus.stop();
         await nest.close();
-        await new Promise<void>((resolve) => probes.server.close(() => resolve()));
         await runtime.database.close();
         await tracing.shutdown();
       },
     };
   } catch (error) {
     loopDelay.stop();
+    api?.close();
     await app?.close().catch(() => undefined);
     await runtime.bus.stop().catch(() => undefined);
     await runtime.database.close().catch(() => undefined);

@@ -13,6 +13,9 @@ runMain('trellis-standalone', startStandaloneServer, (server, config) =>
   [
     '',
     `Trellis is running: gRPC on ${server.grpcAddress}, health and metrics on http://${config.httpHost}:${server.httpPort}/metrics`,
+    ...(server.httpApiPort !== null
+      ? [`HTTP API: http://${config.httpHost}:${server.httpApiPort}/api/docs (REST), /v1 (OpenAI-compatible), /mcp (MCP)`]
+      : []),
     `Data directory: ${config.dataDir}`,
     `Embeddings: ${describeEmbeddings(server.runtime.models.embedderInfo)}`,
     `Language model: ${config.openai.enabled ? `${config.openai.chatModel} at ${config.openai.baseUrl ?? 'api.openai.com'}` : 'none (local extractor, extractive answers)'}`,

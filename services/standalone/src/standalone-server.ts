@@ -3,6 +3,7 @@ import { ChatModule } from '@trellis/chat';
 import { ChunkingModule } from '@trellis/chunking';
 import { ExtractionModule } from '@trellis/extraction';
 import { GraphStoreModule, GraphWriterService } from '@trellis/graph-store';
+import { httpApiFromConfig } from '@trellis/http-api';
 import { DocumentIngestionService, IngestionModule, SweeperSchedule } from '@trellis/ingestion';
 import { startTrellisProcess } from '@trellis/runtime';
 import type { RunningProcess } from '@trellis/runtime';
@@ -10,13 +11,15 @@ import { RetrievalModule, RetrievalService } from '@trellis/retrieval';
 
 /**
  * Trellis in one process: the six services' modules sharing one runtime (SQLite store and
- * in-process bus in standalone mode), all four gRPC APIs on one port, and on start the
- * indexing of whatever a previous run left unfinished.
+ * in-process bus in standalone mode), all four gRPC APIs on one port, the HTTP API (REST,
+ * OpenAI-compatible) calling them over loopback, and on start the indexing of whatever a
+ * previous run left unfinished.
  */
 export function startStandaloneServer(config: TrellisConfig): Promise<RunningProcess> {
   return startTrellisProcess({
     config,
     grpcServices: ['knowledge_base', 'graph', 'retrieval', 'chat'],
+    httpApi: (runtime) => httpApiFromConfig(config, runtime.logger, runtime.metrics.registry),
     modules: () => [
       IngestionModule,
       ChunkingModule,
