@@ -6,45 +6,27 @@
 // rotating order so neither transport always runs first. Prints p50/p95 per path, the
 // overhead over gRPC, and the load average before and after (the machine is shared).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { freePort, loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const { TrellisClient } = require('@trellis/client');
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const shared = join(root, '../shared/datasets/hotpotqa-100');
 const corpusDir = resolve(option('corpus', existsSync(shared) ? shared : join(root, 'datasets/drill-corpus')));
-const readJsonl = (file) => readFileSync(join(corpusDir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const passages = readJsonl('corpus.jsonl');
-const questions = existsSync(join(corpusDir, 'questions.jsonl')) ? readJsonl('questions.jsonl').map((q) => q.question) : passages.slice(0, 50).map((p) => `What is ${p.title}?`);
+const passages = readJsonl(corpusDir, 'corpus.jsonl');
+const questions = existsSync(join(corpusDir, 'questions.jsonl')) ? readJsonl(corpusDir, 'questions.jsonl').map((q) => q.question) : passages.slice(0, 50).map((p) => `What is ${p.title}?`);
 const embeddings = option('embeddings', 'hash');
 const rounds = Number(option('rounds', '1'));
 
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = loadAverage;
 
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, ${new Date().toISOString()}`);
+console.log(`machine: ${machine()}, ${new Date().toISOString()}`);
 console.log(`corpus: ${corpusDir} (${passages.length} passages, ${questions.length} questions × ${rounds} round(s)), TRELLIS_EMBEDDINGS=${embeddings}`);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'trellis-bench-http-'));

@@ -8,23 +8,18 @@
 // call. Prints throughput, accepted and rejected latencies, health-probe latency and timeouts,
 // each with the load average (os.loadavg: 1, 5, 15 min) taken when the figure was measured.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { freePort, loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const { TrellisClient } = require('@trellis/client');
 const { status } = require('@grpc/grpc-js');
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const corpusDir = resolve(option('corpus', join(root, 'datasets/nestjs-docs')));
 const clients = Number(option('clients', '200'));
 const seconds = Number(option('seconds', '30'));
@@ -33,25 +28,11 @@ const configs = option('configs', 'default').split(',').filter(Boolean);
 const callTimeoutMs = Number(option('call-timeout-ms', '10000'));
 const probeTimeoutMs = Number(option('probe-timeout-ms', '1000'));
 
-const readJsonl = (file) => readFileSync(join(corpusDir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const passages = readJsonl('corpus.jsonl');
-const questions = readJsonl('questions.jsonl').map((q) => q.question);
+const passages = readJsonl(corpusDir, 'corpus.jsonl');
+const questions = readJsonl(corpusDir, 'questions.jsonl').map((q) => q.question);
 
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-const percentile = (values, p) => {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-};
 const ms = (n) => (Number.isNaN(n) ? 'n/a' : `${n.toFixed(1)} ms`);
-const load = () => `load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+const load = () => `load ${loadAverage()}`;
 const sleep = (t) => new Promise((r) => setTimeout(r, t));
 
 function limitsEnv(config) {
@@ -205,7 +186,7 @@ async function runLoad(server, config) {
   console.log(`/healthz every 100 ms:        ${probes.latencies.length} probes, p50 ${ms(percentile(probes.latencies, 50))}, p99 ${ms(percentile(probes.latencies, 99))}, max ${ms(Math.max(...probes.latencies))}; timeouts (> ${probeTimeoutMs} ms) ${probes.timeouts}, failures ${probes.failures} (${loadAfter})`);
 }
 
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; the load generator shares these cores`);
+console.log(`machine: ${machine()}; the load generator shares these cores`);
 console.log(`corpus: ${corpusDir} (${passages.length} passages, ${questions.length} questions), TRELLIS_EMBEDDINGS=${embeddings}`);
 const dataDir = mkdtempSync(join(tmpdir(), 'trellis-bench-load-'));
 try {

@@ -4,39 +4,21 @@
 // ingests a corpus in the shared datasets format over gRPC while probing /healthz every 100 ms
 // (indexing must not stall the server), waits for the graph, then times Retrieve and Ask.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { freePort, loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const { TrellisClient } = require('@trellis/client');
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const corpusDir = resolve(option('corpus', join(root, '../shared/datasets/hotpotqa-100')));
-const readJsonl = (file) => readFileSync(join(corpusDir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const passages = readJsonl('corpus.jsonl');
-const questions = readJsonl('questions.jsonl');
+const passages = readJsonl(corpusDir, 'corpus.jsonl');
+const questions = readJsonl(corpusDir, 'questions.jsonl');
 
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
 const ms = (n) => `${n.toFixed(1)} ms`;
 
 // --cpu-prof DIR writes the server's V8 CPU profile there when it stops (open it in Chrome DevTools).
@@ -44,8 +26,8 @@ const profileDir = option('cpu-prof', undefined);
 // --data-dir keeps the indexed corpus between runs (ingestion is skipped when already done).
 const keptDir = option('data-dir', undefined);
 const embedders = option('embeddings', 'local,hash').split(',').filter(Boolean);
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`);
+const load = loadAverage;
+console.log(`machine: ${machine()}`);
 console.log(`corpus: ${corpusDir} (${passages.length} passages, ${questions.length} questions)`);
 for (const embeddings of embedders) await benchOnce(embeddings);
 
