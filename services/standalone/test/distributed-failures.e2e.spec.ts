@@ -63,6 +63,14 @@ function passages(from: number, count: number): Array<{ id: string; title: strin
 /** Passages of the drill corpus each kill drill indexes (the first 340 are shared out below). */
 const SERVICE_SLICES = { chunking: 160, 'graph-store': 200, ingestion: 40, query: 100 } as const;
 
+/**
+ * A client's channel to a restarted service fails fast until its reconnect backoff ends, as
+ * any caller sees it: retry until the service answers.
+ */
+async function answeringAgain(call: () => Promise<unknown>, service: string): Promise<void> {
+  await waitFor(async () => call().then(() => true, () => false), 60_000, `${service} to answer again`);
+}
+
 async function upload(client: TrellisClient, kb: string, items: ReturnType<typeof passages>): Promise<string[]> {
   const ids: string[] = [];
   for (const p of items) ids.push((await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`))).id);
@@ -192,6 +200,7 @@ if (!enabled) {
     // Uploads while it is down are refused with a status, not lost silently.
     expect((await grpcCode(upload(client, kb, corpus.slice(20, 21)))).code).toBe(status.UNAVAILABLE);
     await deployment.start('ingestion');
+    await answeringAgain(() => client.listDocuments(kb), 'ingestion');
     ids.push(...(await upload(client, kb, corpus.slice(20))));
     await waitUntilIndexed(client, kb, ids, 240_000);
   }, 400_000);
@@ -207,8 +216,10 @@ if (!enabled) {
     await deployment.start('retrieval');
     await deployment.start('chat');
     await waitUntilIndexed(client, kb, ids, 240_000);
-    const { chunks } = await client.retrieveChunks({ knowledgeBase: kb, query: corpus[0]!.title, mode: 'fulltext' });
-    expect(chunks.map((c) => c.text)).toContain(`${corpus[0]!.title}\n${corpus[0]!.text}`);
+    await answeringAgain(() => client.retrieveChunks({ knowledgeBase: kb, query: 'warm up' }), 'retrieval');
+    await answeringAgain(() => client.ask({ knowledgeBase: kb, question: 'warm up' }), 'chat');
+    const { chunks } = await client.retrieveChunks({ knowledgeBase: kb, query: corpus[0]!.title, mode: 'fulltext', topK: 10 });
+    expect(chunks.map((c) => c.documentId)).toContain(ids[0]);
     expect((await client.ask({ knowledgeBase: kb, question: `What is ${corpus[0]!.title}?` })).citations.length).toBeGreaterThan(0);
   }, 300_000);
 
