@@ -46,7 +46,7 @@ describe('answerPassages', () => {
 describe('ExtractiveAnswerComposer', () => {
   const compose = async (question: string, sources: v1.ChunkHit[]) => {
     let text = '';
-    for await (const piece of new ExtractiveAnswerComposer(new LocalHashEmbedder(256)).compose(question, [], sources, '')) text += piece;
+    for await (const piece of new ExtractiveAnswerComposer(new LocalHashEmbedder(256)).compose(question, [], sources)) text += piece;
     return text;
   };
 
