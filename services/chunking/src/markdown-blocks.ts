@@ -31,6 +31,11 @@ function isDelimiterRow(line: string): boolean {
   return line.includes('|') && line.includes('-') && /^[\s|:-]+$/.test(line);
 }
 
+function isPipeRow(line: string): boolean {
+  const trimmed = line.trim();
+  return trimmed.length > 1 && trimmed.startsWith('|') && trimmed.endsWith('|');
+}
+
 export function markdownBlocks(body: string): MarkdownBlock[] {
   const lines = body.split('\n');
   const blocks: MarkdownBlock[] = [];
@@ -60,6 +65,15 @@ export function markdownBlocks(body: string): MarkdownBlock[] {
       let end = i + 2;
       while (end < lines.length && lines[end]!.trim() !== '' && lines[end]!.includes('|')) end++;
       blocks.push({ kind: 'framed', head: [line, lines[i + 1]!], lines: lines.slice(i + 2, end), foot: [], source: lines.slice(i, end).join('\n') });
+      i = end;
+      continue;
+    }
+    if (isPipeRow(line)) {
+      // Rows without a delimiter row are no GFM table, but still rows a chunk must not cut.
+      flushProse();
+      let end = i + 1;
+      while (end < lines.length && isPipeRow(lines[end]!)) end++;
+      blocks.push({ kind: 'framed', head: [], lines: lines.slice(i, end), foot: [], source: lines.slice(i, end).join('\n') });
       i = end;
       continue;
     }

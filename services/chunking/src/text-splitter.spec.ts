@@ -190,6 +190,9 @@ describe('splitText on markdown with code blocks and tables', () => {
       for (const line of c.text.split('\n').filter((l) => /^\| opt\d/.test(l))) expect(rows).toContain(line);
     }
     for (const row of rows) expect(tableChunks.some((c) => c.text.includes(row))).toBe(true);
+    // Rows with no delimiter row are kept whole too.
+    const headless = splitText(rows.join('\n'), md(40));
+    for (const c of headless) for (const line of c.text.split('\n')) expect(rows).toContain(line);
   });
 
   it('cuts inside a line only when the line alone is larger than a chunk, still fenced', () => {
