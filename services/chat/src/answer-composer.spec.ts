@@ -35,6 +35,11 @@ describe('answerPassages', () => {
     ]);
   });
 
+  it('quotes a table row by its cells, never a whole table as one sentence', () => {
+    const table = ['|  |  |', '| --- | --- |', '| `main.ts` | The entry file of the application. |', '| `app.module.ts` | The root module. |'].join('\n');
+    expect(answerPassages(`Core files:\n\n${table}`).map((p) => p.text)).toEqual(['Core files:', '`main.ts`: The entry file of the application.', '`app.module.ts`: The root module.']);
+  });
+
   it('closes a block the chunk ended inside, and bounds a sentence an unclosed bracket would run on', () => {
     expect(answerPassages('```js\nconst a = 1;')).toEqual([{ text: '```js\nconst a = 1;\n```', code: true }]);
     const runOn = `Open ( bracket. ${'More words here. '.repeat(200)}`;

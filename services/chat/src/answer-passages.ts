@@ -13,8 +13,8 @@ const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 const LONGEST_SENTENCE = 1_000;
 
 /**
- * A chunk's text as quotable passages: each fenced code block whole, as written, and the
- * prose around them by sentences. Unicode sentence boundaries end a sentence at `?` and `!`,
+ * A chunk's text as quotable passages: each fenced code block whole, as written, each table
+ * row as its cells ("`main.ts`: The entry file"), and the prose around them by sentences. Unicode sentence boundaries end a sentence at `?` and `!`,
  * so `process.env.PORT ?? 3000` or a `?.` chain would be cut; a boundary is kept only outside
  * inline code, outside open brackets, and not after `??` or `?.`.
  */
@@ -27,6 +27,12 @@ export function answerPassages(text: string): AnswerPassage[] {
   };
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
+    const row = tableRow(lines[i]!);
+    if (row !== undefined) {
+      flushProse();
+      if (row !== '') passages.push({ text: row, code: false });
+      continue;
+    }
     const marker = fenceOpened(lines[i]!);
     if (marker === undefined) {
       prose.push(lines[i]!);
@@ -67,6 +73,19 @@ function sentences(paragraph: string): AnswerPassage[] {
   }
   if (current.trim() !== '') result.push({ text: current.trim(), code: false });
   return result;
+}
+
+/** A table row's non-empty cells joined by ": " ('' for a delimiter row), or undefined for other lines. */
+function tableRow(line: string): string | undefined {
+  const trimmed = line.trim();
+  if (trimmed.length < 2 || !trimmed.startsWith('|') || !trimmed.endsWith('|')) return undefined;
+  if (/^[\s|:-]+$/.test(trimmed)) return '';
+  return trimmed
+    .slice(1, -1)
+    .split('|')
+    .map((cell) => cell.trim())
+    .filter((cell) => cell !== '')
+    .join(': ');
 }
 
 /** The fence a markdown line opens (its run of backticks or tildes), or undefined. */
