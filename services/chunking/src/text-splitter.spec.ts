@@ -214,6 +214,11 @@ describe('splitText on markdown with code blocks and tables', () => {
     expect(chunks.slice(1).every((c) => c.text.startsWith('```sh\n'))).toBe(true);
     const lines = chunks.flatMap((c) => c.text.split('\n')).filter((l) => !['Intro.', '```sh', '```', ''].includes(l));
     expect(lines.join('\n')).toBe(body);
+    // One line with no whitespace, longer than a chunk: cut inside it, every piece still fenced.
+    const word = 'abcdefghij'.repeat(20_000);
+    const cut = splitText(`\`\`\`\n${word}`, md(512));
+    expect(cut.every((c) => c.text.startsWith('```\n') && c.text.endsWith('\n```') && c.tokenCount <= 512)).toBe(true);
+    expect(cut.map((c) => c.text.slice(4, -4)).join('')).toBe(word);
   });
 
   it('splits a line of 100,000 backticks and deeply nested tags as prose, within the size and losing nothing', () => {
