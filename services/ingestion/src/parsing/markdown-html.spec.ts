@@ -36,6 +36,11 @@ describe('HTML inside markdown reduced to its text', () => {
     );
   });
 
+  it('keeps a markdown table row on one line when a cell holds block tags', () => {
+    const md = ['| option | meaning |', '| --- | --- |', '| `ttl` | time to live<br>in seconds<p>see below</p> |', '<div>after</div>'].join('\n');
+    expect(markdownWithoutHtml(md).split('\n').filter((l) => l !== '')).toEqual(['| option | meaning |', '| --- | --- |', '| `ttl` | time to live in seconds see below  |', 'after']);
+  });
+
   it('hides the content of script and style, and keeps the text after an unclosed comment', () => {
     expect(markdownWithoutHtml('a <script>alert("x")</script> b <style>p{}</style> c')).toBe('a  b  c');
     expect(markdownWithoutHtml('text <!-- never closed\nmore text')).toBe('text  never closed\nmore text');

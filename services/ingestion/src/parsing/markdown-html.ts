@@ -29,7 +29,8 @@ const TOKEN = /(`+[^`\n]*`+)|<!--|<(\/?)([A-Za-z][\w-]*)(?:\s[^<>]*)?\/?>|&(#\d{
 
 /**
  * Markdown with the HTML inside it reduced to its text: tags of HTML elements and of custom
- * elements (`<app-banner>`) go, block elements leaving a line break and table cells a space;
+ * elements (`<app-banner>`) go, block elements leaving a line break (a space inside a markdown
+ * table row, which must stay one line) and table cells a space;
  * comments, scripts and styles go with their content; character references are decoded.
  * Fenced code blocks and inline code spans are kept exactly as written, and so is anything
  * that only looks like a tag (`Promise<void>` in prose).
@@ -45,6 +46,13 @@ function proseWithoutHtml(text: string): string {
   let from = 0;
   let hiddenUntil: string | undefined;
   let commentsClosable = true;
+  const rows = pipeRowSpans(text);
+  let row = 0;
+  // Matches come in order: one pointer walks the rows along with them.
+  const inRow = (at: number) => {
+    while (row < rows.length && rows[row]!.end < at) row++;
+    return row < rows.length && rows[row]!.start <= at;
+  };
   TOKEN.lastIndex = 0;
   for (let match = TOKEN.exec(text); match !== null; match = TOKEN.exec(text)) {
     const [token, code, closing, rawName, reference] = match;
@@ -69,7 +77,7 @@ function proseWithoutHtml(text: string): string {
     } else if (reference !== undefined) out += decodeReference(reference) ?? token;
     else if (name !== undefined && HIDDEN.has(name)) {
       if (closing !== '/' && !token.endsWith('/>')) hiddenUntil = name;
-    } else if (name !== undefined && BLOCK.has(name)) out += '\n';
+    } else if (name !== undefined && BLOCK.has(name)) out += inRow(match.index) ? ' ' : '\n';
     else if (name !== undefined && (INLINE.has(name) || name.includes('-'))) out += name === 'td' || name === 'th' ? ' ' : '';
     else out += token;
   }
@@ -78,6 +86,18 @@ function proseWithoutHtml(text: string): string {
     .split('\n')
     .map((line) => (line.trim() === '' ? '' : line.replace(/[ \t]+$/, '')))
     .join('\n');
+}
+
+/** Where the lines of markdown table rows (`| a | b |`) are: a block tag there must not end the row. */
+function pipeRowSpans(text: string): { start: number; end: number }[] {
+  const spans: { start: number; end: number }[] = [];
+  let start = 0;
+  for (const line of text.split('\n')) {
+    const trimmed = line.trim();
+    if (trimmed.length > 1 && trimmed.startsWith('|') && trimmed.endsWith('|')) spans.push({ start, end: start + line.length });
+    start += line.length + 1;
+  }
+  return spans;
 }
 
 function decodeReference(reference: string): string | undefined {
