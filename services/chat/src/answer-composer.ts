@@ -1,6 +1,8 @@
 import type { v1 } from '@trellis/contracts';
 import type { ChatMessage, ChatModel, EmbeddingProvider } from '@trellis/models';
 import { cosineSimilarity, fullTextTerms } from '@trellis/storage';
+import { answerPassages } from './answer-passages';
+import type { AnswerPassage } from './answer-passages';
 
 /** Writes an answer from numbered sources; yields text pieces as they are produced. */
 export interface AnswerComposer {
@@ -10,12 +12,11 @@ export interface AnswerComposer {
 const SENTENCES_PER_ANSWER = 3;
 /** Share of the best sentence's score another sentence needs to join the answer. */
 const RELEVANCE_FLOOR = 0.75;
-const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
 /**
- * The answer without a language model: the sentences of the retrieved chunks that best match
- * the question (embedding similarity plus shared words, favouring better-ranked chunks),
- * each followed by the [n] of its source.
+ * The answer without a language model: the sentences and code blocks of the retrieved chunks
+ * that best match the question (embedding similarity plus shared words, favouring
+ * better-ranked chunks), each followed by the [n] of its source; a code block is quoted whole.
  */
 export class ExtractiveAnswerComposer implements AnswerComposer {
   constructor(private readonly embedder: EmbeddingProvider) {}
@@ -26,9 +27,9 @@ export class ExtractiveAnswerComposer implements AnswerComposer {
       return;
     }
     const candidates = sources.flatMap((source, sourceIndex) =>
-      [...segmenter.segment(source.text.replace(/\s+/g, ' '))]
-        .map((s, position) => ({ text: s.segment.trim(), sourceIndex, position }))
-        .filter((s) => s.text.length >= 20),
+      answerPassages(source.text)
+        .map((passage, position) => ({ ...passage, sourceIndex, position }))
+        .filter((passage) => passage.text.length >= 20),
     );
     const terms = fullTextTerms(question);
     const [questionVector, ...vectors] = await this.embedder.embed([question, ...candidates.map((c) => c.text)]);
@@ -46,9 +47,20 @@ export class ExtractiveAnswerComposer implements AnswerComposer {
       if (chosen.length === SENTENCES_PER_ANSWER || candidate.score < best * RELEVANCE_FLOOR) break;
       if (!chosen.some((c) => c.text === candidate.text)) chosen.push(candidate);
     }
-    const text = chosen.map((c) => `${c.text} [${c.sourceIndex + 1}]`).join(' ');
-    for (const piece of text.match(/\S+\s*/g) ?? []) yield piece;
+    for (const piece of answerText(chosen).match(/\S+\s*/g) ?? []) yield piece;
   }
+}
+
+/** Sentences run on after each other; a code block stands on lines of its own, its [n] under it. */
+function answerText(chosen: readonly (AnswerPassage & { sourceIndex: number })[]): string {
+  let text = '';
+  let afterCode = false;
+  for (const passage of chosen) {
+    const cited = `${passage.text}${passage.code ? '\n' : ' '}[${passage.sourceIndex + 1}]`;
+    text += text === '' ? cited : passage.code || afterCode ? `\n\n${cited}` : ` ${cited}`;
+    afterCode = passage.code;
+  }
+  return text;
 }
 
 const SYSTEM_PROMPT = `You answer questions using only the numbered sources and the knowledge graph given to you.

@@ -85,4 +85,46 @@ describe('ChatEngine', () => {
     await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 51, chatId: '' })).rejects.toThrow(/top_k/);
     expect(retrieval.calls).toHaveLength(0);
   });
+
+  describe('relevance floor', () => {
+    const scored = (vector: number, i: number): v1.ChunkHit => ({
+      ...HIT,
+      chunkId: `c${i}`,
+      sourceUri: `page${i}.md`,
+      signals: [{ source: 'fulltext', score: 3, rank: i + 1 }, { source: 'vector', score: vector - i * 0.01, rank: i + 1 }],
+    });
+    const retrievalOf = (hits: v1.ChunkHit[]): RetrievalPort => ({
+      retrieve: async () => ({ graph: undefined, chunks: hits, refinedQuery: 'q', knowledgeBaseId: 'kb-1' }),
+    });
+    let composed = 0;
+    const counting: AnswerComposer = {
+      async *compose() {
+        composed++;
+        yield 'composed [1]';
+      },
+    };
+
+    it('says the knowledge base has nothing on an off-topic question and cites the closest sources, composing nothing', async () => {
+      composed = 0;
+      const hits = [0.18, 0.17, 0.16, 0.15].map(scored);
+      const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf(hits), 'entities', counting, 0.25);
+      const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'What is the capital of France?', history: [], topK: 0, chatId: '' });
+      expect(answer.text).toBe('This knowledge base has nothing on that question. The closest sources are [1] page0.md, [2] page1.md, [3] page2.md.');
+      expect(answer.citations.map((c) => c.chunkId)).toEqual(['c0', 'c1', 'c2']);
+      expect(composed).toBe(0);
+    });
+
+    it('composes the answer when the best hit reaches the floor, when no floor is set, and when hits carry no dense signal', async () => {
+      composed = 0;
+      const high = [0.31, 0.2].map(scored);
+      const low = [0.1].map(scored);
+      const lexicalOnly = [{ ...HIT, signals: [{ source: 'fulltext', score: 2, rank: 1 }] }];
+      for (const [hits, floor] of [[high, 0.25], [low, undefined], [lexicalOnly, 0.25]] as const) {
+        const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf([...hits]), 'entities', counting, floor);
+        const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'How do I start the app?', history: [], topK: 0, chatId: '' });
+        expect(answer.text).toBe('composed [1]');
+      }
+      expect(composed).toBe(3);
+    });
+  });
 });

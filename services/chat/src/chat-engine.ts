@@ -3,6 +3,7 @@ import { TrellisError, validateChatHistory } from '@trellis/contracts';
 import type { TenantScope, v1 } from '@trellis/contracts';
 import type { ChatRepository } from '@trellis/storage';
 import type { AnswerComposer } from './answer-composer';
+import { belowRelevanceFloor, nothingRelevantAnswer } from './relevance-floor';
 import type { RetrievalPort } from './retrieval-port';
 
 const MAX_QUESTION_CHARS = 8000;
@@ -25,7 +26,9 @@ export type QuestionRefinement = 'model' | 'entities';
  * One chat turn: graph retrieval → question refinement → chunk retrieval (one Retrieve call:
  * the graph found first is the context of the refinement, of the chunk ranking and of the
  * answer) → answer, streamed as events (stage changes, tokens, the citations the answer uses,
- * and the final answer). The turn is saved to the chat's history.
+ * and the final answer). The turn is saved to the chat's history. When even the best hit is
+ * below the relevance floor, the answer says the knowledge base has nothing on the question
+ * and cites the closest sources instead.
  */
 export class ChatEngine {
   constructor(
@@ -33,6 +36,8 @@ export class ChatEngine {
     private readonly retrieval: RetrievalPort,
     private readonly refinement: QuestionRefinement,
     private readonly composer: AnswerComposer,
+    /** Dense similarity the best hit needs for an answer to be composed (relevance-floor.ts). */
+    private readonly relevanceFloor?: number,
   ) {}
 
   async *chat(tenant: TenantScope, request: v1.ChatRequest): AsyncGenerator<v1.ChatEvent> {
@@ -58,10 +63,13 @@ export class ChatEngine {
     const { chunks, refinedQuery: refined } = retrieved;
     yield stage('refinement', `${graph.relationships.length} relationships`);
     yield stage('chunk_retrieval', refined);
-    yield stage('generation', `${chunks.length} sources`);
+    const nothingRelevant = belowRelevanceFloor(chunks, this.relevanceFloor);
+    yield stage('generation', nothingRelevant ? `nothing relevant in ${chunks.length} sources` : `${chunks.length} sources`);
 
     let text = '';
-    for await (const token of this.composer.compose(question, request.history, chunks, graph.rendered)) {
+    // Below the floor no answer is composed from unrelated text: the closest sources are listed.
+    const tokens = nothingRelevant ? wordsOf(nothingRelevantAnswer(chunks)) : this.composer.compose(question, request.history, chunks, graph.rendered);
+    for await (const token of tokens) {
       text += token;
       yield { token };
     }
@@ -77,6 +85,10 @@ export class ChatEngine {
     for await (const event of this.chat(tenant, request)) if (event.done) return event.done;
     throw new Error('chat ended without an answer');
   }
+}
+
+function wordsOf(text: string): string[] {
+  return text.match(/\S+\s*/g) ?? [];
 }
 
 function stage(name: string, detail = ''): v1.ChatEvent {

@@ -7,6 +7,7 @@ import type { ChatRepository } from '@trellis/storage';
 import { ExtractiveAnswerComposer, LlmAnswerComposer } from './answer-composer';
 import { ChatEngine } from './chat-engine';
 import { ChatController } from './handlers/chat.controller';
+import { relevanceFloorFor } from './relevance-floor';
 import type { RetrievalPort } from './retrieval-port';
 
 export const RETRIEVAL_PORT = Symbol.for('trellis.retrieval-port');
@@ -26,10 +27,12 @@ export class ChatModule {
         { ...(options.retrievalPort as object), provide: RETRIEVAL_PORT } as Provider,
         {
           provide: ChatEngine,
-          useFactory: (chats: ChatRepository, retrieval: RetrievalPort, models: Models) =>
-            models.llm
-              ? new ChatEngine({ chats }, retrieval, 'model', new LlmAnswerComposer(models.llm))
-              : new ChatEngine({ chats }, retrieval, 'entities', new ExtractiveAnswerComposer(models.embedder)),
+          useFactory: (chats: ChatRepository, retrieval: RetrievalPort, models: Models) => {
+            const floor = relevanceFloorFor(models.embedder.model);
+            return models.llm
+              ? new ChatEngine({ chats }, retrieval, 'model', new LlmAnswerComposer(models.llm), floor)
+              : new ChatEngine({ chats }, retrieval, 'entities', new ExtractiveAnswerComposer(models.embedder), floor);
+          },
           inject: [CHAT_REPOSITORY, RETRIEVAL_PORT, MODELS],
         },
       ],

@@ -141,3 +141,94 @@ describe('splitText on mixed words, digits and punctuation', () => {
     }
   });
 });
+
+describe('splitText on markdown with code blocks and tables', () => {
+  const md = (chunkSize: number) => ({ chunkSize, overlap: 16, mode: 'markdown' as const });
+  const prose = Array.from({ length: 12 }, (_, i) => sentence(i)).join(' ');
+  const fenceLines = (text: string) => text.split('\n').filter((l) => /^(```|~~~)/.test(l));
+
+  it('keeps a fenced block that fits whole, with its newlines and indentation, and prose around it by sentences', () => {
+    const code = ['```typescript', 'async function bootstrap() {', '  const app = await NestFactory.create(AppModule);', '', '  await app.listen(process.env.PORT ?? 3000);', '}', '```'].join('\n');
+    const text = `## Start\n\n${prose}\n\n${code}\n\n${prose}`;
+    const chunks = splitText(text, md(120));
+    const holding = chunks.filter((c) => c.text.includes('bootstrap'));
+    expect(holding).toHaveLength(1);
+    expect(holding[0]!.text).toContain(code);
+    expect(chunks.every((c) => c.heading === 'Start' && c.tokenCount <= 120 && fenceLines(c.text).length % 2 === 0)).toBe(true);
+    // Prose chunks still end at sentence ends.
+    expect(chunks.filter((c) => !c.text.includes('```')).every((c) => /words\.$/.test(c.text))).toBe(true);
+  });
+
+  it('splits a block larger than a chunk on line boundaries, each piece fenced again with its info string', () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `    const value${i} = compute(${i}); // line ${i}`);
+    const text = ['~~~ts title="big.ts"', ...lines, '~~~'].join('\n');
+    const chunks = splitText(text, md(100));
+    expect(chunks.length).toBeGreaterThan(5);
+    const seen: string[] = [];
+    for (const c of chunks) {
+      expect(c.tokenCount).toBeLessThanOrEqual(100);
+      const body = c.text.split('\n');
+      expect(body[0]).toBe('~~~ts title="big.ts"');
+      expect(body[body.length - 1]).toBe('~~~');
+      for (const line of body.slice(1, -1)) {
+        expect(lines).toContain(line);
+        seen.push(line);
+      }
+    }
+    // Every line once, in order, none cut (no overlap is carried inside a block).
+    expect([...new Set(seen)]).toEqual(lines);
+  });
+
+  it('never splits a table row and repeats the header rows in every piece of a long table', () => {
+    const header = ['| option | meaning |', '| --- | --- |'];
+    const rows = Array.from({ length: 80 }, (_, i) => `| opt${i} | what option ${i} does to the server |`);
+    const chunks = splitText(`Intro sentence here.\n\n${[...header, ...rows].join('\n')}`, md(90));
+    const tableChunks = chunks.filter((c) => c.text.includes('| opt'));
+    expect(tableChunks.length).toBeGreaterThan(3);
+    for (const c of tableChunks) {
+      expect(c.text).toContain(header.join('\n'));
+      for (const line of c.text.split('\n').filter((l) => /^\| opt\d/.test(l))) expect(rows).toContain(line);
+    }
+    for (const row of rows) expect(tableChunks.some((c) => c.text.includes(row))).toBe(true);
+    // Rows with no delimiter row are kept whole too.
+    const headless = splitText(rows.join('\n'), md(40));
+    for (const c of headless) for (const line of c.text.split('\n')) expect(rows).toContain(line);
+  });
+
+  it('cuts inside a line only when the line alone is larger than a chunk, still fenced', () => {
+    const long = Array.from({ length: 400 }, (_, i) => `x${i}`).join('+');
+    const chunks = splitText(['```js', 'short();', long, 'after();', '```'].join('\n'), md(64));
+    expect(chunks.every((c) => c.text.startsWith('```js\n') && c.text.endsWith('\n```') && c.tokenCount <= 64)).toBe(true);
+    // Small pieces may share a chunk, each fenced.
+    const content = chunks.flatMap((c) => c.text.split('\n')).filter((l) => !/^(```js|```)?$/.test(l));
+    expect(content.join('')).toBe(`short();${long}after();`);
+  });
+
+  it('splits an unclosed fence of 1 MB into fenced pieces within the size', () => {
+    const body = Array.from({ length: 50_000 }, (_, i) => `line ${i} ${'z'.repeat(i % 20)}`).join('\n');
+    const chunks = splitText(`Intro.\n\n\`\`\`sh\n${body}`, md(512));
+    expect(body.length).toBeGreaterThan(1_000_000);
+    expect(chunks.length).toBeGreaterThan(100);
+    expect(chunks[0]!.text.startsWith('Intro.\n\n```sh\n')).toBe(true);
+    expect(chunks.every((c) => c.text.endsWith('\n```') && c.tokenCount <= 512)).toBe(true);
+    expect(chunks.slice(1).every((c) => c.text.startsWith('```sh\n'))).toBe(true);
+    const lines = chunks.flatMap((c) => c.text.split('\n')).filter((l) => !['Intro.', '```sh', '```', ''].includes(l));
+    expect(lines.join('\n')).toBe(body);
+    // One line with no whitespace, longer than a chunk: cut inside it, every piece still fenced.
+    const word = 'abcdefghij'.repeat(20_000);
+    const cut = splitText(`\`\`\`\n${word}`, md(512));
+    expect(cut.every((c) => c.text.startsWith('```\n') && c.text.endsWith('\n```') && c.tokenCount <= 512)).toBe(true);
+    expect(cut.map((c) => c.text.slice(4, -4)).join('')).toBe(word);
+  });
+
+  it('splits a line of 100,000 backticks and deeply nested tags as prose, within the size and losing nothing', () => {
+    const ticks = '`'.repeat(100_000);
+    const nested = `${'<div><span>'.repeat(20_000)}deep${'</span></div>'.repeat(20_000)}`;
+    const content = (text: string) => text.split('\n').filter((l) => l !== '```').join('').replace(/\s+/g, '');
+    for (const text of [ticks, `${ticks}\nafter`, nested, `\`\`\`\n${nested}`]) {
+      const chunks = splitText(text, md(256));
+      expect(chunks.every((c) => c.tokenCount <= 256 && c.tokenCount === countTokens(c.text))).toBe(true);
+      expect(content(chunks.map((c) => c.text).join('\n'))).toBe(content(text));
+    }
+  });
+});

@@ -1,5 +1,9 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
-import { MAX_PIECE_LENGTH, countTokens, countTokensUpTo, windows } from '@trellis/models';
+import { countTokens, countTokensUpTo } from '@trellis/models';
+import { framedUnits } from './framed-units';
+import { closesFence, fenceOpened, markdownBlocks } from './markdown-blocks';
+import { cutByWords } from './oversize-cuts';
+import type { Unit } from './oversize-cuts';
 
 export interface SplitOptions {
   /** Target chunk size in tokens. */
@@ -71,7 +75,7 @@ function* splitSteps(text: string, options: SplitOptions): Generator<void, TextC
   const sections = options.mode === 'markdown' ? markdownSections(text) : [{ heading: '', body: text }];
   const chunks: TextChunk[] = [];
   for (const section of sections) {
-    const units = yield* sentenceUnits(section.body, options.chunkSize);
+    const units = options.mode === 'markdown' ? yield* markdownUnits(section.body, options.chunkSize) : yield* sentenceUnits(section.body, options.chunkSize);
     for (const chunk of yield* packUnits(units, options)) chunks.push({ text: chunk.text, heading: section.heading, tokenCount: chunk.tokens });
   }
   return chunks;
@@ -82,15 +86,16 @@ export function markdownSections(text: string): Section[] {
   const sections: Section[] = [];
   const path: string[] = [];
   let current: string[] = [];
-  let inFence = false;
+  let fence: string | undefined;
   const flush = () => {
     const body = current.join('\n').trim();
     if (body !== '') sections.push({ heading: path.filter(Boolean).join(' > '), body });
     current = [];
   };
   for (const line of text.split('\n')) {
-    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
-    const heading = inFence ? null : /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
+    if (fence === undefined) fence = fenceOpened(line);
+    else if (closesFence(line, fence)) fence = undefined;
+    const heading = fence !== undefined ? null : /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
     if (heading) {
       flush();
       const level = heading[1]!.length;
@@ -104,9 +109,18 @@ export function markdownSections(text: string): Section[] {
   return sections;
 }
 
-interface Unit {
-  text: string;
-  tokens: number;
+/**
+ * A markdown section's units: prose by sentences, and each fenced code block or table whole,
+ * or in framed pieces of whole lines when it is larger than a chunk.
+ */
+function* markdownUnits(body: string, chunkSize: number): Generator<void, Unit[]> {
+  const units: Unit[] = [];
+  for (const block of markdownBlocks(body)) {
+    const framed = block.kind === 'framed' ? yield* framedUnits(block.head, block.lines, block.foot, chunkSize) : undefined;
+    const pieces = framed ?? (yield* sentenceUnits(block.kind === 'prose' ? block.text : block.source, chunkSize));
+    for (const piece of pieces) units.push(piece);
+  }
+  return units;
 }
 
 /** Sentences (paragraph breaks kept), with sentences longer than a chunk cut by words. */
@@ -127,75 +141,6 @@ function* sentenceUnits(body: string, chunkSize: number): Generator<void, Unit[]
     if (last) last.text += '\n\n';
   }
   return units;
-}
-
-function* cutByWords(sentence: string, chunkSize: number): Generator<void, Unit[]> {
-  const pieces: Unit[] = [];
-  let current: string[] = [];
-  let tokens = 0;
-  // A piece's own count is what must fit: words counted one by one add up to about it, and
-  // the few that tip it over start the next piece.
-  const flush = () => {
-    while (current.length > 0) {
-      const carried: string[] = [];
-      let text = current.join(' ');
-      let real = countTokens(text);
-      while (real > chunkSize && current.length > 1) {
-        carried.unshift(current.pop()!);
-        text = current.join(' ');
-        real = countTokens(text);
-      }
-      pieces.push({ text, tokens: real });
-      current = carried;
-    }
-    tokens = 0;
-  };
-  for (const word of sentence.split(/\s+/)) {
-    const wordTokens = countTokensUpTo(` ${word}`, chunkSize);
-    yield;
-    if (wordTokens > chunkSize) {
-      flush();
-      pieces.push(...(yield* cutInsideWord(word, chunkSize)));
-      continue;
-    }
-    if (tokens + wordTokens > chunkSize) flush();
-    current.push(word);
-    tokens += wordTokens;
-  }
-  flush();
-  return pieces;
-}
-
-/**
- * Cuts a word longer than a chunk into pieces of at most `chunkSize` tokens (for any size of
- * at least four: a character is at most four tokens). The word is taken in small windows that
- * always fit; a piece whose own count comes out over the budget gives back windows until it fits.
- */
-function* cutInsideWord(word: string, chunkSize: number): Generator<void, Unit[]> {
-  const parts = windows(word, Math.max(1, Math.min(MAX_PIECE_LENGTH, Math.floor(chunkSize / 4))));
-  const pieces: Unit[] = [];
-  let start = 0;
-  while (start < parts.length) {
-    let end = start;
-    let estimate = 0;
-    while (end < parts.length) {
-      const next = countTokens(parts[end]!);
-      yield;
-      if (end > start && estimate + next > chunkSize) break;
-      estimate += next;
-      end++;
-    }
-    let text = parts.slice(start, end).join('');
-    let tokens = countTokens(text);
-    while (tokens > chunkSize && end - start > 1) {
-      end--;
-      text = parts.slice(start, end).join('');
-      tokens = countTokens(text);
-    }
-    pieces.push({ text, tokens });
-    start = end;
-  }
-  return pieces;
 }
 
 /**
@@ -246,10 +191,9 @@ function overlapUnits(units: Unit[], start: number, end: number, options: SplitO
   return carried;
 }
 
+/** Sentences joined by a space, except after a paragraph's or block's end (its own "\n\n"). */
 function joinUnits(units: Unit[]): string {
-  return units
-    .map((u) => u.text)
-    .join(' ')
-    .replace(/\n\n /g, '\n\n')
-    .trim();
+  let text = '';
+  for (const u of units) text += text === '' || text.endsWith('\n\n') ? u.text : ` ${u.text}`;
+  return text.trim();
 }

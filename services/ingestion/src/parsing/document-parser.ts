@@ -1,4 +1,5 @@
 import { TrellisError } from '@trellis/contracts';
+import { markdownWithoutHtml } from './markdown-html';
 import { mdxToMarkdown } from './mdx-text';
 import { SUPPORTED_EXTENSIONS, kindOf, resolveMimeType } from './mime-types';
 import { ParseFailure } from './parse-failure';
@@ -9,7 +10,10 @@ import type { ExtractionLimits } from './text-extraction';
 
 export interface ParsedDocument {
   readonly mimeType: string;
-  /** Plain text; markdown keeps its markup so the splitter can follow its headings. */
+  /**
+   * Plain text; markdown keeps its markup so the splitter can follow its headings and code
+   * blocks, with the HTML inside it reduced to text.
+   */
   readonly text: string;
 }
 
@@ -21,7 +25,8 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = { ...DEFAULT_EXTRACTION_LIMITS,
 /**
  * Turns uploaded bytes into text. Every failure is an INVALID_ARGUMENT with a message a
  * user can act on, or RESOURCE_EXHAUSTED when the document passes its parse budget; nothing
- * here throws anything else for bad input. Plain text, markdown and MDX are decoded in place;
+ * here throws anything else for bad input. Plain text, markdown and MDX are decoded in place
+ * (markdown and MDX lose their embedded HTML);
  * HTML, PDF and DOCX are parsed in a worker thread bounded in time and memory.
  */
 export async function parseDocument(bytes: Uint8Array, filename: string, declaredMime: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): Promise<ParsedDocument> {
@@ -35,11 +40,14 @@ export async function parseDocument(bytes: Uint8Array, filename: string, declare
   if (bytes.byteLength === 0) throw TrellisError.invalid(`"${filename}" is empty`);
   if (kind === 'mdx') {
     // Stored as the markdown it holds, so it is split by its headings like any markdown.
-    const text = normalizeWhitespace(mdxToMarkdown(decodeInPlace(bytes, filename)));
+    const text = normalizeWhitespace(markdownWithoutHtml(mdxToMarkdown(decodeInPlace(bytes, filename))));
     if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
     return { mimeType: 'text/markdown', text };
   }
-  const raw = kind === 'text' || kind === 'markdown' ? decodeInPlace(bytes, filename) : await parseInWorker({ kind, bytes, filename, limits }, limits);
+  const raw =
+    kind === 'text' ? decodeInPlace(bytes, filename)
+    : kind === 'markdown' ? markdownWithoutHtml(decodeInPlace(bytes, filename))
+    : await parseInWorker({ kind, bytes, filename, limits }, limits);
   const text = normalizeWhitespace(raw);
   if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
   return { mimeType, text };

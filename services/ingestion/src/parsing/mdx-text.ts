@@ -1,3 +1,5 @@
+import { closesFence, fenceOpened } from './markdown-fences';
+
 /**
  * The markdown an MDX file holds: its ES module lines (`import`, `export`), JSX comments and
  * expressions (`{...}`) and JSX tags go; the text between tags and every markdown construct
@@ -6,16 +8,15 @@
  */
 export function mdxToMarkdown(source: string): string {
   const out: string[] = [];
-  let fence: string | null = null;
+  let fence: string | undefined;
   for (const line of source.split('\n')) {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence !== null) {
+    if (fence !== undefined) {
       out.push(line);
-      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length) fence = null;
+      if (closesFence(line, fence)) fence = undefined;
       continue;
     }
-    if (marker !== undefined) {
-      fence = marker;
+    fence = fenceOpened(line);
+    if (fence !== undefined) {
       out.push(line);
       continue;
     }
