@@ -7,3 +7,4 @@ export * as events from './generated/trellis/events/v1/indexing';
 export * as v1 from './generated/index.trellis.v1';
 export * from './graph-messages';
 export { FILE_DESCRIPTOR_SET_BASE64 } from './generated/descriptor-set';
+export * from './markdown-fences';

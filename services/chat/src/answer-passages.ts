@@ -1,3 +1,4 @@
+import { closesFence, fenceOpened } from '@trellis/contracts';
 /** A piece of a chunk an extractive answer may quote: a sentence, or a fenced code block whole. */
 export interface AnswerPassage {
   readonly text: string;
@@ -88,15 +89,3 @@ function tableRow(line: string): string | undefined {
     .join(': ');
 }
 
-/** The fence a markdown line opens (its run of backticks or tildes), or undefined. */
-function fenceOpened(line: string): string | undefined {
-  const match = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
-  if (match === null) return undefined;
-  if (match[1]![0] === '`' && match[2]!.includes('`')) return undefined;
-  return match[1]!;
-}
-
-function closesFence(line: string, marker: string): boolean {
-  const match = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line);
-  return match !== null && match[1]![0] === marker[0] && match[1]!.length >= marker.length;
-}

@@ -1,3 +1,4 @@
+import { closesFence, fenceOpened } from '@trellis/contracts';
 /**
  * A markdown section body as the blocks chunking must respect: fenced code blocks and tables
  * (kept whole, or cut only between their lines) and the prose between them (cut by sentences).
@@ -11,20 +12,6 @@ export type MarkdownBlock =
    */
   | { readonly kind: 'framed'; readonly head: readonly string[]; readonly lines: readonly string[]; readonly foot: readonly string[]; readonly source: string };
 
-/** The fence a line opens (its run of backticks or tildes), or undefined. */
-export function fenceOpened(line: string): string | undefined {
-  const match = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
-  if (match === null) return undefined;
-  // A backtick fence's info string holds no backtick (CommonMark), else the line is inline code.
-  if (match[1]![0] === '`' && match[2]!.includes('`')) return undefined;
-  return match[1]!;
-}
-
-/** Whether `line` closes the fence opened by `marker`: the same character, at least as many. */
-export function closesFence(line: string, marker: string): boolean {
-  const match = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line);
-  return match !== null && match[1]![0] === marker[0] && match[1]!.length >= marker.length;
-}
 
 /** `| a | b |` rows need a delimiter row under the header: `| --- | :-: |`. */
 function isDelimiterRow(line: string): boolean {

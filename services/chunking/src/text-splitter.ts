@@ -1,7 +1,7 @@
-import { ErrorCode, TrellisError } from '@trellis/contracts';
+import { ErrorCode, TrellisError, closesFence, fenceOpened } from '@trellis/contracts';
 import { countTokens, countTokensUpTo } from '@trellis/models';
 import { framedUnits } from './framed-units';
-import { closesFence, fenceOpened, markdownBlocks } from './markdown-blocks';
+import { markdownBlocks } from './markdown-blocks';
 import { cutByWords } from './oversize-cuts';
 import type { Unit } from './oversize-cuts';
 

@@ -1,4 +1,4 @@
-import { closesFence, fenceOpened } from './markdown-fences';
+import { closesFence, fenceOpened } from '@trellis/contracts';
 
 /**
  * The markdown an MDX file holds: its ES module lines (`import`, `export`), JSX comments and
