@@ -55,7 +55,8 @@ export async function zipOfZeros(name: string, size: number): Promise<Buffer> {
   const done = new Promise((resolve) => deflate.on('end', resolve));
   const piece = Buffer.alloc(1024 * 1024);
   for (let written = 0; written < size; written += piece.length) {
-    if (!deflate.write(piece)) await new Promise((resolve) => deflate.once('drain', resolve));
+    const part = size - written < piece.length ? piece.subarray(0, size - written) : piece;
+    if (!deflate.write(part)) await new Promise((resolve) => deflate.once('drain', resolve));
   }
   deflate.end();
   await done;

@@ -40,6 +40,8 @@ export interface KnowledgeBaseChanges {
 }
 
 const MAX_ENTITY_TYPES = 50;
+/** A knowledge base's description: longer is refused, not cut. */
+const MAX_DESCRIPTION_CHARS = 2000;
 const MAX_PROMPT_TEXT = 20_000;
 /** Model names and prompt versions: provider model ids are well under this. */
 const MAX_MODEL_NAME_CHARS = 256;
@@ -68,7 +70,7 @@ export class KnowledgeBaseService {
     }
     return this.repos.knowledgeBases.createKnowledgeBase(scope, {
       name: validateName(input.name),
-      description: input.description.slice(0, 2000),
+      description: withinLength(input.description, 'description', MAX_DESCRIPTION_CHARS),
       settings: { ...validateSettings(input.settings), embeddingModel: this.embedding.model, embeddingDimensions: this.embedding.dimensions },
     });
   }
@@ -81,7 +83,7 @@ export class KnowledgeBaseService {
       extraction: changes.extraction !== undefined ? validateExtraction(changes.extraction) : kb.settings.extraction,
       resolution: changes.resolution !== undefined ? validateResolution(changes.resolution) : kb.settings.resolution,
     };
-    const description = changes.description !== undefined ? changes.description.slice(0, 2000) : kb.description;
+    const description = changes.description !== undefined ? withinLength(changes.description, 'description', MAX_DESCRIPTION_CHARS) : kb.description;
     const updated = await this.repos.knowledgeBases.updateKnowledgeBase(kbScope(kb), { description, settings });
     if (updated === null) throw TrellisError.notFound(`knowledge base "${idOrName}" not found`);
     return updated;

@@ -87,7 +87,9 @@ async function parsePdf(bytes: Uint8Array, filename: string, limits: ExtractionL
   // pdf.js takes ownership of the buffer it is given: hand it a copy.
   const parser = new (pdfParser().PDFParse)({ data: new Uint8Array(bytes), verbosity: 0 });
   try {
-    const result = await parser.getText({ first: limits.maxPdfPages });
+    // Pages joined by a paragraph break, without pdf-parse's "-- 1 of 3 --" markers (which would
+    // be indexed as text, and make a PDF without text look like one with).
+    const result = await parser.getText({ first: limits.maxPdfPages, pageJoiner: '\n\n' });
     return result.text;
   } catch (error) {
     throw new ParseFailure(`could not read PDF "${filename}": ${(error as Error).message}`);
@@ -102,6 +104,8 @@ async function parseDocx(bytes: Uint8Array, filename: string, limits: Extraction
     const result = await docxParser().extractRawText({ buffer: Buffer.from(bytes) });
     return result.value;
   } catch (error) {
-    throw new ParseFailure(`could not read DOCX "${filename}": ${(error as Error).message}`);
+    // A TypeError is the reader tripping over XML it could not make sense of: say that, not its internals.
+    const reason = error instanceof TypeError ? 'its parts are not valid Word XML' : (error as Error).message;
+    throw new ParseFailure(`could not read DOCX "${filename}": ${reason}`);
   }
 }
