@@ -1,0 +1,168 @@
+import type { KbScope } from '@trellis/contracts';
+import type { CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship, CommunityReport, CommunityWrite, KeyFact } from './community-records';
+import { buildHierarchy } from './community-hierarchy';
+import type { CommunityShape } from './community-hierarchy';
+import { communityContent, extractiveReport, keyFactsOf, reportBrief } from './community-report';
+import type { CommunityContent } from './community-report';
+
+/** The graph communities are detected on (storage's GraphReadRepository fits). */
+export interface CommunityGraphSource {
+  exportGraph(scope: KbScope): Promise<{ entities: CommunityEntity[]; relationships: CommunityRelationship[] }>;
+  chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
+}
+
+/** Where communities are kept (storage's CommunityRepository fits). */
+export interface CommunityStore {
+  listCommunities(scope: KbScope): Promise<CommunityRecord[]>;
+  /** Applies the changes; `refreshedAt` is when the graph they were computed from was read. */
+  saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void>;
+}
+
+/** What reports need of the models: structural, so this library does not depend on them. */
+export interface CommunityModels {
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** Title and summary from a brief of the community; null without an LLM (reports are then extractive). */
+  writeReport: ((brief: string) => Promise<{ title: string; summary: string }>) | null;
+}
+
+export interface CommunityRefreshResult {
+  readonly full: boolean;
+  readonly communities: number;
+  readonly levels: number;
+  /** Communities kept from before (same id, members and content). */
+  readonly unchanged: number;
+  /** Reports written anew (content changed): each an LLM call when one is configured. */
+  readonly reportsWritten: number;
+  readonly llmCalls: number;
+  readonly llmFailures: number;
+  readonly removed: number;
+  /** Nodes detection ran on, per level. */
+  readonly redetected: readonly number[];
+  readonly durationMs: number;
+}
+
+/** LLM reports written at once, within the shared call budget. */
+const REPORT_CONCURRENCY = 4;
+
+/**
+ * Keeps a knowledge base's communities and their reports current. A refresh reads the graph,
+ * rebuilds the hierarchy incrementally (see buildHierarchy; `full` starts from nothing), and
+ * writes a report only for a community whose content hash is new: any other reuses the report
+ * (and embedding) stored under that hash, so an unchanged community is never summarised again.
+ */
+export class CommunityBuilder {
+  constructor(
+    private readonly graph: CommunityGraphSource,
+    private readonly store: CommunityStore,
+    private readonly models: CommunityModels,
+    private readonly onReportFailure: (error: Error, communityId: string) => void = () => undefined,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async refresh(scope: KbScope, options: { full?: boolean } = {}): Promise<CommunityRefreshResult> {
+    const started = this.now();
+    const { entities, relationships } = await this.graph.exportGraph(scope);
+    const previous = await this.store.listCommunities(scope);
+    const full = options.full === true || previous.length === 0;
+    const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous });
+
+    const byId = new Map(entities.map((e) => [e.id, e]));
+    const contents = new Map(hierarchy.communities.map((c) => [c.id, communityContent(c.memberIds, byId, relationships)]));
+    const factIds = [...new Set([...contents.values()].flatMap((c) => c.relationships.slice(0, 5).map((r) => r.id)))];
+    const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
+
+    const wantedKind = this.models.writeReport === null ? 'extractive' : 'llm';
+    const cached = new Map(previous.filter((c) => c.kind === wantedKind).map((c) => [c.contentHash, c]));
+    const fresh = hierarchy.communities.filter((c) => !cached.has(c.contentHash));
+    const written = await this.writeReports(fresh, contents, chunkIds);
+
+    const previousById = new Map(previous.map((c) => [c.id, c]));
+    const upserts: CommunityWrite[] = [];
+    for (const shape of hierarchy.communities) {
+      const keyFacts = keyFactsOf(contents.get(shape.id)!, chunkIds);
+      const reused = cached.get(shape.contentHash);
+      const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind, embedding: reused!.embedding };
+      const row: CommunityWrite = { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts };
+      if (!sameRow(previousById.get(shape.id), row)) upserts.push(row);
+    }
+    const ids = new Set(hierarchy.communities.map((c) => c.id));
+    const removedIds = previous.filter((c) => !ids.has(c.id)).map((c) => c.id);
+    await this.store.saveCommunities(scope, { upserts, removedIds }, started.toISOString());
+    return {
+      full,
+      communities: hierarchy.communities.length,
+      levels: new Set(hierarchy.communities.map((c) => c.level)).size,
+      unchanged: hierarchy.communities.length - upserts.length,
+      reportsWritten: fresh.length,
+      llmCalls: written.llmCalls,
+      llmFailures: written.llmFailures,
+      removed: removedIds.length,
+      redetected: hierarchy.redetected,
+      durationMs: this.now().getTime() - started.getTime(),
+    };
+  }
+
+  private async writeReports(
+    shapes: readonly CommunityShape[],
+    contents: ReadonlyMap<string, CommunityContent>,
+    chunkIds: ReadonlyMap<string, readonly string[]>,
+  ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>; llmCalls: number; llmFailures: number }> {
+    // Communities with the same content (a parent with one child) share one report.
+    const byHash = new Map<string, CommunityShape>();
+    for (const s of shapes) if (!byHash.has(s.contentHash)) byHash.set(s.contentHash, s);
+    const unique = [...byHash.values()];
+    let llmCalls = 0;
+    let llmFailures = 0;
+    const reports = await pool(unique, REPORT_CONCURRENCY, async (shape) => {
+      const content = contents.get(shape.id)!;
+      const extractive = extractiveReport(content, keyFactsOf(content, chunkIds));
+      if (this.models.writeReport === null) return extractive;
+      llmCalls++;
+      try {
+        const written = await this.models.writeReport(reportBrief(content));
+        return { ...extractive, title: written.title.trim() || extractive.title, summary: written.summary.trim() || extractive.summary, kind: 'llm' as const };
+      } catch (error) {
+        // A failing LLM must not leave a community without a report: the extractive one is true.
+        llmFailures++;
+        this.onReportFailure(error as Error, shape.id);
+        return extractive;
+      }
+    });
+    const vectors = unique.length === 0 ? [] : await this.models.embed(reports.map((r) => `${r.title}: ${r.summary}`));
+    const out = new Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>();
+    const ofHash = new Map(unique.map((s, i) => [s.contentHash, { title: reports[i]!.title, summary: reports[i]!.summary, kind: reports[i]!.kind, embedding: vectors[i]! }]));
+    for (const s of shapes) out.set(s.id, ofHash.get(s.contentHash)!);
+    return { reports: out, llmCalls, llmFailures };
+  }
+}
+
+function sameRow(before: CommunityRecord | undefined, after: CommunityWrite): boolean {
+  if (before === undefined) return false;
+  return (
+    before.level === after.level &&
+    before.parentId === after.parentId &&
+    before.contentHash === after.contentHash &&
+    before.title === after.title &&
+    before.summary === after.summary &&
+    before.kind === after.kind &&
+    sameFacts(before.keyFacts, after.keyFacts)
+  );
+}
+
+function sameFacts(a: readonly KeyFact[], b: readonly KeyFact[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Maps `items` with at most `concurrency` calls of `work` in flight; results in input order. */
+async function pool<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return out;
+}
