@@ -14,3 +14,4 @@ export * from './communities/community-report';
 export * from './communities/community-builder';
 export { louvainGroups } from './communities/louvain-partition';
 export type { WeightedEdge } from './communities/louvain-partition';
+export * from './communities/community-staleness';

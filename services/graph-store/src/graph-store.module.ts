@@ -1,12 +1,15 @@
-import { Logger, Module } from '@nestjs/common';
+import { Inject, Logger, Module } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { CommunityBuilder } from '@trellis/graph';
 import type { TrellisConfig } from '@trellis/config';
-import { MODELS } from '@trellis/models';
+import { LlmCommunityReporter, MODELS } from '@trellis/models';
 import type { Models, TokenUsage } from '@trellis/models';
-import { LLM_PRICES, estimateCost } from '@trellis/observability';
-import type { LlmPriceTable } from '@trellis/observability';
+import { LLM_PRICES, METRICS, estimateCost } from '@trellis/observability';
+import type { LlmPriceTable, TrellisMetrics } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
 import {
   CHUNK_REPOSITORY,
+  COMMUNITY_REPOSITORY,
   DOCUMENT_REPOSITORY,
   EXTRACTION_CACHE_REPOSITORY,
   GRAPH_EDIT_REPOSITORY,
@@ -18,6 +21,7 @@ import {
 } from '@trellis/storage';
 import type {
   ChunkRepository,
+  CommunityRepository,
   DocumentRepository,
   ExtractionCacheRepository,
   GraphEditRepository,
@@ -32,6 +36,9 @@ import { GraphQueryService } from './graph-query.service';
 import { GraphWriterService } from './graph-writer.service';
 import { GraphEditService } from './graph-edit.service';
 import { extractionEventsConsumer } from './handlers/extraction-events.consumer';
+import { CommunityService } from './community.service';
+import { CommunityMetrics } from './community-metrics';
+import { CommunityRefreshLoop } from './community-refresh.loop';
 import { GraphController } from './handlers/graph.controller';
 
 @Module({
@@ -47,6 +54,7 @@ import { GraphController } from './handlers/graph.controller';
         graphWrites: GraphWriteRepository,
         graphSummaries: GraphSummaryRepository,
         llmUsage: LlmUsageRepository,
+        communities: CommunityRepository,
         models: Models,
         config: TrellisConfig,
         prices: LlmPriceTable,
@@ -55,7 +63,7 @@ import { GraphController } from './handlers/graph.controller';
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
         const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
-        const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage };
+        const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage, communities };
         return new GraphWriterService(repos, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
       },
       inject: [
@@ -66,6 +74,7 @@ import { GraphController } from './handlers/graph.controller';
         GRAPH_WRITE_REPOSITORY,
         GRAPH_SUMMARY_REPOSITORY,
         LLM_USAGE_REPOSITORY,
+        COMMUNITY_REPOSITORY,
         MODELS,
         CONFIG,
         LLM_PRICES,
@@ -78,11 +87,48 @@ import { GraphController } from './handlers/graph.controller';
     },
     {
       provide: GraphEditService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository, graphEdits: GraphEditRepository, models: Models) =>
-        new GraphEditService({ knowledgeBases, graphReads, graphEdits }, models.embedder),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, GRAPH_EDIT_REPOSITORY, MODELS],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository, graphEdits: GraphEditRepository, communities: CommunityRepository, models: Models) =>
+        new GraphEditService({ knowledgeBases, graphReads, graphEdits, communities }, models.embedder),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, GRAPH_EDIT_REPOSITORY, COMMUNITY_REPOSITORY, MODELS],
+    },
+    {
+      provide: CommunityService,
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository, communities: CommunityRepository, models: Models, metrics: TrellisMetrics) => {
+        const logger = new Logger('Communities');
+        const reporter = models.llm === null ? null : new LlmCommunityReporter(models.llm);
+        const builder = new CommunityBuilder(
+          graphReads,
+          communities,
+          { embed: (texts) => models.embedder.embed(texts), writeReport: reporter && ((brief) => reporter.write(brief)) },
+          (error, id) => logger.warn(`LLM report of community ${id} failed, extractive report kept: ${error.message}`),
+        );
+        return new CommunityService({ knowledgeBases, graphReads, communities }, builder, new CommunityMetrics(metrics));
+      },
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, COMMUNITY_REPOSITORY, MODELS, METRICS],
+    },
+    {
+      provide: CommunityRefreshLoop,
+      useFactory: (communities: CommunityRepository, service: CommunityService) => {
+        const logger = new Logger('Communities');
+        return new CommunityRefreshLoop(
+          communities,
+          (scope) => service.refreshDue(scope),
+          (error, scope) => logger.warn(`community refresh${scope ? ` of ${scope.tenantId}/${scope.kbId}` : 's'} failed, retried on the next poll: ${error.message}`),
+        );
+      },
+      inject: [COMMUNITY_REPOSITORY, CommunityService],
     },
     extractionEventsConsumer,
   ],
 })
-export class GraphStoreModule {}
+export class GraphStoreModule implements OnApplicationBootstrap, OnModuleDestroy {
+  constructor(@Inject(CommunityRefreshLoop) private readonly communityRefresh: CommunityRefreshLoop) {}
+
+  onApplicationBootstrap(): void {
+    this.communityRefresh.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.communityRefresh.stop();
+  }
+}

@@ -6,6 +6,7 @@ import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
 import { addGraphEditCommands } from './graph-commands';
+import { addCommunityCommands } from './community-commands';
 import { ingestCommand, waitForIndexing } from './ingest-command';
 import { removeDocuments } from './document-commands';
 import { SERVER_DEFAULT_MODE, evalCommand, integerList, stringList } from './eval-command';
@@ -252,6 +253,7 @@ const graph = program
     }),
   );
 addGraphEditCommands(graph, run);
+addCommunityCommands(program, run);
 
 addAdminCommands(program, (action) => async (...args: unknown[]) => {
   try {
