@@ -6,6 +6,7 @@ import { CHAT_REPOSITORY } from '@trellis/storage';
 import type { ChatRepository } from '@trellis/storage';
 import { ExtractiveAnswerComposer, LlmAnswerComposer } from './answer-composer';
 import { ChatEngine } from './chat-engine';
+import { ExtractiveOverviewComposer, MapReduceAnswerComposer } from './global-answer-composer';
 import { ChatController } from './handlers/chat.controller';
 import type { RetrievalPort } from './retrieval-port';
 
@@ -28,8 +29,8 @@ export class ChatModule {
           provide: ChatEngine,
           useFactory: (chats: ChatRepository, retrieval: RetrievalPort, models: Models) =>
             models.llm
-              ? new ChatEngine({ chats }, retrieval, 'model', new LlmAnswerComposer(models.llm))
-              : new ChatEngine({ chats }, retrieval, 'entities', new ExtractiveAnswerComposer(models.embedder)),
+              ? new ChatEngine({ chats }, retrieval, 'model', new LlmAnswerComposer(models.llm), new MapReduceAnswerComposer(models.llm))
+              : new ChatEngine({ chats }, retrieval, 'entities', new ExtractiveAnswerComposer(models.embedder), new ExtractiveOverviewComposer()),
           inject: [CHAT_REPOSITORY, RETRIEVAL_PORT, MODELS],
         },
       ],

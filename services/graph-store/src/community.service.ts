@@ -1,6 +1,6 @@
 import { TrellisError, withinLength } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
-import { communityContent, staleness } from '@trellis/graph';
+import { communityContent, indexGraph, staleness } from '@trellis/graph';
 import type { CommunityBuilder, CommunityRecord, CommunityRefreshResult } from '@trellis/graph';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { CommunityState, EntityRecord, TrellisRepositories } from '@trellis/storage';
@@ -59,10 +59,11 @@ export class CommunityService {
     if (community === null) throw TrellisError.notFound(`community "${communityId}" not found in knowledge base "${kb.name}"`);
     const graph = await this.repos.graphReads.exportGraph(scope);
     const { staleIds } = staleness([community], graph.entities, graph.relationships);
-    const byId = new Map(graph.entities.map((e) => [e.id, e]));
-    const ranked = communityContent(community.memberIds, byId, graph.relationships).entities.slice(0, MAX_MEMBERS_SHOWN);
+    const index = indexGraph(graph.entities, graph.relationships);
+    const records = new Map(graph.entities.map((e) => [e.id, e]));
+    const ranked = communityContent(community.memberIds, index).entities.slice(0, MAX_MEMBERS_SHOWN);
     const children = (await this.repos.communities.listCommunities(scope)).filter((c) => c.parentId === community.id).map((c) => c.id);
-    return { community: summaryOf(community, staleIds.has(community.id)), members: ranked.map((e) => byId.get(e.id)!), childIds: children };
+    return { community: summaryOf(community, staleIds.has(community.id)), members: ranked.map((e) => records.get(e.id)!), childIds: children };
   }
 
   /** A full rebuild, or (`incremental`) a refresh of what changed; both reuse unchanged reports. */

@@ -95,7 +95,7 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
       await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: (await embedder.embed([text]))[0]! }]);
       const extractionKey = stableId('ext', documentId, version);
       await store.putCachedExtraction(scope, extractionKey, extraction);
-      await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '' }, chunkId, extractionKey });
+      await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey });
       return chunkId;
     };
     for (const [id, extraction] of Object.entries(CORPUS)) await index(id, extraction);

@@ -2,7 +2,7 @@ import type { KbScope } from '@trellis/contracts';
 import type { CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship, CommunityReport, CommunityWrite, KeyFact } from './community-records';
 import { buildHierarchy } from './community-hierarchy';
 import type { CommunityShape } from './community-hierarchy';
-import { communityContent, extractiveReport, keyFactsOf, reportBrief } from './community-report';
+import { communityContent, extractiveReport, indexGraph, keyFactsOf, reportBrief } from './community-report';
 import type { CommunityContent } from './community-report';
 
 /** The graph communities are detected on (storage's GraphReadRepository fits). */
@@ -66,8 +66,8 @@ export class CommunityBuilder {
     const full = options.full === true || previous.length === 0;
     const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous });
 
-    const byId = new Map(entities.map((e) => [e.id, e]));
-    const contents = new Map(hierarchy.communities.map((c) => [c.id, communityContent(c.memberIds, byId, relationships)]));
+    const index = indexGraph(entities, relationships);
+    const contents = new Map(hierarchy.communities.map((c) => [c.id, communityContent(c.memberIds, index)]));
     const factIds = [...new Set([...contents.values()].flatMap((c) => c.relationships.slice(0, 5).map((r) => r.id)))];
     const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
 

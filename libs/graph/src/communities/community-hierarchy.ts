@@ -9,6 +9,15 @@ export const MAX_COMMUNITY_LEVELS = 3;
 /** A single entity is not a community: its own summary already says what a report would. */
 export const MIN_COMMUNITY_SIZE = 2;
 
+/**
+ * Louvain's result is already the top of its own aggregation: run again at the same resolution
+ * on the graph of its communities, it merges nothing. Each level up therefore halves the
+ * resolution, which lets Louvain join communities that belong together at a coarser grain.
+ */
+export function resolutionAt(level: number): number {
+  return 1 / 2 ** level;
+}
+
 /** A community's place in the hierarchy, before its report is written. */
 export interface CommunityShape {
   readonly id: string;
@@ -38,7 +47,9 @@ export interface Hierarchy {
  * The communities of the graph, level by level. Level 0 groups entities by Louvain over the
  * relationships (weights respected, non-positive weights ignored); each higher level runs
  * Louvain again on the graph of the level below (communities as nodes, the weights of the
- * relationships between them summed), and the hierarchy stops at a level that merges nothing.
+ * relationships between them summed) at half the resolution (resolutionAt). A higher community
+ * has at least two children; a community that merges with nothing is the top of its branch,
+ * and the hierarchy stops at a level that merges nothing.
  *
  * Incremental: a stored level-0 community whose members all remain with the same content hash
  * is kept exactly, and detection runs only on the rest (the members of changed communities and
@@ -64,16 +75,15 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
   for (let level = 1; level < MAX_COMMUNITY_LEVELS; level++) {
     const below = levels[level - 1]!;
     const belowIds = new Set(below.map((c) => c.id));
-    const previousBelow = previousAt(level - 1);
-    const cleanParents = previousAt(level).filter((parent) => {
-      const children = previousBelow.filter((c) => c.parentId === parent.id).map((c) => c.id);
-      return children.length > 0 && children.every((id) => belowIds.has(id));
-    });
-    const kept = cleanParents.map((parent) => previousBelow.filter((c) => c.parentId === parent.id).map((c) => c.id).sort());
+    const childrenOf = new Map<string, string[]>();
+    for (const c of previousAt(level - 1)) if (c.parentId !== null) childrenOf.set(c.parentId, [...(childrenOf.get(c.parentId) ?? []), c.id]);
+    const kept = previousAt(level)
+      .map((parent) => (childrenOf.get(parent.id) ?? []).sort())
+      .filter((children) => children.length > 0 && children.every((id) => belowIds.has(id)));
     const keptIds = new Set(kept.flat());
     const affected = below.map((c) => c.id).filter((id) => !keptIds.has(id));
-    const groups = [...kept, ...louvainGroups(affected, communityEdges(below, edges))];
-    if (groups.length === below.length) break;
+    const groups = [...kept, ...louvainGroups(affected, communityEdges(below, edges), resolutionAt(level))].filter((g) => g.length >= 2);
+    if (groups.length === 0) break;
     const byId = new Map(below.map((c) => [c.id, c]));
     levels.push(
       groups.map((childIds) => {

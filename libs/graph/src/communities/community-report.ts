@@ -17,17 +17,38 @@ export interface CommunityContent {
   readonly relationships: readonly CommunityRelationship[];
 }
 
+/** The graph indexed for reports: entities by id, and each entity's relationships. */
+export interface CommunityGraphIndex {
+  readonly entities: ReadonlyMap<string, CommunityEntity>;
+  readonly incident: ReadonlyMap<string, readonly CommunityRelationship[]>;
+}
+
+export function indexGraph(entities: readonly CommunityEntity[], relationships: readonly CommunityRelationship[]): CommunityGraphIndex {
+  const incident = new Map<string, CommunityRelationship[]>();
+  for (const r of relationships) {
+    for (const end of r.sourceId === r.targetId ? [r.sourceId] : [r.sourceId, r.targetId]) {
+      const list = incident.get(end);
+      if (list) list.push(r);
+      else incident.set(end, [r]);
+    }
+  }
+  return { entities: new Map(entities.map((e) => [e.id, e])), incident };
+}
+
 /** The members of a community ranked by centrality: what every report is written from. */
-export function communityContent(memberIds: readonly string[], entities: ReadonlyMap<string, CommunityEntity>, relationships: readonly CommunityRelationship[]): CommunityContent {
+export function communityContent(memberIds: readonly string[], graph: CommunityGraphIndex): CommunityContent {
   const members = new Set(memberIds);
-  const inside = relationships.filter((r) => r.weight > 0 && members.has(r.sourceId) && members.has(r.targetId));
+  const inside = new Map<string, CommunityRelationship>();
+  for (const id of memberIds) {
+    for (const r of graph.incident.get(id) ?? []) if (r.weight > 0 && members.has(r.sourceId) && members.has(r.targetId)) inside.set(r.id, r);
+  }
   const degree = new Map<string, number>();
-  for (const r of inside) for (const end of [r.sourceId, r.targetId]) degree.set(end, (degree.get(end) ?? 0) + r.weight);
+  for (const r of inside.values()) for (const end of [r.sourceId, r.targetId]) degree.set(end, (degree.get(end) ?? 0) + r.weight);
   const ranked = memberIds
-    .map((id) => entities.get(id))
+    .map((id) => graph.entities.get(id))
     .filter((e): e is CommunityEntity => e !== undefined)
     .sort((a, b) => (degree.get(b.id) ?? 0) - (degree.get(a.id) ?? 0) || a.name.localeCompare(b.name) || (a.id < b.id ? -1 : 1));
-  const heaviest = [...inside].sort((a, b) => b.weight - a.weight || (a.id < b.id ? -1 : 1));
+  const heaviest = [...inside.values()].sort((a, b) => b.weight - a.weight || (a.id < b.id ? -1 : 1));
   return { entities: ranked, relationships: heaviest };
 }
 

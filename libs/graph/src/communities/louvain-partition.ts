@@ -26,10 +26,11 @@ export function seededRandom(seed = SEED): () => number {
 /**
  * Louvain communities of `nodes` over `edges` (weights respected; edges with a weight that is
  * not positive, self-loops and edges leaving `nodes` are ignored; parallel edges add up).
- * Resolves to groups of node ids, each sorted, in the order of their smallest member.
+ * Resolves to groups of node ids, each sorted, in the order of their smallest member. A lower
+ * `resolution` favours larger communities (1 is plain modularity).
  * Deterministic: nodes and edges enter the graph sorted, and the RNG is seeded.
  */
-export function louvainGroups(nodes: Iterable<string>, edges: Iterable<WeightedEdge>): string[][] {
+export function louvainGroups(nodes: Iterable<string>, edges: Iterable<WeightedEdge>, resolution = 1): string[][] {
   const graph = new Graph({ type: 'undirected', multi: false, allowSelfLoops: false });
   const sorted = [...new Set(nodes)].sort();
   for (const node of sorted) graph.addNode(node);
@@ -47,7 +48,7 @@ export function louvainGroups(nodes: Iterable<string>, edges: Iterable<WeightedE
     graph.addEdge(e.source, e.target, { weight: e.weight });
   }
   if (graph.size === 0) return sorted.map((node) => [node]);
-  const assignment = louvain(graph, { getEdgeWeight: 'weight', rng: seededRandom(), resolution: 1 });
+  const assignment = louvain(graph, { getEdgeWeight: 'weight', rng: seededRandom(), resolution });
   const groups = new Map<number, string[]>();
   for (const node of sorted) {
     const community = assignment[node]!;
