@@ -1,10 +1,11 @@
-// npm run bench:communities [-- CORPUS_DIR] — what communities cost: a full build against an
+// npm run bench:communities [-- CORPUS_DIR] [--report-latency-ms N] — what communities cost: a full build against an
 // incremental refresh after one document is re-indexed, and after one is deleted.
 // Starts FakeOpenAiServer (a real OpenAI-compatible HTTP server; extraction answers from
 // fake-graph-extraction.ts, community reports as JSON), runs the built standalone server
 // against it, indexes the corpus, builds the communities (RebuildCommunities), then changes one
 // document and waits for the automatic (debounced) refresh. Time is the server's own
-// (trellis_community_refresh_duration_seconds); LLM calls are the report calls the fake answered.
+// (trellis_community_refresh_duration_seconds); LLM calls are the report calls the fake answered,
+// each after N ms (default 0: then time is Trellis' own work alone).
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,7 +16,10 @@ import type { ScriptedReply } from '@trellis/testing';
 import { graphJson } from './fake-graph-extraction';
 
 const root = resolve(__dirname, '..');
-const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));
+const args = process.argv.slice(2);
+const latencyFlag = args.indexOf('--report-latency-ms');
+const reportLatencyMs = latencyFlag === -1 ? 0 : Number(args.splice(latencyFlag, 2)[1]);
+const corpusDir = resolve(args[0] ?? join(root, '../shared/datasets/hotpotqa-100'));
 const passages = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
   .split('\n')
   .filter(Boolean)
@@ -31,7 +35,7 @@ fake.respondWith((request): ScriptedReply => {
   if (system.startsWith('You write a report on one community')) {
     reportCalls++;
     const names = [...messages[1]!.content.matchAll(/^- ([^(\n]+) \(/gm)].slice(0, 3).map((m) => m[1]!.trim());
-    return { kind: 'content', content: JSON.stringify({ title: names.join(', '), summary: `The group of ${names.join(', ')}.` }) };
+    return { kind: 'content', content: JSON.stringify({ title: names.join(', '), summary: `The group of ${names.join(', ')}.` }), delayMs: reportLatencyMs };
   }
   if (system.startsWith('You merge descriptions')) return { kind: 'content', content: messages[1]!.content.split('\n- ').slice(1, 4).join(' ').slice(0, 600) };
   if (system.startsWith('You decide whether two descriptions')) return { kind: 'content', content: '{"same": false}' };
@@ -91,7 +95,9 @@ async function main(): Promise<void> {
     };
     const target = passages[Math.floor(passages.length / 2)]!;
     await incremental(`re-index one document (${target.id})`, async () => {
-      await client.uploadDocument({ knowledgeBase: kb, filename: `${target.id}.txt`, sourceUri: target.id }, Buffer.from(`${target.title}\n${target.text} It was later revised by the Trellis Benchmark Society.`));
+      // A new sentence relating the passage's subject to a new entity: the graph really changes.
+      const added = ` ${target.title} was later studied by the Trellis Benchmark Society.`;
+      await client.uploadDocument({ knowledgeBase: kb, filename: `${target.id}.txt`, sourceUri: target.id }, Buffer.from(`${target.title}\n${target.text}${added}`));
     });
     const removed = passages[Math.floor(passages.length / 3)]!;
     const removedId = (await client.listDocuments(kb)).documents.find((d) => d.sourceUri === removed.id)!.id;
@@ -109,7 +115,7 @@ async function main(): Promise<void> {
     await fake.stop();
   }
   console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`corpus: ${corpusDir} (${passages.length} passages); fake LLM answers at once, so time is Trellis' own work`);
+  console.log(`corpus: ${corpusDir} (${passages.length} passages); the fake LLM answers report calls after ${reportLatencyMs} ms`);
   console.log(['run', 'communities', 'time', 'report LLM calls', 'detection nodes per level', 'time vs full', 'LLM calls vs full'].join(' | '));
   for (const row of rows) console.log(row.join(' | '));
 }

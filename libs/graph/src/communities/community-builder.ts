@@ -2,7 +2,7 @@ import type { KbScope } from '@trellis/contracts';
 import type { CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship, CommunityReport, CommunityWrite, KeyFact } from './community-records';
 import { buildHierarchy } from './community-hierarchy';
 import type { CommunityShape } from './community-hierarchy';
-import { communityContent, extractiveReport, indexGraph, keyFactsOf, reportBrief } from './community-report';
+import { KEY_FACTS, communityContent, extractiveReport, indexGraph, keyFactsOf, reportBrief } from './community-report';
 import type { CommunityContent } from './community-report';
 
 /** The graph communities are detected on (storage's GraphReadRepository fits). */
@@ -66,20 +66,29 @@ export class CommunityBuilder {
     const full = options.full === true || previous.length === 0;
     const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous });
 
+    // A community kept with the same content keeps its key facts' relationships; only their
+    // chunks are looked up again (a re-indexed document moves its mentions to new chunks).
+    const previousById = new Map(previous.map((c) => [c.id, c]));
+    const kept = (shape: CommunityShape) => {
+      const before = previousById.get(shape.id);
+      return before !== undefined && before.contentHash === shape.contentHash ? before : undefined;
+    };
     const index = indexGraph(entities, relationships);
-    const contents = new Map(hierarchy.communities.map((c) => [c.id, communityContent(c.memberIds, index)]));
-    const factIds = [...new Set([...contents.values()].flatMap((c) => c.relationships.slice(0, 5).map((r) => r.id)))];
+    const contents = new Map<string, CommunityContent>();
+    const contentOf = (shape: CommunityShape) => contents.get(shape.id) ?? contents.set(shape.id, communityContent(shape.memberIds, index)).get(shape.id)!;
+    const factRelationships = (shape: CommunityShape) => kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id);
+    const factIds = [...new Set(hierarchy.communities.flatMap(factRelationships))];
     const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
 
     const wantedKind = this.models.writeReport === null ? 'extractive' : 'llm';
     const cached = new Map(previous.filter((c) => c.kind === wantedKind).map((c) => [c.contentHash, c]));
     const fresh = hierarchy.communities.filter((c) => !cached.has(c.contentHash));
-    const written = await this.writeReports(fresh, contents, chunkIds);
+    const written = await this.writeReports(fresh, contentOf, chunkIds);
 
-    const previousById = new Map(previous.map((c) => [c.id, c]));
     const upserts: CommunityWrite[] = [];
     for (const shape of hierarchy.communities) {
-      const keyFacts = keyFactsOf(contents.get(shape.id)!, chunkIds);
+      const before = kept(shape);
+      const keyFacts = before ? before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] })) : keyFactsOf(contentOf(shape), chunkIds);
       const reused = cached.get(shape.contentHash);
       const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind, embedding: reused!.embedding };
       const row: CommunityWrite = { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts };
@@ -104,7 +113,7 @@ export class CommunityBuilder {
 
   private async writeReports(
     shapes: readonly CommunityShape[],
-    contents: ReadonlyMap<string, CommunityContent>,
+    contentOf: (shape: CommunityShape) => CommunityContent,
     chunkIds: ReadonlyMap<string, readonly string[]>,
   ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>; llmCalls: number; llmFailures: number }> {
     // Communities with the same content (a parent with one child) share one report.
@@ -114,7 +123,7 @@ export class CommunityBuilder {
     let llmCalls = 0;
     let llmFailures = 0;
     const reports = await pool(unique, REPORT_CONCURRENCY, async (shape) => {
-      const content = contents.get(shape.id)!;
+      const content = contentOf(shape);
       const extractive = extractiveReport(content, keyFactsOf(content, chunkIds));
       if (this.models.writeReport === null) return extractive;
       llmCalls++;

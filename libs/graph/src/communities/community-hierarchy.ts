@@ -64,7 +64,13 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
   const idOf = (level: number, memberIds: readonly string[]) => stableId('community', ...input.idParts, level, [...memberIds].sort().join('\u0000'));
 
   const previousAt = (level: number) => input.previous.filter((c) => c.level === level);
-  const cleanLevel0 = previousAt(0).filter((c) => c.memberIds.every((id) => entityIds.has(id)) && contentHashOf(c.memberIds, signatures) === c.contentHash);
+  // Hashes by member set, computed once: a kept community's hash is checked and then reused.
+  const hashes = new Map<string, string>();
+  const hashOf = (memberIds: readonly string[]) => {
+    const key = [...memberIds].sort().join('\u0000');
+    return hashes.get(key) ?? hashes.set(key, contentHashOf(memberIds, signatures)).get(key)!;
+  };
+  const cleanLevel0 = previousAt(0).filter((c) => c.memberIds.every((id) => entityIds.has(id)) && hashOf(c.memberIds) === c.contentHash);
   const kept0 = cleanLevel0.map((c) => [...c.memberIds].sort());
   const assigned = new Set(kept0.flat());
   const affected0 = [...entityIds].filter((id) => !assigned.has(id));
@@ -97,7 +103,7 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
   const parentOf = new Map<string, string>();
   for (const level of levels) for (const c of level) for (const child of c.childIds) parentOf.set(child, c.id);
   const communities = levels.flatMap((level, index) =>
-    level.map((c) => ({ id: c.id, level: index, parentId: parentOf.get(c.id) ?? null, childIds: c.childIds, memberIds: c.memberIds, contentHash: contentHashOf(c.memberIds, signatures) })),
+    level.map((c) => ({ id: c.id, level: index, parentId: parentOf.get(c.id) ?? null, childIds: c.childIds, memberIds: c.memberIds, contentHash: hashOf(c.memberIds) })),
   );
   return { communities, redetected };
 }

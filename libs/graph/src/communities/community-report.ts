@@ -2,7 +2,8 @@ import type { CommunityEntity, CommunityRelationship, CommunityReport, KeyFact }
 
 /** How many entities and relationships a report names, and how long its summary may grow. */
 const TOP_ENTITIES = 5;
-const KEY_FACTS = 5;
+/** Key facts per report: the heaviest relationships inside the community. */
+export const KEY_FACTS = 5;
 const SUMMARY_CHARS = 900;
 /** The brief an LLM reads: bounded, so one call's cost does not grow with the community. */
 const BRIEF_ENTITIES = 20;
