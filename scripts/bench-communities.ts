@@ -1,4 +1,4 @@
-// npm run bench:communities [-- CORPUS_DIR] [--report-latency-ms N] — what communities cost: a full build against an
+// npm run bench:communities [-- CORPUS_DIR] [--report-latency-ms N] [--keep-data] — what communities cost: a full build against an
 // incremental refresh after one document is re-indexed, and after one is deleted.
 // Starts FakeOpenAiServer (a real OpenAI-compatible HTTP server; extraction answers from
 // fake-graph-extraction.ts, community reports as JSON), runs the built standalone server
@@ -19,6 +19,8 @@ const root = resolve(__dirname, '..');
 const args = process.argv.slice(2);
 const latencyFlag = args.indexOf('--report-latency-ms');
 const reportLatencyMs = latencyFlag === -1 ? 0 : Number(args.splice(latencyFlag, 2)[1]);
+const keepFlag = args.indexOf('--keep-data');
+const keepData = keepFlag !== -1 && args.splice(keepFlag, 1).length === 1;
 const corpusDir = resolve(args[0] ?? join(root, '../shared/datasets/hotpotqa-100'));
 const passages = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
   .split('\n')
@@ -111,7 +113,10 @@ async function main(): Promise<void> {
     console.log(`largest at the top level: ${list.communities.filter((c) => c.level === levels.at(-1)).sort((a, b) => b.size - a.size).slice(0, 5).map((c) => `${c.title} (${c.size})`).join('; ')}`);
   } finally {
     client.close();
-    await server.dispose();
+    if (keepData) {
+      await server.stop();
+      console.log(`data kept in ${server.dataDir}`);
+    } else await server.dispose();
     await fake.stop();
   }
   console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
