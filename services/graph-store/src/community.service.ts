@@ -1,4 +1,5 @@
-import { TrellisError, withinLength } from '@trellis/contracts';
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, TrellisError, withinLength } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import { communityContent, indexGraph, staleness } from '@trellis/graph';
 import type { CommunityBuilder, CommunityRecord, CommunityRefreshResult } from '@trellis/graph';
@@ -28,11 +29,13 @@ export interface CommunityTelemetry {
 
 const MAX_ID_CHARS = 256;
 const MAX_MEMBERS_SHOWN = 100;
+/** How long a refresh may hold its knowledge base: a holder that crashed frees it after this. */
+const REFRESH_LEASE_MS = 60 * 60 * 1000;
 
 /** Reads and rebuilds of a knowledge base's communities (graph-store owns them, as it owns graph writes). */
 export class CommunityService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads' | 'communities'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads' | 'communities' | 'llmBudget'>,
     private readonly builder: CommunityBuilder,
     private readonly telemetry: CommunityTelemetry = { refreshed: () => undefined, observed: () => undefined },
   ) {}
@@ -69,7 +72,9 @@ export class CommunityService {
   /** A full rebuild, or (`incremental`) a refresh of what changed; both reuse unchanged reports. */
   async rebuild(tenant: TenantScope, knowledgeBase: string, incremental: boolean): Promise<CommunityRefreshResult> {
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
-    return this.refreshScope(kbScope(kb), kb.name, !incremental);
+    const result = await this.refreshScope(kbScope(kb), kb.name, !incremental);
+    if (result === null) throw new TrellisError(ErrorCode.FailedPrecondition, `the communities of knowledge base "${kb.name}" are being refreshed; try again when it is done`);
+    return result;
   }
 
   /** The refresh a quiet knowledge base is due (see CommunityRefreshLoop). */
@@ -78,12 +83,24 @@ export class CommunityService {
     return kb === null ? null : this.refreshScope(scope, kb.name, false);
   }
 
-  private async refreshScope(scope: KbScope, name: string, full: boolean): Promise<CommunityRefreshResult> {
-    const result = await this.builder.refresh(scope, { full });
-    this.telemetry.refreshed(name, result);
-    // What changed while the refresh ran is stale again; the next refresh (or list) will say so.
-    this.telemetry.observed(name, result.communities, 0);
-    return result;
+  /**
+   * One refresh of a knowledge base at a time across every process (graph-store replicas, an
+   * explicit rebuild): a one-slot lease in the shared store. Null when another holds it.
+   */
+  private async refreshScope(scope: KbScope, name: string, full: boolean): Promise<CommunityRefreshResult | null> {
+    const key = `community-refresh:${scope.tenantId}:${scope.kbId}`;
+    const holder = randomUUID();
+    const now = Date.now();
+    if (!(await this.repos.llmBudget.acquireLease(key, holder, 1, now + REFRESH_LEASE_MS, now))) return null;
+    try {
+      const result = await this.builder.refresh(scope, { full });
+      this.telemetry.refreshed(name, result);
+      // What changed while the refresh ran is stale again; the next refresh (or list) will say so.
+      this.telemetry.observed(name, result.communities, 0);
+      return result;
+    } finally {
+      await this.repos.llmBudget.releaseLease(key, holder);
+    }
   }
 }
 

@@ -17,6 +17,7 @@ import {
   GRAPH_SUMMARY_REPOSITORY,
   GRAPH_WRITE_REPOSITORY,
   KNOWLEDGE_BASE_REPOSITORY,
+  LLM_BUDGET_REPOSITORY,
   LLM_USAGE_REPOSITORY,
 } from '@trellis/storage';
 import type {
@@ -29,6 +30,7 @@ import type {
   GraphSummaryRepository,
   GraphWriteRepository,
   KnowledgeBaseRepository,
+  LlmBudgetRepository,
   LlmUsageRepository,
 } from '@trellis/storage';
 import { EntityResolver } from './entity-resolver';
@@ -93,7 +95,14 @@ import { GraphController } from './handlers/graph.controller';
     },
     {
       provide: CommunityService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository, communities: CommunityRepository, models: Models, metrics: TrellisMetrics) => {
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        graphReads: GraphReadRepository,
+        communities: CommunityRepository,
+        llmBudget: LlmBudgetRepository,
+        models: Models,
+        metrics: TrellisMetrics,
+      ) => {
         const logger = new Logger('Communities');
         const reporter = models.llm === null ? null : new LlmCommunityReporter(models.llm);
         const builder = new CommunityBuilder(
@@ -102,9 +111,9 @@ import { GraphController } from './handlers/graph.controller';
           { embed: (texts) => models.embedder.embed(texts), writeReport: reporter && ((brief) => reporter.write(brief)) },
           (error, id) => logger.warn(`LLM report of community ${id} failed, extractive report kept: ${error.message}`),
         );
-        return new CommunityService({ knowledgeBases, graphReads, communities }, builder, new CommunityMetrics(metrics));
+        return new CommunityService({ knowledgeBases, graphReads, communities, llmBudget }, builder, new CommunityMetrics(metrics));
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, COMMUNITY_REPOSITORY, MODELS, METRICS],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, COMMUNITY_REPOSITORY, LLM_BUDGET_REPOSITORY, MODELS, METRICS],
     },
     {
       provide: CommunityRefreshLoop,

@@ -151,5 +151,15 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
     now += 10_000;
     expect(await loop.runDue()).toBe(1);
     expect(fake.chatRequests()).toHaveLength(5);
+
+    // One refresh of a knowledge base at a time, across processes: a held lease defers the loop's and refuses a rebuild.
+    const key = `community-refresh:${scope.tenantId}:${scope.kbId}`;
+    expect(await store.acquireLease(key, 'another process', 1, Date.now() + 60_000, Date.now())).toBe(true);
+    await store.markCommunitiesChanged(scope, new Date().toISOString());
+    now = Date.now() + 10_000;
+    expect(await loop.runDue()).toBe(0);
+    await expect(service.rebuild(tenant, 'topics', false)).rejects.toMatchObject({ code: 'FAILED_PRECONDITION' });
+    await store.releaseLease(key, 'another process');
+    expect(await loop.runDue()).toBe(1);
   });
 });
