@@ -94,6 +94,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
             'llm_usage', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
+            'communities', 'community_members', 'community_state',
           ]),
         );
 
