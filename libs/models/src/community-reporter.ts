@@ -20,12 +20,10 @@ const REPORT_SCHEMA = {
  * every one of them cites its relationship and chunks).
  */
 export class LlmCommunityReporter {
-  constructor(
-    private readonly llm: ChatModel,
-    private readonly onUsage?: (usage: TokenUsage) => void,
-  ) {}
+  constructor(private readonly llm: ChatModel) {}
 
-  async write(brief: string): Promise<{ title: string; summary: string }> {
+  /** `onUsage` receives the tokens the call cost, as the provider reported them. */
+  async write(brief: string, onUsage?: (usage: TokenUsage) => void): Promise<{ title: string; summary: string }> {
     const reply = await this.llm.complete(
       [
         {
@@ -37,7 +35,7 @@ export class LlmCommunityReporter {
         },
         { role: 'user', content: brief },
       ],
-      { jsonSchema: REPORT_SCHEMA, temperature: 0, maxTokens: Math.ceil((TITLE_CHARS + SUMMARY_CHARS) / 3), onUsage: this.onUsage },
+      { jsonSchema: REPORT_SCHEMA, temperature: 0, maxTokens: Math.ceil((TITLE_CHARS + SUMMARY_CHARS) / 3), onUsage },
     );
     const parsed = JSON.parse(reply) as { title?: unknown; summary?: unknown };
     if (typeof parsed.title !== 'string' || typeof parsed.summary !== 'string') throw new Error('community report reply lacks a string title and summary');

@@ -5,6 +5,7 @@ import { communityContent, indexGraph, staleness } from '@trellis/graph';
 import type { CommunityBuilder, CommunityRecord, CommunityRefreshResult } from '@trellis/graph';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { CommunityState, EntityRecord, TrellisRepositories } from '@trellis/storage';
+import type { TokenUsage } from '@trellis/models';
 
 /** A community as listed: the record without members and embedding, and whether it is stale. */
 export type CommunitySummary = Omit<CommunityRecord, 'memberIds' | 'embedding'> & { size: number; stale: boolean };
@@ -29,15 +30,22 @@ export interface CommunityTelemetry {
 
 const MAX_ID_CHARS = 256;
 const MAX_MEMBERS_SHOWN = 100;
+/**
+ * Community reports are work of the knowledge base, not of one document: their LLM usage is
+ * kept under this document id (version 0), so the knowledge base's usage and cost include it.
+ */
+export const COMMUNITY_USAGE_DOCUMENT = '';
 /** How long a refresh may hold its knowledge base: a holder that crashed frees it after this. */
 const REFRESH_LEASE_MS = 60 * 60 * 1000;
 
 /** Reads and rebuilds of a knowledge base's communities (graph-store owns them, as it owns graph writes). */
 export class CommunityService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads' | 'communities' | 'llmBudget'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads' | 'communities' | 'llmBudget' | 'llmUsage'>,
     private readonly builder: CommunityBuilder,
     private readonly telemetry: CommunityTelemetry = { refreshed: () => undefined, observed: () => undefined },
+    /** Estimated US dollars of the report calls' usage. */
+    private readonly costOf: (usage: TokenUsage) => number = () => 0,
   ) {}
 
   async list(tenant: TenantScope, knowledgeBase: string): Promise<CommunityList> {
@@ -94,6 +102,10 @@ export class CommunityService {
     if (!(await this.repos.llmBudget.acquireLease(key, holder, 1, now + REFRESH_LEASE_MS, now))) return null;
     try {
       const result = await this.builder.refresh(scope, { full });
+      if (result.llmCalls > 0) {
+        const usage = { calls: result.llmCalls, ...result.llmUsage, estimatedCostUsd: this.costOf(result.llmUsage), cacheHits: 0 };
+        await this.repos.llmUsage.addLlmUsage(scope, COMMUNITY_USAGE_DOCUMENT, 0, usage);
+      }
       this.telemetry.refreshed(name, result);
       // What changed while the refresh ran is stale again; the next refresh (or list) will say so.
       this.telemetry.observed(name, result.communities, 0);

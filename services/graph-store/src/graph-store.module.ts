@@ -100,20 +100,23 @@ import { GraphController } from './handlers/graph.controller';
         graphReads: GraphReadRepository,
         communities: CommunityRepository,
         llmBudget: LlmBudgetRepository,
+        llmUsage: LlmUsageRepository,
         models: Models,
         metrics: TrellisMetrics,
+        prices: LlmPriceTable,
       ) => {
         const logger = new Logger('Communities');
         const reporter = models.llm === null ? null : new LlmCommunityReporter(models.llm);
         const builder = new CommunityBuilder(
           graphReads,
           communities,
-          { embed: (texts) => models.embedder.embed(texts), writeReport: reporter && ((brief) => reporter.write(brief)) },
+          { embed: (texts) => models.embedder.embed(texts), writeReport: reporter && ((brief, onUsage) => reporter.write(brief, onUsage)) },
           (error, id) => logger.warn(`LLM report of community ${id} failed, extractive report kept: ${error.message}`),
         );
-        return new CommunityService({ knowledgeBases, graphReads, communities, llmBudget }, builder, new CommunityMetrics(metrics));
+        const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
+        return new CommunityService({ knowledgeBases, graphReads, communities, llmBudget, llmUsage }, builder, new CommunityMetrics(metrics), costOf);
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, COMMUNITY_REPOSITORY, LLM_BUDGET_REPOSITORY, MODELS, METRICS],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, COMMUNITY_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY, MODELS, METRICS, LLM_PRICES],
     },
     {
       provide: CommunityRefreshLoop,

@@ -102,7 +102,7 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
 
     const llm = new OpenAiChatModel(createOpenAiClient({ baseUrl, apiKey: 'test', timeoutMs: 10_000, maxRetries: 0 }), 'fake-model');
     const reporter = new LlmCommunityReporter(llm);
-    const builder = new CommunityBuilder(store, store, { embed: (texts) => embedder.embed(texts), writeReport: (brief) => reporter.write(brief) });
+    const builder = new CommunityBuilder(store, store, { embed: (texts) => embedder.embed(texts), writeReport: (brief, onUsage) => reporter.write(brief, onUsage) });
     const service = new CommunityService(repos, builder);
     const tenant = { tenantId: 't' };
     let now = Date.now();
@@ -114,6 +114,9 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
     const full = await service.rebuild(tenant, 'topics', false);
     expect(full).toMatchObject({ full: true, communities: 3, levels: 1, llmCalls: 3, reportsWritten: 3 });
     expect(fake.chatRequests()).toHaveLength(3);
+    // Report calls count towards the knowledge base's LLM usage, as extraction's do.
+    expect(await store.getKnowledgeBaseLlmUsage(scope)).toMatchObject({ calls: 3, inputTokens: expect.any(Number) });
+    expect((await store.getKnowledgeBaseLlmUsage(scope)).inputTokens).toBeGreaterThan(0);
 
     const built = await service.list(tenant, 'topics');
     expect(built.communities.map((c) => [c.level, c.size, c.kind, c.stale])).toEqual([[0, 5, 'llm', false], [0, 5, 'llm', false], [0, 5, 'llm', false]]);

@@ -4,6 +4,7 @@ import { buildHierarchy } from './community-hierarchy';
 import type { CommunityShape } from './community-hierarchy';
 import { KEY_FACTS, communityContent, extractiveReport, indexGraph, keyFactsOf, reportBrief } from './community-report';
 import type { CommunityContent } from './community-report';
+import type { SummaryUsage } from '../summary-refresher';
 
 /** The graph communities are detected on (storage's GraphReadRepository fits). */
 export interface CommunityGraphSource {
@@ -21,8 +22,11 @@ export interface CommunityStore {
 /** What reports need of the models: structural, so this library does not depend on them. */
 export interface CommunityModels {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
-  /** Title and summary from a brief of the community; null without an LLM (reports are then extractive). */
-  writeReport: ((brief: string) => Promise<{ title: string; summary: string }>) | null;
+  /**
+   * Title and summary from a brief of the community; null without an LLM (reports are then
+   * extractive). `onUsage` receives the tokens each call cost.
+   */
+  writeReport: ((brief: string, onUsage: (usage: SummaryUsage) => void) => Promise<{ title: string; summary: string }>) | null;
 }
 
 export interface CommunityRefreshResult {
@@ -35,6 +39,8 @@ export interface CommunityRefreshResult {
   readonly reportsWritten: number;
   readonly llmCalls: number;
   readonly llmFailures: number;
+  /** Tokens the report calls cost, as the provider reported them. */
+  readonly llmUsage: SummaryUsage;
   readonly removed: number;
   /** Nodes detection ran on, per level. */
   readonly redetected: readonly number[];
@@ -105,6 +111,7 @@ export class CommunityBuilder {
       reportsWritten: fresh.length,
       llmCalls: written.llmCalls,
       llmFailures: written.llmFailures,
+      llmUsage: written.usage,
       removed: removedIds.length,
       redetected: hierarchy.redetected,
       durationMs: this.now().getTime() - started.getTime(),
@@ -115,20 +122,22 @@ export class CommunityBuilder {
     shapes: readonly CommunityShape[],
     contentOf: (shape: CommunityShape) => CommunityContent,
     chunkIds: ReadonlyMap<string, readonly string[]>,
-  ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>; llmCalls: number; llmFailures: number }> {
+  ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>; llmCalls: number; llmFailures: number; usage: SummaryUsage }> {
     // Communities with the same content (a parent with one child) share one report.
     const byHash = new Map<string, CommunityShape>();
     for (const s of shapes) if (!byHash.has(s.contentHash)) byHash.set(s.contentHash, s);
     const unique = [...byHash.values()];
     let llmCalls = 0;
     let llmFailures = 0;
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    const onUsage = (u: SummaryUsage) => ((usage.inputTokens += u.inputTokens), (usage.outputTokens += u.outputTokens));
     const reports = await pool(unique, REPORT_CONCURRENCY, async (shape) => {
       const content = contentOf(shape);
       const extractive = extractiveReport(content, keyFactsOf(content, chunkIds));
       if (this.models.writeReport === null) return extractive;
       llmCalls++;
       try {
-        const written = await this.models.writeReport(reportBrief(content));
+        const written = await this.models.writeReport(reportBrief(content), onUsage);
         return { ...extractive, title: written.title.trim() || extractive.title, summary: written.summary.trim() || extractive.summary, kind: 'llm' as const };
       } catch (error) {
         // A failing LLM must not leave a community without a report: the extractive one is true.
@@ -141,7 +150,7 @@ export class CommunityBuilder {
     const out = new Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>();
     const ofHash = new Map(unique.map((s, i) => [s.contentHash, { title: reports[i]!.title, summary: reports[i]!.summary, kind: reports[i]!.kind, embedding: vectors[i]! }]));
     for (const s of shapes) out.set(s.id, ofHash.get(s.contentHash)!);
-    return { reports: out, llmCalls, llmFailures };
+    return { reports: out, llmCalls, llmFailures, usage };
   }
 }
 
