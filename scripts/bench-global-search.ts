@@ -1,6 +1,6 @@
-// npm run bench:global-search [-- CORPUS_DIR] — corpus-wide questions answered by global search.
+// npm run bench:global-search [-- CORPUS_DIR] [--hash] — corpus-wide questions answered by global search.
 // Runs the built standalone server without a language model (extractive reports and overviews,
-// the default local embedding model), indexes the corpus, builds its communities, then asks the
+// the default local embedding model, or with --hash the hash embedder), indexes the corpus, builds its communities, then asks the
 // corpus-wide questions of datasets/hotpotqa-100-global with scope "auto" and the corpus's own
 // (local) questions likewise: prints how each was routed and why, and for the corpus-wide ones
 // the themes the answer covers and the communities it cites.
@@ -11,14 +11,17 @@ import { TrellisClient } from '@trellis/client';
 import { startStandaloneProcess } from '@trellis/testing';
 
 const root = resolve(__dirname, '..');
-const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));
+const args = process.argv.slice(2);
+const hashFlag = args.indexOf('--hash');
+const hash = hashFlag !== -1 && args.splice(hashFlag, 1).length === 1;
+const corpusDir = resolve(args[0] ?? join(root, '../shared/datasets/hotpotqa-100'));
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
 const passages = lines(join(corpusDir, 'corpus.jsonl')).map((l) => JSON.parse(l) as { id: string; title: string; text: string });
 const globalQuestions = lines(join(root, 'datasets/hotpotqa-100-global/questions.jsonl')).map((l) => JSON.parse(l) as { id: string; question: string; themes: string[][] });
 const localQuestions = lines(join(corpusDir, 'questions.jsonl')).map((l) => JSON.parse(l) as { question: string });
 
 async function main(): Promise<void> {
-  const server = await startStandaloneProcess({ env: {} });
+  const server = await startStandaloneProcess({ env: hash ? { TRELLIS_EMBEDDINGS: 'hash' } : {} });
   const client = new TrellisClient({ address: server.grpcAddress, timeoutMs: 600_000 });
   const kb = 'global';
   try {
