@@ -15,8 +15,10 @@ export interface GlobalRetrieval {
 /**
  * Global retrieval: the community reports of a knowledge base ranked by the similarity of the
  * question to their embedding (the report's "title: summary", embedded with the knowledge
- * base's embedder when the report was written). Reports of another embedding model (another
- * dimension) cannot be compared and rank last, by size.
+ * base's embedder when the report was written), times log2(1 + size): a corpus-wide question
+ * is better answered by a community covering many entities than by a pair that happens to
+ * share its words. Reports of another embedding model (another dimension) cannot be compared
+ * and rank last, by size.
  */
 export class GlobalRetriever {
   constructor(private readonly repos: Pick<TrellisRepositories, 'communities'>) {}
@@ -27,7 +29,7 @@ export class GlobalRetriever {
 
   async retrieve(scope: KbScope, questionVector: Float32Array, k: number): Promise<GlobalRetrieval> {
     const communities = await this.repos.communities.listCommunities(scope);
-    const scored = communities.map((c) => ({ c, score: comparable(c, questionVector) ? cosineSimilarity(questionVector, c.embedding) : -1 }));
+    const scored = communities.map((c) => ({ c, score: comparable(c, questionVector) ? cosineSimilarity(questionVector, c.embedding) * Math.log2(1 + c.memberIds.length) : -1 }));
     scored.sort((a, b) => b.score - a.score || b.c.memberIds.length - a.c.memberIds.length || (a.c.id < b.c.id ? -1 : 1));
     const best = scored.slice(0, k);
     const chunkIds = [...new Set(best.flatMap(({ c }) => c.keyFacts.flatMap((f) => f.chunkIds)))].slice(0, MAX_SOURCE_CHUNKS);

@@ -75,9 +75,8 @@ export function keyFactsOf(content: CommunityContent, chunkIds: ReadonlyMap<stri
  * from their own summaries (first sentence each), and the central relationships as key facts.
  */
 export function extractiveReport(content: CommunityContent, keyFacts: readonly KeyFact[]): CommunityReport {
-  const lead = `${content.entities.length} entities and ${content.relationships.length} relationships.`;
-  const lines = content.entities.slice(0, TOP_ENTITIES).map((e) => `${e.name} (${e.type}): ${firstSentence(e.description) || 'no description'}`);
-  return { title: titleOf(content), summary: clip([lead, ...lines].join(' '), SUMMARY_CHARS), keyFacts, kind: 'extractive' };
+  const lines = content.entities.slice(0, TOP_ENTITIES).map((e) => `${e.name} (${e.type}): ${withStop(firstSentence(e.description) || 'no description')}`);
+  return { title: titleOf(content), summary: clip(lines.join(' '), SUMMARY_CHARS), keyFacts, kind: 'extractive' };
 }
 
 /** What an LLM reads to write the report: the central entities and relationships, bounded. */
@@ -87,6 +86,10 @@ export function reportBrief(content: CommunityContent): string {
     .slice(0, BRIEF_RELATIONSHIPS)
     .map((r) => `- ${r.sourceName} ${r.label} ${r.targetName} (weight ${r.weight}): ${clip(r.description, BRIEF_DESCRIPTION_CHARS)}`);
   return `Entities (${content.entities.length}, most central first):\n${entities.join('\n')}\n\nRelationships (${content.relationships.length}, strongest first):\n${relationships.join('\n')}`;
+}
+
+function withStop(sentence: string): string {
+  return /[.!?…]$/.test(sentence) ? sentence : `${sentence}.`;
 }
 
 function firstSentence(text: string): string {
