@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
+import { graphJson } from './fake-graph-extraction';
 
 const root = resolve(__dirname, '..');
 const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));
@@ -20,27 +21,6 @@ const passages = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
   .map((l) => JSON.parse(l) as { id: string; title: string; text: string });
 
 type Message = { role: string; content: string };
-
-/**
- * A deterministic stand-in for a model: capitalised phrases become entities (with the
- * sentence that names them as description), phrases in one sentence become relationships.
- */
-function graphJson(text: string): string {
-  const entities = new Map<string, { name: string; type: string; description: string; attributes: Array<{ key: string; value: string }> }>();
-  const relationships: Array<{ source: string; target: string; label: string; description: string; strength: number }> = [];
-  for (const sentence of text.split(/(?<=[.!?])\s+/)) {
-    const names = [...new Set(sentence.match(/\b[A-Z][\p{L}'-]+(?:\s+(?:of\s+|the\s+)?[A-Z][\p{L}'-]+)*/gu) ?? [])].filter((n) => n.length > 3).slice(0, 6);
-    for (const name of names) {
-      if (!entities.has(name.toLowerCase()) && entities.size < 25) {
-        entities.set(name.toLowerCase(), { name, type: /\d/.test(name) ? 'date' : 'concept', description: sentence.slice(0, 200), attributes: [] });
-      }
-    }
-    for (let i = 1; i < names.length && relationships.length < 25; i++) {
-      relationships.push({ source: names[0]!, target: names[i]!, label: 'related to', description: sentence.slice(0, 200), strength: 6 });
-    }
-  }
-  return JSON.stringify({ entities: [...entities.values()], relationships });
-}
 
 type Purpose = 'extraction' | 'summary' | 'merge';
 const usage = { prompt: 0, completion: 0 };

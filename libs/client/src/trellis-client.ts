@@ -202,6 +202,16 @@ export class TrellisClient {
   listGraphEdits(knowledgeBase: string, limit = 0): Promise<v1.ListGraphEditsResponse> {
     return this.unary(this.raw.graph, 'listGraphEdits', { knowledgeBase, limit });
   }
+  listCommunities(knowledgeBase: string): Promise<v1.ListCommunitiesResponse> {
+    return this.unary(this.raw.graph, 'listCommunities', { knowledgeBase });
+  }
+  getCommunity(knowledgeBase: string, communityId: string): Promise<v1.CommunityDetail> {
+    return this.unary(this.raw.graph, 'getCommunity', { knowledgeBase, communityId });
+  }
+  /** A rebuild may make one LLM call per community: its deadline is `timeoutMs` (default an hour), not the client's. */
+  rebuildCommunities(knowledgeBase: string, incremental = false, timeoutMs = 3_600_000): Promise<v1.RebuildCommunitiesResponse> {
+    return this.unary(this.raw.graph, 'rebuildCommunities', { knowledgeBase, incremental }, undefined, timeoutMs);
+  }
 
   /** `headers` adds call metadata (services forward the tenant this way). */
   retrieveChunks(request: Partial<v1.RetrieveChunksRequest>, headers?: Record<string, string>): Promise<v1.RetrieveChunksResponse> {
@@ -249,8 +259,8 @@ export class TrellisClient {
     for (const client of Object.values(this.raw)) (client as Client).close();
   }
 
-  private unary<Res>(client: Client & Record<string, unknown>, method: string, request: unknown, headers?: Record<string, string>): Promise<Res> {
-    const deadline = this.deadline();
+  private unary<Res>(client: Client & Record<string, unknown>, method: string, request: unknown, headers?: Record<string, string>, timeoutMs?: number): Promise<Res> {
+    const deadline = timeoutMs === undefined ? this.deadline() : new Date(Date.now() + timeoutMs);
     return this.retryingShed(
       () =>
         new Promise<Res>((resolve, reject) => {

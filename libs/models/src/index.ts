@@ -14,3 +14,4 @@ export { LocalModelEmbedder } from './local-embedding/local-model-embedder';
 export { locateLocalModel, cacheName } from './local-embedding/local-model-source';
 export { exportBertToOnnx } from './local-embedding/bert-onnx-export';
 export * from './embedding-compatibility';
+export * from './community-reporter';

@@ -202,6 +202,42 @@ export class TrellisMetrics {
     registers: [this.registry],
   });
 
+  readonly communities = new Gauge({
+    name: 'trellis_communities',
+    help: 'Communities of the entity graph (all levels), by knowledge base (capped, then "other"), as of the last refresh or listing.',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
+  readonly communitiesStale = new Gauge({
+    name: 'trellis_communities_stale',
+    help: 'Communities whose members changed since their report was written, by knowledge base, as of the last refresh or listing.',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
+  readonly communityReports = new Counter({
+    name: 'trellis_community_reports_total',
+    help: 'Community reports written anew (content changed), by knowledge base; unchanged communities reuse theirs.',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
+  readonly communitySummaryCalls = new Counter({
+    name: 'trellis_community_summary_llm_calls_total',
+    help: 'LLM calls made to write community reports, by knowledge base and outcome (ok; error: the extractive report was kept).',
+    labelNames: ['knowledge_base', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly communityRefreshDuration = new Histogram({
+    name: 'trellis_community_refresh_duration_seconds',
+    help: 'Time to rebuild (full) or refresh (incremental) the communities of a knowledge base.',
+    labelNames: ['kind'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800],
+    registers: [this.registry],
+  });
+
   private readonly knowledgeBaseLabels = new Set<string>();
 
   /**

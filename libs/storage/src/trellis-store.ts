@@ -1,5 +1,6 @@
 import type { ChatRepository } from './repositories/chat.repository';
 import type { ChunkRepository } from './repositories/chunk.repository';
+import type { CommunityRepository } from './repositories/community.repository';
 import type { DocumentRepository } from './repositories/document.repository';
 import type { ExtractionCacheRepository } from './repositories/extraction-cache.repository';
 import type { GraphEditRepository } from './repositories/graph-edit.repository';
@@ -27,6 +28,7 @@ export interface TrellisRepositories {
   readonly llmUsage: LlmUsageRepository;
   readonly llmBudget: LlmBudgetRepository;
   readonly chats: ChatRepository;
+  readonly communities: CommunityRepository;
 }
 
 /**
@@ -48,6 +50,7 @@ export interface TrellisStore
     LlmUsageRepository,
     LlmBudgetRepository,
     ChatRepository,
+    CommunityRepository,
     StoreConnection {}
 
 /** The store seen as its repositories: each name is the same adapter, typed to one aggregate. */
@@ -64,5 +67,6 @@ export function repositoriesOf(store: TrellisStore): TrellisRepositories {
     llmUsage: store,
     llmBudget: store,
     chats: store,
+    communities: store,
   };
 }

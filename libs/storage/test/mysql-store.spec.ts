@@ -9,6 +9,7 @@ import { TEST_KB_SETTINGS, describeStoreContract, vectorFor } from './store-cont
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
+import { describeCommunityContract } from './community-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases } from './mysql-test-databases';
@@ -69,6 +70,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   describeExtractionCacheContract('MysqlStore', freshStore);
   describeChunkProgressContract('MysqlStore', freshStore);
   describeStuckWorkContract('MysqlStore', freshStore);
+  describeCommunityContract('MysqlStore', freshStore);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -92,6 +94,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
             'llm_usage', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
+            'communities', 'community_members', 'community_state',
           ]),
         );
 

@@ -9,6 +9,7 @@ import { TEST_KB_SETTINGS, describeStoreContract } from './store-contract';
 import { describeLlmBudgetContract } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
+import { describeCommunityContract } from './community-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
@@ -18,6 +19,7 @@ describeGraphEditContract('SqliteStore', async () => new SqliteStore(':memory:')
 describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeChunkProgressContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeStuckWorkContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
 
 describe('SqliteStore migrations', () => {
   it('replaces the tenant-less extraction cache of a version 7 file: its entries go, new ones are per tenant', async () => {
@@ -103,7 +105,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);

@@ -7,6 +7,7 @@ import type { VectorStorage } from '../src/mysql/vector-sql';
 import type { TrellisStore } from '../src/trellis-store';
 import { describeStoreContract } from './store-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
+import { describeCommunityContract } from './community-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
@@ -54,6 +55,7 @@ const STORE_METHODS = [
   'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph', 'updateEntity', 'updateRelationship', 'deleteEntity',
   'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits',
   'recordStage', 'listStages', 'saveChatTurn', 'ping', 'close',
+  'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;
 const storeMethodsComplete: [Unlisted] extends [never] ? true : Unlisted = true;
@@ -141,6 +143,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeChunkProgressContract(flavour.name, freshStore);
       describeStuckWorkContract(flavour.name, freshStore);
       describeExtractionCacheContract(flavour.name, freshStore);
+      describeCommunityContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;

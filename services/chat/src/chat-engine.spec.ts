@@ -3,6 +3,7 @@ import type { TenantScope, v1 } from '@trellis/contracts';
 import type { ChatRepository, ChatTurn } from '@trellis/storage';
 import type { AnswerComposer } from './answer-composer';
 import { ChatEngine } from './chat-engine';
+import { ExtractiveOverviewComposer } from './global-answer-composer';
 import type { RetrievalPort } from './retrieval-port';
 
 const HIT: v1.ChunkHit = {
@@ -28,6 +29,9 @@ class CountingRetrieval implements RetrievalPort {
       chunks: [HIT],
       refinedQuery: `${request.query} Marie Curie`,
       knowledgeBaseId: 'kb-1',
+      ...(request.scope === undefined
+        ? { route: '', routeReason: '', communities: [] }
+        : { route: 'global', routeReason: 'corpus-wide cue "main themes"', communities: [COMMUNITY], chunks: [HIT], graph: undefined }),
     };
   }
 }
@@ -51,10 +55,10 @@ describe('ChatEngine', () => {
   it('makes one retrieval call per turn and answers from its graph, refinement and chunks', async () => {
     const retrieval = new CountingRetrieval();
     const chats = new SavedTurns();
-    const engine = new ChatEngine({ chats }, retrieval, 'model', echoFirstSource);
+    const engine = new ChatEngine({ chats }, retrieval, 'model', echoFirstSource, new ExtractiveOverviewComposer());
     const history = Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }));
     const events: v1.ChatEvent[] = [];
-    for await (const event of engine.chat({ tenantId: 't' }, { knowledgeBase: 'curie', question: ' Who directed it? ', history, topK: 0, chatId: '' })) events.push(event);
+    for await (const event of engine.chat({ tenantId: 't' }, { knowledgeBase: 'curie', question: ' Who directed it? ', history, topK: 0, chatId: '', scope: '' })) events.push(event);
 
     expect(retrieval.calls).toHaveLength(1);
     expect(retrieval.calls[0]).toMatchObject({ knowledgeBase: 'curie', query: 'Who directed it?', topK: 5, mode: 'hybrid', refinement: 'model' });
@@ -74,15 +78,16 @@ describe('ChatEngine', () => {
     expect(chats.turns).toHaveLength(1);
     expect(chats.turns[0]!.scope).toEqual({ tenantId: 't', kbId: 'kb-1' });
 
-    await engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'And then?', history: [], topK: 3, chatId: done.chatId });
+    await engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'And then?', history: [], topK: 3, chatId: done.chatId, scope: '' });
     expect(retrieval.calls).toHaveLength(2);
   });
 
   it('rejects a bad question before calling retrieval', async () => {
     const retrieval = new CountingRetrieval();
-    const engine = new ChatEngine({ chats: new SavedTurns() }, retrieval, 'entities', echoFirstSource);
-    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: '  ', history: [], topK: 0, chatId: '' })).rejects.toThrow(/question is empty/);
-    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 51, chatId: '' })).rejects.toThrow(/top_k/);
+    const engine = new ChatEngine({ chats: new SavedTurns() }, retrieval, 'entities', echoFirstSource, new ExtractiveOverviewComposer());
+    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: '  ', history: [], topK: 0, chatId: '', scope: '' })).rejects.toThrow(/question is empty/);
+    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 51, chatId: '', scope: '' })).rejects.toThrow(/top_k/);
+    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 0, chatId: '', scope: 'everywhere' })).rejects.toThrow(/scope/);
     expect(retrieval.calls).toHaveLength(0);
   });
 
@@ -94,7 +99,7 @@ describe('ChatEngine', () => {
       signals: [{ source: 'fulltext', score: 3, rank: i + 1 }, { source: 'vector', score: vector - i * 0.01, rank: i + 1 }],
     });
     const retrievalOf = (hits: v1.ChunkHit[]): RetrievalPort => ({
-      retrieve: async () => ({ graph: undefined, chunks: hits, refinedQuery: 'q', knowledgeBaseId: 'kb-1' }),
+      retrieve: async () => ({ graph: undefined, chunks: hits, refinedQuery: 'q', knowledgeBaseId: 'kb-1', route: 'local', routeReason: '', communities: [] }),
     });
     let composed = 0;
     const counting: AnswerComposer = {
@@ -107,8 +112,8 @@ describe('ChatEngine', () => {
     it('says the knowledge base has nothing on an off-topic question and cites the closest sources, composing nothing', async () => {
       composed = 0;
       const hits = [0.18, 0.17, 0.16, 0.15].map(scored);
-      const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf(hits), 'entities', counting, 0.25);
-      const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'What is the capital of France?', history: [], topK: 0, chatId: '' });
+      const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf(hits), 'entities', counting, new ExtractiveOverviewComposer(), 0.25);
+      const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'What is the capital of France?', history: [], topK: 0, chatId: '', scope: '' });
       expect(answer.text).toBe('This knowledge base has nothing on that question. The closest sources are [1] page0.md, [2] page1.md, [3] page2.md.');
       expect(answer.citations.map((c) => c.chunkId)).toEqual(['c0', 'c1', 'c2']);
       expect(composed).toBe(0);
@@ -120,11 +125,34 @@ describe('ChatEngine', () => {
       const low = [0.1].map(scored);
       const lexicalOnly = [{ ...HIT, signals: [{ source: 'fulltext', score: 2, rank: 1 }] }];
       for (const [hits, floor] of [[high, 0.25], [low, undefined], [lexicalOnly, 0.25]] as const) {
-        const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf([...hits]), 'entities', counting, floor);
-        const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'How do I start the app?', history: [], topK: 0, chatId: '' });
+        const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf([...hits]), 'entities', counting, new ExtractiveOverviewComposer(), floor);
+        const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'How do I start the app?', history: [], topK: 0, chatId: '', scope: '' });
         expect(answer.text).toBe('composed [1]');
       }
       expect(composed).toBe(3);
     });
   });
+
+  it('answers a question retrieval routed global from community reports, citing the community and its chunks, and says why', async () => {
+    const retrieval = new CountingRetrieval();
+    const engine = new ChatEngine({ chats: new SavedTurns() }, retrieval, 'entities', echoFirstSource, new ExtractiveOverviewComposer());
+    const events: v1.ChatEvent[] = [];
+    for await (const event of engine.chat({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'What are the main themes?', history: [], topK: 0, chatId: '', scope: 'auto' })) events.push(event);
+    expect(retrieval.calls[0]).toMatchObject({ scope: 'auto' });
+    expect(events.filter((e) => e.stage).map((e) => e.stage!.name)).toEqual(['graph_retrieval', 'routing', 'community_retrieval', 'generation']);
+    expect(events.find((e) => e.stage?.name === 'routing')!.stage!.detail).toBe('global: corpus-wide cue "main themes"');
+    const done = events.at(-1)!.done!;
+    expect(done.text).toContain('1. Curie and radioactivity: Marie Curie studied radioactivity. [1]');
+    expect(done).toMatchObject({ route: 'global', routeReason: 'corpus-wide cue "main themes"' });
+    expect(done.citations).toEqual([expect.objectContaining({ index: 1, communityId: 'community_1', chunkId: 'c1', documentId: 'd1', sourceChunkIds: ['c1'] })]);
+  });
 });
+
+const COMMUNITY: v1.CommunityHit = {
+  id: 'community_1',
+  level: 0,
+  title: 'Curie and radioactivity',
+  summary: 'Marie Curie studied radioactivity. She directed the Radium Institute.',
+  score: 0.8,
+  keyFacts: [{ text: 'Marie Curie directed Radium Institute', relationshipId: 'r1', chunkIds: ['c1'] }],
+};

@@ -4,6 +4,8 @@ import type { TenantScope, v1 } from '@trellis/contracts';
 import type { ChatRepository } from '@trellis/storage';
 import type { AnswerComposer } from './answer-composer';
 import { belowRelevanceFloor, nothingRelevantAnswer } from './relevance-floor';
+import { communityCitationsIn } from './global-answer-composer';
+import type { GlobalAnswerComposer } from './global-answer-composer';
 import type { RetrievalPort } from './retrieval-port';
 
 const MAX_QUESTION_CHARS = 8000;
@@ -14,6 +16,7 @@ const SNIPPET_CHARS = 240;
 /** The most recent turns sent with Retrieve (its limit) for the refinement to read. */
 const REFINEMENT_HISTORY = 20;
 const EMPTY_GRAPH: v1.GraphContext = { entities: [], relationships: [], rendered: '' };
+const SCOPES = ['', 'local', 'global', 'auto'];
 
 /**
  * How the question is refined with the graph before chunk retrieval: `model` (a language
@@ -36,6 +39,7 @@ export class ChatEngine {
     private readonly retrieval: RetrievalPort,
     private readonly refinement: QuestionRefinement,
     private readonly composer: AnswerComposer,
+    private readonly globalComposer: GlobalAnswerComposer,
     /** Dense similarity the best hit needs for an answer to be composed (relevance-floor.ts). */
     private readonly relevanceFloor?: number,
   ) {}
@@ -47,6 +51,8 @@ export class ChatEngine {
     if (request.topK > MAX_SOURCES) throw TrellisError.invalid(`top_k must be at most ${MAX_SOURCES}`);
     validateChatHistory(request.history);
     if (request.chatId.length > MAX_CHAT_ID_CHARS) throw TrellisError.invalid(`chat_id is longer than ${MAX_CHAT_ID_CHARS} characters`);
+    if (!SCOPES.includes(request.scope)) throw TrellisError.invalid(`unknown scope "${request.scope}": use local, global or auto`);
+    const scoped = request.scope === 'global' || request.scope === 'auto';
 
     yield stage('graph_retrieval');
     // Retrieval looks the knowledge base up (NOT_FOUND when missing) and says which it is.
@@ -58,7 +64,14 @@ export class ChatEngine {
       depth: 0,
       refinement: this.refinement,
       history: request.history.slice(-REFINEMENT_HISTORY),
+      ...(scoped ? { scope: request.scope } : {}),
     });
+    const route = { route: retrieved.route, routeReason: retrieved.routeReason };
+    if (scoped) yield stage('routing', `${retrieved.route}: ${retrieved.routeReason}`);
+    if (retrieved.route === 'global') {
+      yield* this.globalTurn(tenant, request, question, retrieved);
+      return;
+    }
     const graph = retrieved.graph ?? EMPTY_GRAPH;
     const { chunks, refinedQuery: refined } = retrieved;
     yield stage('refinement', `${graph.relationships.length} relationships`);
@@ -77,7 +90,23 @@ export class ChatEngine {
     for (const citation of citations) yield { citation };
     const chatId = request.chatId || randomUUID();
     await this.repos.chats.saveChatTurn({ tenantId: tenant.tenantId, kbId: retrieved.knowledgeBaseId }, { chatId, question, answer: text, citations });
-    yield { done: { chatId, text, citations, refinedQuestion: refined } };
+    yield { done: { chatId, text, citations, refinedQuestion: refined, ...route } };
+  }
+
+  /** A corpus-wide answer from the community reports retrieval ranked, citing communities and their chunks. */
+  private async *globalTurn(tenant: TenantScope, request: v1.ChatRequest, question: string, retrieved: v1.RetrieveResponse): AsyncGenerator<v1.ChatEvent> {
+    yield stage('community_retrieval', `${retrieved.communities.length} communities`);
+    yield stage('generation', `${retrieved.communities.length} community reports`);
+    let text = '';
+    for await (const token of this.globalComposer.compose(question, retrieved.communities)) {
+      text += token;
+      yield { token };
+    }
+    const citations = communityCitationsIn(text, retrieved.communities, retrieved.chunks);
+    for (const citation of citations) yield { citation };
+    const chatId = request.chatId || randomUUID();
+    await this.repos.chats.saveChatTurn({ tenantId: tenant.tenantId, kbId: retrieved.knowledgeBaseId }, { chatId, question, answer: text, citations });
+    yield { done: { chatId, text, citations, refinedQuestion: question, route: retrieved.route, routeReason: retrieved.routeReason } };
   }
 
   /** The same turn, collected. */
@@ -110,6 +139,8 @@ export function citationsIn(text: string, sources: readonly v1.ChunkHit[]): v1.C
       chunkId: source.chunkId,
       sourceUri: source.sourceUri,
       snippet: source.text.length <= SNIPPET_CHARS ? source.text : `${source.text.slice(0, SNIPPET_CHARS - 1)}…`,
+      communityId: '',
+      sourceChunkIds: [],
     });
   }
   return citations;

@@ -6,6 +6,7 @@ import { CHAT_REPOSITORY } from '@trellis/storage';
 import type { ChatRepository } from '@trellis/storage';
 import { ExtractiveAnswerComposer, LlmAnswerComposer } from './answer-composer';
 import { ChatEngine } from './chat-engine';
+import { ExtractiveOverviewComposer, MapReduceAnswerComposer } from './global-answer-composer';
 import { ChatController } from './handlers/chat.controller';
 import { relevanceFloorFor } from './relevance-floor';
 import type { RetrievalPort } from './retrieval-port';
@@ -30,8 +31,8 @@ export class ChatModule {
           useFactory: (chats: ChatRepository, retrieval: RetrievalPort, models: Models) => {
             const floor = relevanceFloorFor(models.embedder.model);
             return models.llm
-              ? new ChatEngine({ chats }, retrieval, 'model', new LlmAnswerComposer(models.llm), floor)
-              : new ChatEngine({ chats }, retrieval, 'entities', new ExtractiveAnswerComposer(models.embedder), floor);
+              ? new ChatEngine({ chats }, retrieval, 'model', new LlmAnswerComposer(models.llm), new MapReduceAnswerComposer(models.llm), floor)
+              : new ChatEngine({ chats }, retrieval, 'entities', new ExtractiveAnswerComposer(models.embedder), new ExtractiveOverviewComposer(), floor);
           },
           inject: [CHAT_REPOSITORY, RETRIEVAL_PORT, MODELS],
         },

@@ -41,7 +41,7 @@ const MAX_LOG_LIMIT = 1000;
  */
 export class GraphEditService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads' | 'graphEdits'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'graphReads' | 'graphEdits' | 'communities'>,
     private readonly embedder: EmbeddingProvider,
     private readonly clock: () => Date = () => new Date(),
   ) {}
@@ -57,7 +57,8 @@ export class GraphEditService {
     if (changes.type !== undefined) patch.type = requireName(changes.type, 'type');
     if (changes.description !== undefined) patch.description = withinLength(changes.description.trim(), 'description', MAX_DESCRIPTION_CHARS);
     if (Object.keys(patch).length === 0) throw TrellisError.invalid('nothing to change: set name, type or description');
-    return this.repos.graphEdits.updateEntity(await this.scope(ctx), entityId, patch, this.meta(ctx));
+    const scope = await this.scope(ctx);
+    return this.changed(scope, await this.repos.graphEdits.updateEntity(scope, entityId, patch, this.meta(ctx)));
   }
 
   /** Resolves the relationship as it now reads, with the chunks that state it. */
@@ -72,7 +73,7 @@ export class GraphEditService {
     }
     if (Object.keys(patch).length === 0) throw TrellisError.invalid('nothing to change: set label, description or weight');
     const scope = await this.scope(ctx);
-    const updated = await this.repos.graphEdits.updateRelationship(scope, relationshipId, patch, this.meta(ctx));
+    const updated = await this.changed(scope, await this.repos.graphEdits.updateRelationship(scope, relationshipId, patch, this.meta(ctx)));
     return { ...updated, chunkIds: (await this.repos.graphReads.chunkIdsForRelationships(scope, [relationshipId])).get(relationshipId) ?? [] };
   }
 
@@ -80,7 +81,7 @@ export class GraphEditService {
     requireId(entityId, 'entity_id');
     const scope = await this.scope(ctx);
     const meta = this.meta(ctx);
-    await this.repos.graphEdits.deleteEntity(scope, entityId, meta);
+    await this.changed(scope, await this.repos.graphEdits.deleteEntity(scope, entityId, meta));
     return this.logged(scope, meta.id);
   }
 
@@ -88,7 +89,7 @@ export class GraphEditService {
     requireId(relationshipId, 'relationship_id');
     const scope = await this.scope(ctx);
     const meta = this.meta(ctx);
-    await this.repos.graphEdits.deleteRelationship(scope, relationshipId, meta);
+    await this.changed(scope, await this.repos.graphEdits.deleteRelationship(scope, relationshipId, meta));
     return this.logged(scope, meta.id);
   }
 
@@ -97,7 +98,7 @@ export class GraphEditService {
     requireId(targetId, 'target_entity_id');
     const scope = await this.scope(ctx);
     const meta = this.meta(ctx);
-    const entity = await this.repos.graphEdits.mergeEntities(scope, sourceId, targetId, meta);
+    const entity = await this.changed(scope, await this.repos.graphEdits.mergeEntities(scope, sourceId, targetId, meta));
     return { edit: await this.logged(scope, meta.id), entity };
   }
 
@@ -127,12 +128,13 @@ export class GraphEditService {
       embedding: vectors[i + 1]!,
     }));
     const entity = { id, name, normalizedName: normalizeEntityName(name), type, description, embedding: vectors[0]! };
-    return this.repos.graphEdits.createManualEntity(scope, entity, links, meta);
+    return this.changed(scope, await this.repos.graphEdits.createManualEntity(scope, entity, links, meta));
   }
 
   async undo(ctx: EditContext, editId: string): Promise<GraphEditRecord> {
     requireId(editId, 'edit_id');
-    return this.repos.graphEdits.undoGraphEdit(await this.scope(ctx), editId, this.meta(ctx));
+    const scope = await this.scope(ctx);
+    return this.changed(scope, await this.repos.graphEdits.undoGraphEdit(scope, editId, this.meta(ctx)));
   }
 
   async listEdits(ctx: Omit<EditContext, 'actor'>, limit: number): Promise<GraphEditRecord[]> {
@@ -142,6 +144,12 @@ export class GraphEditService {
 
   private async scope(ctx: Omit<EditContext, 'actor'>): Promise<KbScope> {
     return kbScope(await requireKnowledgeBase(this.repos.knowledgeBases, ctx.tenant, ctx.knowledgeBase));
+  }
+
+  /** Every edit changes the graph its communities were detected on: their refresh becomes due. */
+  private async changed<T>(scope: KbScope, result: T): Promise<T> {
+    await this.repos.communities.markCommunitiesChanged(scope, this.clock().toISOString());
+    return result;
   }
 
   /** Ids sort by time (then by chance), the order undo checks later edits in. */

@@ -1,13 +1,16 @@
-import { Logger, Module } from '@nestjs/common';
+import { Inject, Logger, Module } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { CommunityBuilder } from '@trellis/graph';
 import type { TrellisConfig } from '@trellis/config';
-import { MODELS } from '@trellis/models';
+import { LlmCommunityReporter, MODELS } from '@trellis/models';
 import type { Models, TokenUsage } from '@trellis/models';
-import { LLM_PRICES, estimateCost } from '@trellis/observability';
-import type { LlmPriceTable } from '@trellis/observability';
+import { LLM_PRICES, METRICS, estimateCost } from '@trellis/observability';
+import type { LlmPriceTable, TrellisMetrics } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
 import { CoalescingSummaryRefresher } from '@trellis/graph';
 import {
   CHUNK_REPOSITORY,
+  COMMUNITY_REPOSITORY,
   DOCUMENT_REPOSITORY,
   EXTRACTION_CACHE_REPOSITORY,
   GRAPH_EDIT_REPOSITORY,
@@ -15,10 +18,12 @@ import {
   GRAPH_SUMMARY_REPOSITORY,
   GRAPH_WRITE_REPOSITORY,
   KNOWLEDGE_BASE_REPOSITORY,
+  LLM_BUDGET_REPOSITORY,
   LLM_USAGE_REPOSITORY,
 } from '@trellis/storage';
 import type {
   ChunkRepository,
+  CommunityRepository,
   DocumentRepository,
   ExtractionCacheRepository,
   GraphEditRepository,
@@ -26,6 +31,7 @@ import type {
   GraphSummaryRepository,
   GraphWriteRepository,
   KnowledgeBaseRepository,
+  LlmBudgetRepository,
   LlmUsageRepository,
 } from '@trellis/storage';
 import { EntityResolver } from './entity-resolver';
@@ -33,6 +39,9 @@ import { GraphQueryService } from './graph-query.service';
 import { GraphWriterService } from './graph-writer.service';
 import { GraphEditService } from './graph-edit.service';
 import { extractionEventsConsumer } from './handlers/extraction-events.consumer';
+import { CommunityService } from './community.service';
+import { CommunityMetrics } from './community-metrics';
+import { CommunityRefreshLoop } from './community-refresh.loop';
 import { GraphController } from './handlers/graph.controller';
 
 @Module({
@@ -48,6 +57,7 @@ import { GraphController } from './handlers/graph.controller';
         graphWrites: GraphWriteRepository,
         graphSummaries: GraphSummaryRepository,
         llmUsage: LlmUsageRepository,
+        communities: CommunityRepository,
         models: Models,
         config: TrellisConfig,
         prices: LlmPriceTable,
@@ -56,7 +66,7 @@ import { GraphController } from './handlers/graph.controller';
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
         const summaries = new CoalescingSummaryRefresher(createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message)));
-        const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage };
+        const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage, communities };
         return new GraphWriterService(repos, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
       },
       inject: [
@@ -67,6 +77,7 @@ import { GraphController } from './handlers/graph.controller';
         GRAPH_WRITE_REPOSITORY,
         GRAPH_SUMMARY_REPOSITORY,
         LLM_USAGE_REPOSITORY,
+        COMMUNITY_REPOSITORY,
         MODELS,
         CONFIG,
         LLM_PRICES,
@@ -79,11 +90,58 @@ import { GraphController } from './handlers/graph.controller';
     },
     {
       provide: GraphEditService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository, graphEdits: GraphEditRepository, models: Models) =>
-        new GraphEditService({ knowledgeBases, graphReads, graphEdits }, models.embedder),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, GRAPH_EDIT_REPOSITORY, MODELS],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, graphReads: GraphReadRepository, graphEdits: GraphEditRepository, communities: CommunityRepository, models: Models) =>
+        new GraphEditService({ knowledgeBases, graphReads, graphEdits, communities }, models.embedder),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, GRAPH_EDIT_REPOSITORY, COMMUNITY_REPOSITORY, MODELS],
+    },
+    {
+      provide: CommunityService,
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        graphReads: GraphReadRepository,
+        communities: CommunityRepository,
+        llmBudget: LlmBudgetRepository,
+        llmUsage: LlmUsageRepository,
+        models: Models,
+        metrics: TrellisMetrics,
+        prices: LlmPriceTable,
+      ) => {
+        const logger = new Logger('Communities');
+        const reporter = models.llm === null ? null : new LlmCommunityReporter(models.llm);
+        const builder = new CommunityBuilder(
+          graphReads,
+          communities,
+          { embed: (texts) => models.embedder.embed(texts), writeReport: reporter && ((brief, onUsage) => reporter.write(brief, onUsage)) },
+          (error, id) => logger.warn(`LLM report of community ${id} failed, extractive report kept: ${error.message}`),
+        );
+        const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
+        return new CommunityService({ knowledgeBases, graphReads, communities, llmBudget, llmUsage }, builder, new CommunityMetrics(metrics), costOf);
+      },
+      inject: [KNOWLEDGE_BASE_REPOSITORY, GRAPH_READ_REPOSITORY, COMMUNITY_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY, MODELS, METRICS, LLM_PRICES],
+    },
+    {
+      provide: CommunityRefreshLoop,
+      useFactory: (communities: CommunityRepository, service: CommunityService) => {
+        const logger = new Logger('Communities');
+        return new CommunityRefreshLoop(
+          communities,
+          (scope) => service.refreshDue(scope),
+          (error, scope) => logger.warn(`community refresh${scope ? ` of ${scope.tenantId}/${scope.kbId}` : 's'} failed, retried on the next poll: ${error.message}`),
+        );
+      },
+      inject: [COMMUNITY_REPOSITORY, CommunityService],
     },
     extractionEventsConsumer,
   ],
 })
-export class GraphStoreModule {}
+export class GraphStoreModule implements OnApplicationBootstrap, OnModuleDestroy {
+  constructor(@Inject(CommunityRefreshLoop) private readonly communityRefresh: CommunityRefreshLoop) {}
+
+  onApplicationBootstrap(): void {
+    this.communityRefresh.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.communityRefresh.stop();
+  }
+}

@@ -30,7 +30,7 @@ interface ChunkEntity {
  */
 export class GraphWriterService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphSummaries' | 'llmUsage'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphSummaries' | 'llmUsage' | 'communities'>,
     private readonly embedder: EmbeddingProvider,
     private readonly resolver: EntityResolver,
     /** Shared by the chunk writes of a knowledge base that run together (CoalescingSummaryRefresher). */
@@ -55,6 +55,7 @@ export class GraphWriterService {
     const usage = new LlmUsageMeter();
     const { entities, relationships } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
     await this.repos.graphWrites.applyChunkExtraction(scope, chunk.id, entities, relationships);
+    await this.repos.communities.markCommunitiesChanged(scope, new Date().toISOString());
     await this.summaries.refresh(scope, policy.summaryMaxChars, usage.record);
     if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
     const remaining = await this.repos.chunks.markChunkGraphed(scope, chunk.id);
@@ -167,7 +168,10 @@ export class GraphWriterService {
   private async completeDocument(scope: KbScope, documentId: string, version: number, policy: GraphPolicy): Promise<void> {
     const document = await this.repos.documents.getDocument(scope, documentId);
     if (document === null || document.version !== version || document.status === 'failed') return;
-    if ((await this.repos.documents.deleteStaleVersions(scope, documentId, version)) > 0) await this.summaries.refresh(scope, policy.summaryMaxChars);
+    if ((await this.repos.documents.deleteStaleVersions(scope, documentId, version)) > 0) {
+      await this.summaries.refresh(scope, policy.summaryMaxChars);
+      await this.repos.communities.markCommunitiesChanged(scope, new Date().toISOString());
+    }
     await this.repos.documents.setDocumentStatus(scope, documentId, version, 'graphed');
   }
 }

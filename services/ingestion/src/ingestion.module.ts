@@ -8,8 +8,8 @@ import { EVENT_BUS } from '@trellis/messaging';
 import { LOGGER, METRICS } from '@trellis/observability';
 import type { Logger as ProcessLogger, TrellisMetrics } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
-import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
-import type { ChunkRepository, DocumentRepository, GraphSummaryRepository, KnowledgeBaseRepository, LlmBudgetRepository, LlmUsageRepository } from '@trellis/storage';
+import { CHUNK_REPOSITORY, COMMUNITY_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
+import type { ChunkRepository, CommunityRepository, DocumentRepository, GraphSummaryRepository, KnowledgeBaseRepository, LlmBudgetRepository, LlmUsageRepository } from '@trellis/storage';
 import { DocumentIngestionService } from './document-ingestion.service';
 import { DocumentReindexService } from './document-reindex.service';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
@@ -28,14 +28,15 @@ import { SweeperSchedule } from './sweeper/sweeper-schedule';
         chunks: ChunkRepository,
         llmUsage: LlmUsageRepository,
         graphSummaries: GraphSummaryRepository,
+        communities: CommunityRepository,
         models: Models,
         config: TrellisConfig,
       ) => {
         const logger = new Logger('KnowledgeBases');
         const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
-        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage }, summaries, config.resolution.summaryMaxChars, models.embedderInfo);
+        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage, communities }, summaries, config.resolution.summaryMaxChars, models.embedderInfo);
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, MODELS, CONFIG],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, COMMUNITY_REPOSITORY, MODELS, CONFIG],
     },
     {
       provide: DocumentIngestionService,

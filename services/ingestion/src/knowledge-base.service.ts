@@ -49,7 +49,7 @@ const MAX_MODEL_NAME_CHARS = 256;
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'llmUsage'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'llmUsage' | 'communities'>,
     /** Re-summarises and re-embeds what a document delete changed. */
     private readonly summaries: SummaryRefresher,
     /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
@@ -149,6 +149,8 @@ export class KnowledgeBaseService {
     // stay pending until the next graph write of the knowledge base, a retried delete, or a
     // graph-store start finishes the job.
     await this.summaries.refresh(kbScope(kb), kb.settings.resolution?.summaryMaxChars || this.defaultSummaryMaxChars);
+    // The graph lost what only this document said: graph-store's refresh of communities follows.
+    if (deleted) await this.repos.communities.markCommunitiesChanged(kbScope(kb), new Date().toISOString());
     if (!deleted) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
   }
 }

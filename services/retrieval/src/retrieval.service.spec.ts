@@ -78,7 +78,7 @@ describe('RetrievalService.retrieve: a chat turn is one trip', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    return new RetrievalService({ knowledgeBases, documents: store, chunks: store, graphReads }, embedder, { llm });
+    return new RetrievalService({ knowledgeBases, documents: store, chunks: store, graphReads, communities: store }, embedder, { llm });
   }
 
   it('looks the knowledge base up once, embeds the question once and walks the graph once, with the entity refinement', async () => {

@@ -10,6 +10,8 @@ import { GRAPH_STRATEGIES, GraphRetriever, renderGraph } from './graph-retriever
 import type { GraphRetrieval, GraphStrategy } from './graph-retriever';
 import { QuestionDecomposer, fuseRankings } from './question-decomposer';
 import { ModelQuestionRefiner } from './question-refiner';
+import { GlobalRetriever } from './global-retriever';
+import { routeQuestion } from './question-router';
 import { retrievalDefaults } from './retrieval-defaults';
 import type { RetrievalDefaults } from './retrieval-defaults';
 
@@ -35,6 +37,8 @@ const DEFAULT_MAX_RELATIONSHIPS = 20;
 const MAX_FILTER_CHARS = 2048;
 const REFINEMENTS = ['entities', 'model'] as const;
 type Refinement = (typeof REFINEMENTS)[number];
+const SCOPES = ['local', 'global', 'auto'] as const;
+type Scope = (typeof SCOPES)[number];
 const MAX_HISTORY_MESSAGES = 20;
 const MAX_HISTORY_MESSAGE_CHARS = 32_000;
 const MAX_METADATA_FILTERS = 64;
@@ -49,9 +53,10 @@ export class RetrievalService {
   private readonly decomposer: QuestionDecomposer | null;
   private readonly refiner: ModelQuestionRefiner | null;
   private readonly defaults: RetrievalDefaults;
+  private readonly global: GlobalRetriever;
 
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'graphReads'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'graphReads' | 'communities'>,
     private readonly embedder: EmbeddingProvider,
     options: RetrievalServiceOptions = {},
   ) {
@@ -60,6 +65,7 @@ export class RetrievalService {
     this.chunks = new ChunkRetriever(repos, this.defaults.weights, 'max', options.reranker);
     this.decomposer = options.llm ? new QuestionDecomposer(options.llm) : null;
     this.refiner = options.llm ? new ModelQuestionRefiner(options.llm) : null;
+    this.global = new GlobalRetriever(repos);
   }
 
   async retrieveChunks(tenant: TenantScope, request: v1.RetrieveChunksRequest): Promise<v1.RetrieveChunksResponse> {
@@ -139,8 +145,28 @@ export class RetrievalService {
    * The knowledge base is looked up once, the question embedded once and the graph walked
    * once: its result is the context returned, the input of the refinement and the graph
    * signal of chunk retrieval. A chat turn is this one call.
+   *
+   * Scope "global" ranks community reports instead (their key facts' chunks are the chunks
+   * returned); "auto" routes by routeQuestion. "local", the default, is the path above.
    */
   async retrieve(tenant: TenantScope, request: v1.RetrieveRequest): Promise<v1.RetrieveResponse> {
+    const scope = validateScope(request.scope);
+    if (scope === 'local') return this.retrieveLocal(tenant, request);
+    const query = validateQuery(request.query);
+    const k = validateTopK(request.topK);
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
+    const kbRows = kbScope(kb);
+    const decision = scope === 'global' ? { route: 'global' as const, reason: 'global scope requested' } : routeQuestion(query, await this.global.communityCount(kbRows));
+    if (decision.route === 'local') return { ...(await this.retrieveLocal(tenant, request)), route: 'local', routeReason: decision.reason };
+    const found = await this.global.retrieve(kbRows, await this.questionVector(kb, query), k);
+    const scoreOf = new Map<string, number>();
+    for (const c of found.communities) for (const f of c.keyFacts) for (const id of f.chunkIds) if (!scoreOf.has(id)) scoreOf.set(id, c.score);
+    const chunks = await this.repos.chunks.getChunks(kbRows, found.chunkIds);
+    const ranked = chunks.map((chunk) => ({ chunk, score: scoreOf.get(chunk.id) ?? 0, signals: [] }));
+    return { graph: undefined, chunks: await this.toHits(kbRows, ranked), refinedQuery: query, knowledgeBaseId: kb.id, route: 'global', routeReason: decision.reason, communities: found.communities };
+  }
+
+  private async retrieveLocal(tenant: TenantScope, request: v1.RetrieveRequest): Promise<v1.RetrieveResponse> {
     const query = validateQuery(request.query);
     const mode = validateMode(request.mode);
     const k = validateTopK(request.topK);
@@ -164,7 +190,7 @@ export class RetrievalService {
       graph: async () => graph,
       expansion: refinedVector ? { text: refinedQuery, vector: refinedVector } : undefined,
     });
-    return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery, knowledgeBaseId: kb.id };
+    return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery, knowledgeBaseId: kb.id, route: '', routeReason: '', communities: [] };
   }
 
   /**
@@ -251,6 +277,12 @@ function validateRefinement(refinement: string | undefined): Refinement {
   if (!refinement) return 'entities';
   if (!(REFINEMENTS as readonly string[]).includes(refinement)) throw TrellisError.invalid(`unknown refinement "${refinement}": use one of ${REFINEMENTS.join(', ')}`);
   return refinement as Refinement;
+}
+
+function validateScope(scope: string | undefined): Scope {
+  if (!scope) return 'local';
+  if (!(SCOPES as readonly string[]).includes(scope)) throw TrellisError.invalid(`unknown scope "${scope}": use one of ${SCOPES.join(', ')}`);
+  return scope as Scope;
 }
 
 function validateHistory(history: readonly v1.ChatMessage[]): readonly v1.ChatMessage[] {

@@ -1,4 +1,5 @@
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type { CommunityChanges, CommunityRecord } from '@trellis/graph';
 import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
 import type {
   ChatTurn,
@@ -24,6 +25,8 @@ import type { TrellisStore } from '../trellis-store';
 import type { CachedExtraction } from '../repositories/extraction-cache.repository';
 import type { StuckChunk, StuckDocument } from '../repositories/stuck-work';
 import type { DocumentPage } from '../repositories/document.repository';
+import type { CommunityState } from '../repositories/community.repository';
+import { SqlCommunities } from './community-sql';
 import { SqlChunks } from './chunk-sql';
 import { SqlDocuments } from './document-sql';
 import { SqlGraphChanges } from './graph-changes-sql';
@@ -49,6 +52,7 @@ export abstract class SqlStore implements TrellisStore {
   private readonly graph: SqlGraphReads;
   private readonly changes: SqlGraphChanges;
   private readonly stuck: SqlStuckWork;
+  private readonly communities: SqlCommunities;
 
   protected constructor(
     protected readonly sql: SqlDatabase,
@@ -62,6 +66,7 @@ export abstract class SqlStore implements TrellisStore {
     this.graph = new SqlGraphReads(sql, engine);
     this.changes = new SqlGraphChanges(sql, engine, this.graph);
     this.stuck = new SqlStuckWork(sql, engine);
+    this.communities = new SqlCommunities(sql, engine.dialect);
   }
 
   abstract close(): Promise<void>;
@@ -291,5 +296,26 @@ export abstract class SqlStore implements TrellisStore {
   }
   listGraphEdits(scope: KbScope, limit: number): Promise<GraphEditRecord[]> {
     return this.changes.listGraphEdits(scope, limit);
+  }
+
+  // --- communities -----------------------------------------------------------------------
+
+  listCommunities(scope: KbScope): Promise<CommunityRecord[]> {
+    return this.communities.listCommunities(scope);
+  }
+  getCommunity(scope: KbScope, communityId: string): Promise<CommunityRecord | null> {
+    return this.communities.getCommunity(scope, communityId);
+  }
+  saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void> {
+    return this.communities.saveCommunities(scope, changes, refreshedAt);
+  }
+  markCommunitiesChanged(scope: KbScope, at: string): Promise<void> {
+    return this.communities.markCommunitiesChanged(scope, at);
+  }
+  listCommunityRefreshesDue(quietSince: string): Promise<KbScope[]> {
+    return this.communities.listCommunityRefreshesDue(quietSince);
+  }
+  getCommunityState(scope: KbScope): Promise<CommunityState> {
+    return this.communities.getCommunityState(scope);
   }
 }

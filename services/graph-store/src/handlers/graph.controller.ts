@@ -7,6 +7,8 @@ import type { RelationshipRecord } from '@trellis/storage';
 import { GraphQueryService } from '../graph-query.service';
 import { GraphEditService } from '../graph-edit.service';
 import type { EditContext } from '../graph-edit.service';
+import { CommunityService } from '../community.service';
+import { toCommunityDetail, toCommunityList, toRebuildResponse } from './community-messages';
 
 /** gRPC edge of graph reads and edits. */
 @Controller()
@@ -16,6 +18,7 @@ export class GraphController implements v1.GraphServiceController {
     @Inject(GraphQueryService) private readonly graph: GraphQueryService,
     @Inject(TENANT_RESOLVER) private readonly tenants: TenantResolver,
     @Inject(GraphEditService) private readonly edits: GraphEditService,
+    @Inject(CommunityService) private readonly communities: CommunityService,
   ) {}
 
   async searchEntities(request: v1.SearchEntitiesRequest, metadata?: Metadata): Promise<v1.SearchEntitiesResponse> {
@@ -78,6 +81,18 @@ export class GraphController implements v1.GraphServiceController {
   async listGraphEdits(request: v1.ListGraphEditsRequest, metadata?: Metadata): Promise<v1.ListGraphEditsResponse> {
     const edits = await this.edits.listEdits({ tenant: this.tenants.resolve(metadata), knowledgeBase: request.knowledgeBase }, request.limit);
     return { edits: edits.map(toGraphEditMessage) };
+  }
+
+  async listCommunities(request: v1.ListCommunitiesRequest, metadata?: Metadata): Promise<v1.ListCommunitiesResponse> {
+    return toCommunityList(await this.communities.list(this.tenants.resolve(metadata), request.knowledgeBase));
+  }
+
+  async getCommunity(request: v1.GetCommunityRequest, metadata?: Metadata): Promise<v1.CommunityDetail> {
+    return toCommunityDetail(await this.communities.get(this.tenants.resolve(metadata), request.knowledgeBase, request.communityId));
+  }
+
+  async rebuildCommunities(request: v1.RebuildCommunitiesRequest, metadata?: Metadata): Promise<v1.RebuildCommunitiesResponse> {
+    return toRebuildResponse(await this.communities.rebuild(this.tenants.resolve(metadata), request.knowledgeBase, request.incremental));
   }
 
   private editor(request: { knowledgeBase: string }, metadata?: Metadata): EditContext {

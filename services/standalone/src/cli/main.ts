@@ -6,6 +6,7 @@ import { connect } from './connection';
 import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
 import { addGraphEditCommands } from './graph-commands';
+import { addCommunityCommands } from './community-commands';
 import { addMcpCommand } from './mcp-command';
 import { ingestCommand, waitForIndexing } from './ingest-command';
 import { removeDocuments } from './document-commands';
@@ -254,6 +255,7 @@ const graph = program
   );
 addGraphEditCommands(graph, run);
 addMcpCommand(program, run);
+addCommunityCommands(program, run);
 
 addAdminCommands(program, (action) => async (...args: unknown[]) => {
   try {

@@ -58,6 +58,7 @@ const MIGRATIONS: readonly Migration[] = [
     // Chunks written before count as changed now: the sweeper waits one timeout before touching them.
     after: { sqlite: ["UPDATE chunks SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"], mysql: ['UPDATE chunks SET updated_at = UTC_TIMESTAMP(3)'] },
   },
+  { version: 13, name: 'communities of the entity graph, their members and reports, and when each knowledge base last needed a refresh' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

@@ -70,6 +70,8 @@ export const TINYINT = type('TINYINT', 'INTEGER');
 export const DOUBLE = type('DOUBLE', 'REAL');
 export const SERIAL: ColumnSpec = { mysql: 'BIGINT', sqlite: 'INTEGER', serial: true };
 export const EMBEDDING: ColumnSpec = { mysql: '', sqlite: 'BLOB', embedding: true, nullable: true };
+/** Float32 little-endian bytes on both engines: a vector scored in the service, never by the server. */
+export const VECTOR_BYTES: ColumnSpec = { mysql: 'MEDIUMBLOB', sqlite: 'BLOB', blob: true, nullable: true };
 
 export const nullable = (column: ColumnSpec): ColumnSpec => ({ ...column, nullable: true });
 export const withDefault = (column: ColumnSpec, value: PerEngine<string | undefined>): ColumnSpec => ({ ...column, default: value });

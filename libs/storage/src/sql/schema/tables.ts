@@ -1,4 +1,4 @@
-import { BIGINT, DOUBLE, EMBEDDING, ID, INT, JSON_TEXT, LONGTEXT, MEDIUMTEXT, SERIAL, TEXT, TIME, TINYINT, char, nullable, since, varchar, withDefault } from './table-spec';
+import { BIGINT, DOUBLE, EMBEDDING, ID, INT, JSON_TEXT, LONGTEXT, MEDIUMTEXT, SERIAL, TEXT, TIME, TINYINT, VECTOR_BYTES, char, nullable, since, varchar, withDefault } from './table-spec';
 import type { TableSpec } from './table-spec';
 
 /**
@@ -262,6 +262,42 @@ export const TABLES: readonly TableSpec[] = [
     },
     primaryKey: ['tenant_id', 'kb_id', 'id'],
     indexes: [{ name: 'graph_edits_by_time', columns: ['tenant_id', 'kb_id', 'created_at'] }],
+  },
+  // Communities of the entity graph (see @trellis/graph's CommunityBuilder): one row per
+  // community and level with its report; members are entities at every level. Report
+  // embeddings are few per knowledge base and ranked in the service (no vector index).
+  {
+    name: 'communities',
+    since: 13,
+    columns: {
+      ...SCOPED_ID,
+      level: INT,
+      parent_id: nullable(ID),
+      title: TEXT,
+      summary: MEDIUMTEXT,
+      key_facts: JSON_TEXT,
+      report_kind: varchar(16),
+      content_hash: char(64),
+      member_count: INT,
+      embedding: VECTOR_BYTES,
+      updated_at: TIME,
+    },
+    primaryKey: ['tenant_id', 'kb_id', 'id'],
+  },
+  {
+    name: 'community_members',
+    since: 13,
+    columns: { ...SCOPE, community_id: ID, entity_id: ID },
+    primaryKey: ['tenant_id', 'kb_id', 'community_id', 'entity_id'],
+    indexes: [{ name: 'community_members_by_entity', columns: ['tenant_id', 'kb_id', 'entity_id'] }],
+  },
+  // When a knowledge base's graph last changed and when its communities were last refreshed
+  // from it: a refresh is due once the graph has been quiet for a while (the debounce).
+  {
+    name: 'community_state',
+    since: 13,
+    columns: { ...SCOPE, changed_at: nullable(TIME), refreshed_at: nullable(TIME) },
+    primaryKey: ['tenant_id', 'kb_id'],
   },
 ];
 

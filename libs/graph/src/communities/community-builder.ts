@@ -1,0 +1,186 @@
+import type { KbScope } from '@trellis/contracts';
+import type { CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship, CommunityReport, CommunityWrite, KeyFact } from './community-records';
+import { buildHierarchy } from './community-hierarchy';
+import type { CommunityShape } from './community-hierarchy';
+import { KEY_FACTS, communityContent, extractiveReport, indexGraph, keyFactsOf, reportBrief } from './community-report';
+import type { CommunityContent } from './community-report';
+import type { SummaryUsage } from '../summary-refresher';
+
+/** The graph communities are detected on (storage's GraphReadRepository fits). */
+export interface CommunityGraphSource {
+  exportGraph(scope: KbScope): Promise<{ entities: CommunityEntity[]; relationships: CommunityRelationship[] }>;
+  chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
+}
+
+/** Where communities are kept (storage's CommunityRepository fits). */
+export interface CommunityStore {
+  listCommunities(scope: KbScope): Promise<CommunityRecord[]>;
+  /** Applies the changes; `refreshedAt` is when the graph they were computed from was read. */
+  saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void>;
+}
+
+/** What reports need of the models: structural, so this library does not depend on them. */
+export interface CommunityModels {
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * Title and summary from a brief of the community; null without an LLM (reports are then
+   * extractive). `onUsage` receives the tokens each call cost.
+   */
+  writeReport: ((brief: string, onUsage: (usage: SummaryUsage) => void) => Promise<{ title: string; summary: string }>) | null;
+}
+
+export interface CommunityRefreshResult {
+  readonly full: boolean;
+  readonly communities: number;
+  readonly levels: number;
+  /** Communities kept from before (same id, members and content). */
+  readonly unchanged: number;
+  /** Reports written anew (content changed): each an LLM call when one is configured. */
+  readonly reportsWritten: number;
+  readonly llmCalls: number;
+  readonly llmFailures: number;
+  /** Tokens the report calls cost, as the provider reported them. */
+  readonly llmUsage: SummaryUsage;
+  readonly removed: number;
+  /** Nodes detection ran on, per level. */
+  readonly redetected: readonly number[];
+  readonly durationMs: number;
+}
+
+/** LLM reports written at once, within the shared call budget. */
+const REPORT_CONCURRENCY = 4;
+
+/**
+ * Keeps a knowledge base's communities and their reports current. A refresh reads the graph,
+ * rebuilds the hierarchy incrementally (see buildHierarchy; `full` starts from nothing), and
+ * writes a report only for a community whose content hash is new: any other reuses the report
+ * (and embedding) stored under that hash, so an unchanged community is never summarised again.
+ */
+export class CommunityBuilder {
+  constructor(
+    private readonly graph: CommunityGraphSource,
+    private readonly store: CommunityStore,
+    private readonly models: CommunityModels,
+    private readonly onReportFailure: (error: Error, communityId: string) => void = () => undefined,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async refresh(scope: KbScope, options: { full?: boolean } = {}): Promise<CommunityRefreshResult> {
+    const started = this.now();
+    const { entities, relationships } = await this.graph.exportGraph(scope);
+    const previous = await this.store.listCommunities(scope);
+    const full = options.full === true || previous.length === 0;
+    const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous });
+
+    // A community kept with the same content keeps its key facts' relationships; only their
+    // chunks are looked up again (a re-indexed document moves its mentions to new chunks).
+    const previousById = new Map(previous.map((c) => [c.id, c]));
+    const kept = (shape: CommunityShape) => {
+      const before = previousById.get(shape.id);
+      return before !== undefined && before.contentHash === shape.contentHash ? before : undefined;
+    };
+    const index = indexGraph(entities, relationships);
+    const contents = new Map<string, CommunityContent>();
+    const contentOf = (shape: CommunityShape) => contents.get(shape.id) ?? contents.set(shape.id, communityContent(shape.memberIds, index)).get(shape.id)!;
+    const factRelationships = (shape: CommunityShape) => kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id);
+    const factIds = [...new Set(hierarchy.communities.flatMap(factRelationships))];
+    const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
+
+    const wantedKind = this.models.writeReport === null ? 'extractive' : 'llm';
+    const cached = new Map(previous.filter((c) => c.kind === wantedKind).map((c) => [c.contentHash, c]));
+    const fresh = hierarchy.communities.filter((c) => !cached.has(c.contentHash));
+    const written = await this.writeReports(fresh, contentOf, chunkIds);
+
+    const upserts: CommunityWrite[] = [];
+    for (const shape of hierarchy.communities) {
+      const before = kept(shape);
+      const keyFacts = before ? before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] })) : keyFactsOf(contentOf(shape), chunkIds);
+      const reused = cached.get(shape.contentHash);
+      const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind, embedding: reused!.embedding };
+      const row: CommunityWrite = { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts };
+      if (!sameRow(previousById.get(shape.id), row)) upserts.push(row);
+    }
+    const ids = new Set(hierarchy.communities.map((c) => c.id));
+    const removedIds = previous.filter((c) => !ids.has(c.id)).map((c) => c.id);
+    await this.store.saveCommunities(scope, { upserts, removedIds }, started.toISOString());
+    return {
+      full,
+      communities: hierarchy.communities.length,
+      levels: new Set(hierarchy.communities.map((c) => c.level)).size,
+      unchanged: hierarchy.communities.length - upserts.length,
+      reportsWritten: fresh.length,
+      llmCalls: written.llmCalls,
+      llmFailures: written.llmFailures,
+      llmUsage: written.usage,
+      removed: removedIds.length,
+      redetected: hierarchy.redetected,
+      durationMs: this.now().getTime() - started.getTime(),
+    };
+  }
+
+  private async writeReports(
+    shapes: readonly CommunityShape[],
+    contentOf: (shape: CommunityShape) => CommunityContent,
+    chunkIds: ReadonlyMap<string, readonly string[]>,
+  ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>; llmCalls: number; llmFailures: number; usage: SummaryUsage }> {
+    // Communities with the same content (a parent with one child) share one report.
+    const byHash = new Map<string, CommunityShape>();
+    for (const s of shapes) if (!byHash.has(s.contentHash)) byHash.set(s.contentHash, s);
+    const unique = [...byHash.values()];
+    let llmCalls = 0;
+    let llmFailures = 0;
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    const onUsage = (u: SummaryUsage) => ((usage.inputTokens += u.inputTokens), (usage.outputTokens += u.outputTokens));
+    const reports = await pool(unique, REPORT_CONCURRENCY, async (shape) => {
+      const content = contentOf(shape);
+      const extractive = extractiveReport(content, keyFactsOf(content, chunkIds));
+      if (this.models.writeReport === null) return extractive;
+      llmCalls++;
+      try {
+        const written = await this.models.writeReport(reportBrief(content), onUsage);
+        return { ...extractive, title: written.title.trim() || extractive.title, summary: written.summary.trim() || extractive.summary, kind: 'llm' as const };
+      } catch (error) {
+        // A failing LLM must not leave a community without a report: the extractive one is true.
+        llmFailures++;
+        this.onReportFailure(error as Error, shape.id);
+        return extractive;
+      }
+    });
+    const vectors = unique.length === 0 ? [] : await this.models.embed(reports.map((r) => `${r.title}: ${r.summary}`));
+    const out = new Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>();
+    const ofHash = new Map(unique.map((s, i) => [s.contentHash, { title: reports[i]!.title, summary: reports[i]!.summary, kind: reports[i]!.kind, embedding: vectors[i]! }]));
+    for (const s of shapes) out.set(s.id, ofHash.get(s.contentHash)!);
+    return { reports: out, llmCalls, llmFailures, usage };
+  }
+}
+
+function sameRow(before: CommunityRecord | undefined, after: CommunityWrite): boolean {
+  if (before === undefined) return false;
+  return (
+    before.level === after.level &&
+    before.parentId === after.parentId &&
+    before.contentHash === after.contentHash &&
+    before.title === after.title &&
+    before.summary === after.summary &&
+    before.kind === after.kind &&
+    sameFacts(before.keyFacts, after.keyFacts)
+  );
+}
+
+function sameFacts(a: readonly KeyFact[], b: readonly KeyFact[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Maps `items` with at most `concurrency` calls of `work` in flight; results in input order. */
+async function pool<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return out;
+}

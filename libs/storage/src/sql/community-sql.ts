@@ -1,0 +1,123 @@
+import type { KbScope } from '@trellis/contracts';
+import type { CommunityChanges, CommunityRecord, KeyFact, ReportKind } from '@trellis/graph';
+import type { CommunityState } from '../repositories/community.repository';
+import { batches, fromSqlTime, readJson } from '../row-mappers';
+import type { Row } from '../row-mappers';
+import { bufferToVector, vectorToBuffer } from '../vector-math';
+import { takeInserted } from './sql-dialect';
+import type { SqlDialect } from './sql-dialect';
+import { execWhereIn, groupByOwner } from './sql-session';
+import type { SqlDatabase, SqlSession } from './sql-session';
+
+const COLUMNS = 'id, level, parent_id, title, summary, key_facts, report_kind, content_hash, member_count, embedding, updated_at';
+const UPDATED = ['level', 'parent_id', 'title', 'summary', 'key_facts', 'report_kind', 'content_hash', 'member_count', 'embedding', 'updated_at'];
+
+/** Communities, their members and each knowledge base's refresh state, over either engine. */
+export class SqlCommunities {
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly dialect: SqlDialect,
+  ) {}
+
+  async listCommunities(scope: KbScope): Promise<CommunityRecord[]> {
+    const params = [scope.tenantId, scope.kbId];
+    const rows = await this.db.rows(`SELECT ${COLUMNS} FROM communities WHERE tenant_id = ? AND kb_id = ? ORDER BY level, id`, params);
+    const members = groupByOwner(
+      await this.db.rows('SELECT community_id AS owner, entity_id FROM community_members WHERE tenant_id = ? AND kb_id = ? ORDER BY community_id, entity_id', params),
+    );
+    return rows.map((row) => toCommunity(row, (members.get(String(row.id)) ?? []).map((m) => String(m.entity_id))));
+  }
+
+  async getCommunity(scope: KbScope, communityId: string): Promise<CommunityRecord | null> {
+    const [row] = await this.db.rows(`SELECT ${COLUMNS} FROM communities WHERE tenant_id = ? AND kb_id = ? AND id = ?`, [scope.tenantId, scope.kbId, communityId]);
+    if (row === undefined) return null;
+    const members = await this.db.rows('SELECT entity_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND community_id = ? ORDER BY entity_id', [
+      scope.tenantId,
+      scope.kbId,
+      communityId,
+    ]);
+    return toCommunity(row, members.map((m) => String(m.entity_id)));
+  }
+
+  async saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void> {
+    const d = this.dialect;
+    const at = d.time(refreshedAt);
+    await this.db.transaction(async (tx) => {
+      const where = (marks: string) => `tenant_id = ? AND kb_id = ? AND community_id IN (${marks})`;
+      const replaced = [...changes.removedIds, ...changes.upserts.map((c) => c.id)];
+      await execWhereIn(tx, (m) => `DELETE FROM community_members WHERE ${where(m)}`, [scope.tenantId, scope.kbId], replaced);
+      await execWhereIn(tx, (m) => `DELETE FROM communities WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, [scope.tenantId, scope.kbId], changes.removedIds);
+      for (const c of changes.upserts) {
+        await tx.exec(
+          `INSERT INTO communities (tenant_id, kb_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${d.onConflictUpdate(takeInserted(d, UPDATED))}`,
+          [
+            scope.tenantId,
+            scope.kbId,
+            c.id,
+            c.level,
+            c.parentId,
+            c.title,
+            c.summary,
+            JSON.stringify(c.keyFacts),
+            c.kind,
+            c.contentHash,
+            c.memberIds.length,
+            c.embedding.length === 0 ? null : vectorToBuffer(c.embedding),
+            at,
+          ],
+        );
+        await insertMembers(tx, scope, c.id, c.memberIds);
+      }
+      await tx.exec(
+        `INSERT INTO community_state (tenant_id, kb_id, changed_at, refreshed_at) VALUES (?, ?, NULL, ?) ${d.onConflictUpdate(takeInserted(d, ['refreshed_at']))}`,
+        [scope.tenantId, scope.kbId, at],
+      );
+    });
+  }
+
+  async markCommunitiesChanged(scope: KbScope, at: string): Promise<void> {
+    const d = this.dialect;
+    await this.db.exec(
+      `INSERT INTO community_state (tenant_id, kb_id, changed_at, refreshed_at) VALUES (?, ?, ?, NULL) ${d.onConflictUpdate(takeInserted(d, ['changed_at']))}`,
+      [scope.tenantId, scope.kbId, d.time(at)],
+    );
+  }
+
+  async listCommunityRefreshesDue(quietSince: string): Promise<KbScope[]> {
+    const rows = await this.db.rows(
+      `SELECT tenant_id, kb_id FROM community_state WHERE changed_at IS NOT NULL AND changed_at <= ?
+       AND refreshed_at IS NOT NULL AND refreshed_at < changed_at ORDER BY tenant_id, kb_id`,
+      [this.dialect.time(quietSince)],
+    );
+    return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id) }));
+  }
+
+  async getCommunityState(scope: KbScope): Promise<CommunityState> {
+    const [row] = await this.db.rows('SELECT changed_at, refreshed_at FROM community_state WHERE tenant_id = ? AND kb_id = ?', [scope.tenantId, scope.kbId]);
+    const time = (value: unknown) => (value === null || value === undefined ? null : fromSqlTime(value));
+    return { changedAt: time(row?.changed_at), refreshedAt: time(row?.refreshed_at) };
+  }
+}
+
+async function insertMembers(tx: SqlSession, scope: KbScope, communityId: string, memberIds: readonly string[]): Promise<void> {
+  for (const batch of batches(memberIds, 200)) {
+    const values = batch.map(() => '(?, ?, ?, ?)').join(', ');
+    await tx.exec(`INSERT INTO community_members (tenant_id, kb_id, community_id, entity_id) VALUES ${values}`, batch.flatMap((id) => [scope.tenantId, scope.kbId, communityId, id]));
+  }
+}
+
+function toCommunity(row: Row, memberIds: string[]): CommunityRecord {
+  return {
+    id: String(row.id),
+    level: Number(row.level),
+    parentId: row.parent_id === null || row.parent_id === undefined ? null : String(row.parent_id),
+    title: String(row.title),
+    summary: String(row.summary),
+    keyFacts: readJson<KeyFact[]>(row.key_facts),
+    kind: String(row.report_kind) as ReportKind,
+    contentHash: String(row.content_hash),
+    memberIds,
+    embedding: Buffer.isBuffer(row.embedding) ? bufferToVector(row.embedding) : new Float32Array(0),
+    updatedAt: fromSqlTime(row.updated_at),
+  };
+}
