@@ -67,6 +67,9 @@ export const REST_ROUTES: readonly RestRoute[] = [
   { method: 'POST', path: `${KB}/graph/subgraph`, service: 'GraphService', rpc: 'GetSubgraph', kind: 'unary', summary: 'The neighbourhood of some entities' },
   { method: 'GET', path: `${KB}/graph/edits`, service: 'GraphService', rpc: 'ListGraphEdits', kind: 'unary', summary: 'The graph edit log, newest first' },
   { method: 'POST', path: `${KB}/graph/edits/{editId}/undo`, service: 'GraphService', rpc: 'UndoGraphEdit', kind: 'unary', summary: 'Undo a graph edit' },
+  { method: 'GET', path: `${KB}/communities`, service: 'GraphService', rpc: 'ListCommunities', kind: 'unary', summary: 'The communities of the entity graph, every level' },
+  { method: 'GET', path: `${KB}/communities/{communityId}`, service: 'GraphService', rpc: 'GetCommunity', kind: 'unary', summary: "A community's report: title, summary, key facts and members" },
+  { method: 'POST', path: `${KB}/communities/rebuild`, service: 'GraphService', rpc: 'RebuildCommunities', kind: 'unary', summary: 'Build the communities again (all, or only what changed with incremental)' },
 
   { method: 'POST', path: `${KB}/retrieve`, service: 'RetrievalService', rpc: 'Retrieve', kind: 'unary', summary: 'Graph context, refined question and chunks in one call' },
   { method: 'POST', path: `${KB}/retrieve/chunks`, service: 'RetrievalService', rpc: 'RetrieveChunks', kind: 'unary', summary: 'Retrieve chunks (vector, full text or hybrid)' },
