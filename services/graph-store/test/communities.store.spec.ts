@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
+import { testStores } from './test-stores';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
@@ -7,7 +6,7 @@ import type { ResolutionDefaults } from '@trellis/config';
 import { CommunityBuilder, SummaryRefresher } from '@trellis/graph';
 import { LlmCommunityReporter, OpenAiChatModel, createOpenAiClient } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
-import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
+import { repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer, fakeEmbedding } from '@trellis/testing';
 import { CommunityService } from '../src/community.service';
@@ -21,7 +20,6 @@ import { GraphWriterService } from '../src/graph-writer.service';
  * store (SQLite; the MySQL adapter too when TRELLIS_TEST_MYSQL_URL is set), reports written by
  * the LLM reporter over HTTP against the fake OpenAI server, refreshes run by the refresh loop.
  */
-const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 
 const embedder: EmbeddingProvider = { model: 'bag-of-words', dimensions: 64, embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 64))) };
 const DEFAULTS: ResolutionDefaults = { mode: 'name', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 };
@@ -41,21 +39,7 @@ const CORPUS: Record<string, ExtractionResult> = {
   composers: topic(['Bach', 'Leipzig', 'Handel', 'Telemann', 'Baroque music'], 'baroque music'),
 };
 
-const stores: Array<[string, () => Promise<TrellisStore>]> = [['SqliteStore', async () => new SqliteStore(':memory:')]];
-const databases: string[] = [];
-if (mysqlUrl) {
-  stores.push([
-    'MysqlStore',
-    async () => {
-      const url = new URL(mysqlUrl);
-      databases.push(`trellis_test_${randomBytes(6).toString('hex')}`);
-      url.pathname = `/${databases.at(-1)}`;
-      const store = await MysqlStore.connect(url.toString(), { poolSize: 4, logger: { info: () => undefined, warn: () => undefined } });
-      await store.migrate();
-      return store;
-    },
-  ]);
-}
+const { stores, dropDatabases } = testStores();
 
 describe.each(stores)('communities over the graph pipeline on %s', (_name, makeStore) => {
   const fake = new FakeOpenAiServer(64);
@@ -75,11 +59,7 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
   afterAll(async () => {
     await store.close();
     await fake.stop();
-    if (mysqlUrl && databases.length > 0) {
-      const admin = await mysql.createConnection(mysqlUrl);
-      for (const database of databases.splice(0)) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await admin.end();
-    }
+    await dropDatabases();
   });
 
   it('builds communities with LLM reports, marks only what a re-indexed document touched stale, and refreshes only that', async () => {

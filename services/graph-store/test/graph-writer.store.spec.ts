@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
+import { testStores } from './test-stores';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
@@ -7,7 +6,7 @@ import type { ResolutionDefaults } from '@trellis/config';
 import type { EmbeddingProvider } from '@trellis/models';
 import { toEventSettings } from '@trellis/storage';
 import { SummaryRefresher, embedDescribed } from '@trellis/graph';
-import { MysqlStore, SqliteStore, cosineSimilarity, repositoriesOf } from '@trellis/storage';
+import { cosineSimilarity, repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
 import { EntityResolver } from '../src/entity-resolver';
@@ -18,7 +17,6 @@ import { GraphWriterService } from '../src/graph-writer.service';
  * the MySQL adapter (MariaDB or TiDB) when TRELLIS_TEST_MYSQL_URL is set — with bag-of-words
  * embeddings (texts sharing words are close), as the fake OpenAI server computes them.
  */
-const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 
 const embedder: EmbeddingProvider = {
   model: 'bag-of-words',
@@ -48,31 +46,13 @@ const TEXTS: Record<string, ExtractionResult> = {
   element: { entities: [{ name: 'Mercury', type: 'chemical element', description: 'Mercury is a toxic heavy metal, liquid at room temperature, symbol Hg.' }], relationships: [] },
 };
 
-const databases: string[] = [];
-const stores: Array<[string, () => Promise<TrellisStore>]> = [['SqliteStore', async () => new SqliteStore(':memory:')]];
-if (mysqlUrl) {
-  stores.push([
-    'MysqlStore',
-    async () => {
-      const url = new URL(mysqlUrl);
-      databases.push(`trellis_test_${randomBytes(6).toString('hex')}`);
-      url.pathname = `/${databases.at(-1)}`;
-      const store = await MysqlStore.connect(url.toString(), { poolSize: 4, logger: { info: () => undefined, warn: () => undefined } });
-      await store.migrate();
-      return store;
-    },
-  ]);
-}
+const { stores, dropDatabases } = testStores();
 
 describe.each(stores)('GraphWriterService with entity resolution on %s', (_name, makeStore) => {
   const open: TrellisStore[] = [];
   afterAll(async () => {
     for (const store of open) await store.close();
-    if (mysqlUrl && databases.length > 0) {
-      const admin = await mysql.createConnection(mysqlUrl);
-      for (const database of databases.splice(0)) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await admin.end();
-    }
+    await dropDatabases();
   });
 
   async function setup(kbName: string) {
