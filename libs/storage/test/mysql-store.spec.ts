@@ -6,6 +6,7 @@ import { MYSQL_MIGRATIONS } from '../src/mysql/mysql-schema';
 import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
 import { TEST_KB_SETTINGS, describeStoreContract, vectorFor } from './store-contract';
+import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
@@ -59,6 +60,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
 
   describeStoreContract('MysqlStore', freshStore);
+  describeDocumentPagingContract('MysqlStore', freshStore);
   describeLlmBudgetContract('MysqlStore', freshStore);
   describeSharedLlmBudget('MysqlStore', async () => {
     const first = await freshStore();

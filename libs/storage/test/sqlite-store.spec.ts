@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
 import { SQLITE_MIGRATIONS } from '../src/sqlite/sqlite-schema';
 import { TEST_KB_SETTINGS, describeStoreContract } from './store-contract';
+import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeLlmBudgetContract } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
@@ -14,6 +15,7 @@ import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeDocumentPagingContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeLlmBudgetContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeGraphEditContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':memory:'));

@@ -6,6 +6,7 @@ import { EMBEDDING_TABLES, VECTOR_SUPPORT_PROBE, tidbVectorSql } from '../src/my
 import type { VectorStorage } from '../src/mysql/vector-sql';
 import type { TrellisStore } from '../src/trellis-store';
 import { describeStoreContract } from './store-contract';
+import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
@@ -137,6 +138,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       }
 
       describeStoreContract(flavour.name, freshStore);
+      describeDocumentPagingContract(flavour.name, freshStore);
       describeLlmBudgetContract(flavour.name, freshStore);
       describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases.last), used)]);
       describeGraphEditContract(flavour.name, freshStore);
