@@ -14,8 +14,7 @@ const MIN_NAME_CHARS = 3;
 export function secondHopNames(passage: string, question: string, max: number): string[] {
   const asked = question.toLowerCase();
   const names = new Set<string>();
-  for (const match of passage.matchAll(NAME_PHRASE)) {
-    const name = match[0].replace(/[.'-]+$/, '');
+  for (const { name } of namePhrases(passage)) {
     if (name.length < MIN_NAME_CHARS || asked.includes(name.toLowerCase())) continue;
     names.add(name);
     if (names.size >= max) break;
@@ -30,10 +29,14 @@ export function secondHopNames(passage: string, question: string, max: number): 
  */
 export function questionNames(question: string): string[] {
   const names = new Set<string>();
-  for (const match of question.matchAll(NAME_PHRASE)) {
-    const name = match[0].replace(/[.'-]+$/, '');
-    const opensQuestion = question.slice(0, match.index).trim() === '' && !/\s/.test(name);
+  for (const { name, index } of namePhrases(question)) {
+    const opensQuestion = question.slice(0, index).trim() === '' && !/\s/.test(name);
     if (name.length >= MIN_NAME_CHARS && !opensQuestion) names.add(name);
   }
   return [...names];
+}
+
+/** Each proper-name phrase of `text` with where it starts, trailing punctuation dropped. */
+function* namePhrases(text: string): Generator<{ name: string; index: number }> {
+  for (const match of text.matchAll(NAME_PHRASE)) yield { name: match[0].replace(/[.'-]+$/, ''), index: match.index };
 }
