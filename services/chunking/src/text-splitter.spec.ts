@@ -231,4 +231,13 @@ describe('splitText on markdown with code blocks and tables', () => {
       expect(content(chunks.map((c) => c.text).join('\n'))).toBe(content(text));
     }
   });
+
+  it('keeps list items on lines of their own, in both modes', () => {
+    const text = 'Features:\n- Producer\n- Consumer groups with pause, resume, and seek\n* Message headers\n1. GZIP compression. Snappy too\n\nAfter the list.';
+    for (const mode of ['markdown', 'sentence'] as const) {
+      const [chunk, ...rest] = splitText(text, { chunkSize: 512, overlap: 0, mode });
+      expect(rest).toEqual([]);
+      expect(chunk!.text).toBe('Features:\n- Producer\n- Consumer groups with pause, resume, and seek\n* Message headers\n1. GZIP compression. Snappy too\n\nAfter the list.');
+    }
+  });
 });

@@ -123,22 +123,36 @@ function* markdownUnits(body: string, chunkSize: number): Generator<void, Unit[]
   return units;
 }
 
-/** Sentences (paragraph breaks kept), with sentences longer than a chunk cut by words. */
+/** A line that starts a list item ("- a", "* b", "1. c"): the item ends where the next starts. */
+const LIST_ITEM = /\n(?=[ \t]*(?:[*+-]|\d{1,3}[.)])[ \t])/;
+
+/**
+ * Sentences (paragraph breaks and list items' line breaks kept), with sentences longer than a
+ * chunk cut by words. A list item is a unit boundary of its own: items seldom end with a full
+ * stop, and run together they would read as one sentence.
+ */
 function* sentenceUnits(body: string, chunkSize: number): Generator<void, Unit[]> {
   const units: Unit[] = [];
-  for (const paragraph of body.split(/\n\s*\n/)) {
-    const trimmed = paragraph.trim();
-    if (trimmed === '') continue;
-    for (const { segment } of segmenter.segment(trimmed)) {
-      const sentence = segment.trim();
-      if (sentence === '') continue;
-      const tokens = countTokensUpTo(sentence, chunkSize);
-      if (tokens <= chunkSize) units.push({ text: sentence, tokens });
-      else units.push(...(yield* cutByWords(sentence, chunkSize)));
-      yield;
-    }
+  const endWith = (suffix: string) => {
     const last = units[units.length - 1];
-    if (last) last.text += '\n\n';
+    if (last && !last.text.endsWith('\n\n')) last.text += suffix;
+  };
+  for (const paragraph of body.split(/\n\s*\n/)) {
+    if (paragraph.trim() === '') continue;
+    for (const item of paragraph.split(LIST_ITEM)) {
+      const trimmed = item.trim();
+      if (trimmed === '') continue;
+      for (const { segment } of segmenter.segment(trimmed)) {
+        const sentence = segment.trim();
+        if (sentence === '') continue;
+        const tokens = countTokensUpTo(sentence, chunkSize);
+        if (tokens <= chunkSize) units.push({ text: sentence, tokens });
+        else units.push(...(yield* cutByWords(sentence, chunkSize)));
+        yield;
+      }
+      endWith('\n');
+    }
+    endWith('\n');
   }
   return units;
 }
@@ -191,9 +205,9 @@ function overlapUnits(units: Unit[], start: number, end: number, options: SplitO
   return carried;
 }
 
-/** Sentences joined by a space, except after a paragraph's or block's end (its own "\n\n"). */
+/** Sentences joined by a space, except after a list item's, paragraph's or block's end (its own line break). */
 function joinUnits(units: Unit[]): string {
   let text = '';
-  for (const u of units) text += text === '' || text.endsWith('\n\n') ? u.text : ` ${u.text}`;
+  for (const u of units) text += text === '' || text.endsWith('\n') ? u.text : ` ${u.text}`;
   return text.trim();
 }

@@ -3,7 +3,7 @@ import type { KbSettings } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { extractionPrompt } from './extraction-prompt';
 import { JsonModeMemory, LlmExtractor } from './llm-extractor';
-import { LocalExtractor } from './local-extractor';
+import { LocalExtractor } from './local/local-extractor';
 
 /** Distinct (model, prompt) pairs kept built; knowledge bases beyond share by rebuilding. */
 const MAX_EXTRACTORS = 64;

@@ -5,5 +5,5 @@ export * from './extractor-registry';
 export * from './extraction-prompt';
 export * from './extraction-report';
 export * from './extraction-validation';
-export * from './local-extractor';
+export * from './local/local-extractor';
 export * from './llm-extractor';

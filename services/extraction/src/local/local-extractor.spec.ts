@@ -20,6 +20,30 @@ describe('LocalExtractor', () => {
     expect(result.entities.map((e) => e.name)).toEqual([]);
   });
 
+  it('reads technical markdown as prose: code symbols typed code, no markup or admonitions as names', async () => {
+    const text = [
+      '> info **Hint** The `ThrottlerModule` comes from the `@nestjs/throttler` package, which Kamil Mysliwiec maintains.',
+      '',
+      '```typescript',
+      'const app = await NestFactory.create(AppModule);',
+      'await app.listen(process.env.PORT ?? 3000);',
+      '```',
+      '',
+      '- Redis stores the counters',
+      '- Fastify serves the routes',
+    ].join('\n');
+    const result = await new LocalExtractor().extract(text);
+    const byName = new Map(result.entities.map((e) => [e.name, e]));
+    expect(byName.get('ThrottlerModule')?.type).toBe('code');
+    expect(byName.get('@nestjs/throttler')?.type).toBe('code');
+    expect(byName.get('ThrottlerModule')?.description).toBe('The ThrottlerModule comes from the @nestjs/throttler package, which Kamil Mysliwiec maintains.');
+    expect([...byName.keys()].some((n) => /Hint|NestFactory|AppModule|process|[`*<(]/.test(n))).toBe(false);
+    expect(byName.has('Kamil Mysliwiec')).toBe(true);
+    // List items are sentences of their own: Redis and Fastify are not paired across items.
+    expect(result.relationships.some((r) => [r.source, r.target].includes('Redis') && [r.source, r.target].includes('Fastify'))).toBe(false);
+    expect(result.relationships.find((r) => r.source === 'ThrottlerModule' && r.target === '@nestjs/throttler')?.label).toBe('comes from');
+  });
+
   it('is deterministic', async () => {
     const text = 'Ada Lovelace worked with Charles Babbage on the Analytical Engine in London.';
     expect(await new LocalExtractor().extract(text)).toEqual(await new LocalExtractor().extract(text));

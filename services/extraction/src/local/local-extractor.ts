@@ -1,15 +1,16 @@
 import nlp from 'compromise';
 import type { ExtractedEntity, ExtractedRelationship, ExtractionResult } from '@trellis/storage';
-import type { Extractor } from './extractor';
+import type { Extractor } from '../extractor';
+import { cleanName } from './entity-names';
+import { proseView } from './prose-view';
+import { relationLabel } from './relation-label';
+import type { VerbSpan } from './relation-label';
 
 const MAX_ENTITIES_PER_CHUNK = 40;
 const MAX_DESCRIPTION_CHARS = 300;
 const MAX_PAIR_DISTANCE = 3;
 
-interface Span {
-  text: string;
-  offset: { start: number; length: number };
-}
+type Span = VerbSpan;
 
 /** The subset of compromise's View API used here. */
 interface View {
@@ -32,25 +33,30 @@ interface Found {
 
 /**
  * Extraction without a language model, using compromise's bundled English model: people,
- * organisations, places and other proper-noun phrases become entities; two entities in one
- * sentence become a relationship labelled with the verb phrase between them, described by
- * the sentence. Deterministic, fast, and free; an LLM extractor finds more and names better.
- * The chunk is parsed once; every match works on offsets into that one parse.
+ * organisations, places and other proper-noun phrases become entities, and so do the symbols
+ * named in inline code (typed `code`); two entities in one sentence become a relationship
+ * labelled with the relation phrase between them (`relationLabel`), described by the
+ * sentence. Only the prose of the chunk is tagged (`proseView`): code, markup and admonition
+ * labels never become names. Deterministic, fast, and free; an LLM extractor finds more and
+ * names better. The chunk is parsed once; every match works on offsets into that one parse.
  */
 export class LocalExtractor implements Extractor {
   readonly model = 'local-compromise';
-  readonly promptVersion = 'rules-v3';
+  readonly promptVersion = 'rules-v4';
 
   async extract(text: string): Promise<ExtractionResult> {
     const entities = new Map<string, ExtractedEntity>();
     const relationships = new Map<string, ExtractedRelationship>();
     // Matching once over the whole chunk is several times cheaper than per sentence view.
-    const doc = nlp(text) as unknown as View;
-    const mentions = entitiesIn(doc);
+    const { prose, codeMentions, readable } = proseView(text);
+    const doc = nlp(prose) as unknown as View;
+    // A name the tagger found over a code stand-in is the stand-in, not a name.
+    const words = entitiesIn(doc).filter((m) => !codeMentions.some((c) => m.start < c.end && c.start < m.end));
+    const mentions = [...words, ...codeMentions.map((c) => ({ ...c, type: 'code' }))].sort((a, b) => a.start - b.start);
     const verbs = doc.match('#Verb+').json({ offset: true });
-    for (const sentence of sentenceRanges(text)) {
+    for (const sentence of sentenceRanges(prose)) {
       const found = mentions.filter((m) => m.start >= sentence.start && m.start < sentence.end);
-      const description = clip(sentence.text);
+      const description = clip(readable.slice(sentence.start, sentence.end));
       for (const f of found) {
         const key = f.name.toLowerCase();
         if (!entities.has(key) && entities.size < MAX_ENTITIES_PER_CHUNK) entities.set(key, { name: f.name, type: f.type, description });
@@ -61,11 +67,12 @@ export class LocalExtractor implements Extractor {
           const b = found[j]!;
           if (a.name.toLowerCase() === b.name.toLowerCase()) continue;
           if (!entities.has(a.name.toLowerCase()) || !entities.has(b.name.toLowerCase())) continue;
-          const verb = verbBetween(verbs, a.end, b.start, text);
-          const label = verb ?? 'related to';
+          const phrase = relationLabel(verbs, a.end, b.start, prose);
+          const label = phrase?.label ?? 'related to';
           const key = `${a.name.toLowerCase()}|${label}|${b.name.toLowerCase()}`;
           if (!relationships.has(key)) {
-            relationships.set(key, { source: a.name, target: b.name, label, description, strength: verb ? (j === i + 1 ? 8 : 6) : j === i + 1 ? 4 : 2 });
+            const near = j === i + 1;
+            relationships.set(key, { source: a.name, target: b.name, label, description, strength: phrase?.verbal ? (near ? 8 : 6) : near ? 4 : 2 });
           }
         }
       }
@@ -76,8 +83,25 @@ export class LocalExtractor implements Extractor {
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 
+/**
+ * Where a block of markdown ends though no sentence does: a blank line, or a line that starts
+ * a list item, a table row or a heading. A list of features has no full stops, and without
+ * these breaks every item would pair with every other as one "sentence".
+ */
+const BLOCK_BREAK = /\n[ \t]*(?=\n|[*+-][ \t]|\d{1,3}[.)][ \t]|\||#{1,6}[ \t])/g;
+
 function sentenceRanges(text: string): Array<{ start: number; end: number; text: string }> {
-  return [...segmenter.segment(text)].map((s) => ({ start: s.index, end: s.index + s.segment.length, text: s.segment.trim() })).filter((s) => s.text !== '');
+  const ranges: Array<{ start: number; end: number; text: string }> = [];
+  let blockStart = 0;
+  const blockEnds = [...text.matchAll(BLOCK_BREAK)].map((m) => m.index);
+  for (const blockEnd of [...blockEnds, text.length]) {
+    for (const s of segmenter.segment(text.slice(blockStart, blockEnd))) {
+      const start = blockStart + s.index;
+      if (s.segment.trim() !== '') ranges.push({ start, end: start + s.segment.length, text: s.segment.trim() });
+    }
+    blockStart = blockEnd;
+  }
+  return ranges;
 }
 
 /** Every entity mention in the chunk, longest names winning where names overlap. */
@@ -104,36 +128,8 @@ function entitiesIn(doc: View): Found[] {
   return kept.sort((a, b) => a.start - b.start);
 }
 
-/** The first verb between two entities, with a trailing preposition ("was born in"). */
-function verbBetween(verbs: readonly Span[], from: number, to: number, text: string): string | null {
-  if (to - from > 160) return null;
-  const verb = verbs.find((v) => v.offset.start >= from && v.offset.start + v.offset.length <= to);
-  if (!verb) return null;
-  const end = verb.offset.start + verb.offset.length;
-  const after = /^\s+(in|at|on|of|by|with|for|from|to|into|as)\b/i.exec(text.slice(end, Math.min(to, end + 8)))?.[1];
-  const phrase = `${verb.text}${after ? ` ${after}` : ''}`.toLowerCase().replace(/[^\p{L}\p{N}' -]/gu, '').trim();
-  return phrase === '' ? null : phrase.slice(0, 60);
-}
-
-function cleanName(raw: string): string | null {
-  const name = raw
-    .replace(/['’]s$/u, '')
-    // Drop leading common words ("brother Jacques Curie" → "Jacques Curie").
-    .replace(/^(?:[\p{Ll}][\p{L}'-]*\s+)+(?=\p{Lu})/u, '')
-    .replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N})]+$/gu, '')
-    .replace(/^(the|a|an)\s+/i, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    // A closing parenthesis belongs to the name only when the name opened it.
-    .replace(/\)+$/, (closing, offset: number, whole: string) => (whole.slice(0, offset).includes('(') ? closing : ''));
-  if (name.length < 2 || name.length > 80) return null;
-  if (name.split(' ').length > 8) return null;
-  // Names carry a capital or a number; "first woman" and "few months" are not entities.
-  if (!/\p{Lu}|\d/u.test(name)) return null;
-  return name;
-}
-
 function clip(sentence: string): string {
-  const s = sentence.replace(/\s+/g, ' ').trim();
+  // Blanked markup leaves runs of spaces, some before punctuation.
+  const s = sentence.replace(/\s+/g, ' ').replace(/ ([.,;:!?)])/g, '$1').trim();
   return s.length <= MAX_DESCRIPTION_CHARS ? s : `${s.slice(0, MAX_DESCRIPTION_CHARS - 1)}…`;
 }
