@@ -114,6 +114,20 @@ export class TrellisClient {
   addDocumentFromUrl(request: Partial<v1.AddDocumentFromUrlRequest>): Promise<v1.Document> {
     return this.unary(this.raw.knowledgeBases, 'addDocumentFromUrl', request);
   }
+  /**
+   * The pages of a site as they are handled (see AddSiteRequest). A crawl runs as long as its
+   * pages take, so its deadline is its own (`timeoutMs`, default one hour); stopping early
+   * cancels the call, and the server stops crawling.
+   */
+  async *addSite(request: Partial<v1.AddSiteRequest> & { knowledgeBase: string }, timeoutMs = 3_600_000): AsyncGenerator<v1.SitePage> {
+    const method = this.raw.knowledgeBases['addSite'] as (req: unknown, md: Metadata, options: { deadline: Date }) => ClientReadableStream<v1.SitePage>;
+    const call = method.call(this.raw.knowledgeBases, request, this.metadata(), { deadline: new Date(Date.now() + timeoutMs) });
+    try {
+      for await (const page of call) yield page as v1.SitePage;
+    } finally {
+      call.cancel();
+    }
+  }
   /** One page of documents (see ListDocumentsRequest); `listAllDocuments` follows the pages. */
   listDocuments(knowledgeBase: string, page: Partial<Omit<v1.ListDocumentsRequest, 'knowledgeBase'>> = {}): Promise<v1.ListDocumentsResponse> {
     return this.unary(this.raw.knowledgeBases, 'listDocuments', { knowledgeBase, ...page });

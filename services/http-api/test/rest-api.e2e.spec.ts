@@ -108,6 +108,13 @@ describe('REST API', () => {
     expect(done.done.citations.length).toBeGreaterThan(0);
   });
 
+  it('refuses a site crawl it may not make with problem+json before any event', async () => {
+    const refused = await json(await api('/api/v1/knowledge-bases/curie/sites', { method: 'POST', headers: { ...A, ...JSON_TYPE }, body: JSON.stringify({ crawlUrl: `${base}/metrics` }) }));
+    expect(refused).toMatchObject({ status: 400, type: 'application/problem+json', body: { detail: expect.stringMatching(/refusing to fetch/) } });
+    const both = await json(await api('/api/v1/knowledge-bases/curie/sites', { method: 'POST', headers: { ...A, ...JSON_TYPE }, body: JSON.stringify({ crawlUrl: 'https://example.org/', sitemapUrl: 'https://example.org/sitemap.xml' }) }));
+    expect(both).toMatchObject({ status: 400, body: { detail: expect.stringMatching(/exactly one of sitemap_url and crawl_url/) } });
+  });
+
   it('refuses a missing or wrong key with 401 and the message gRPC gives', async () => {
     const grpc = new TrellisClient({ address: server.grpcAddress, apiKey: 'wrong' });
     const grpcMessage = await grpc.listKnowledgeBases().then(
@@ -222,7 +229,7 @@ describe('REST API', () => {
       ),
     );
     console.log(`OpenAPI: ${operations.length} operations (${grpcMethods.size} distinct gRPC methods, 2 of them polled by event streams) for ${proto.length} gRPC methods`);
-    expect(proto).toHaveLength(32);
+    expect(proto).toHaveLength(33);
     expect([...grpcMethods].sort()).toEqual([...proto].sort());
     expect(new Set(operations.map((o) => o.operationId)).size).toBe(operations.length);
     const docs = await api('/api/docs');

@@ -8,7 +8,17 @@ import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
 import { validateDocumentMetadata, validateFilename, validateSourceUri } from './document-request-limits';
+import { crawlSite } from './site/site-crawler';
+import type { PageResult } from './site/site-crawler';
+import { httpUrl, siteCrawlOf } from './site/site-request';
+import type { SiteRequest } from './site/site-request';
 import { UrlFetcher } from './url-fetch/url-fetcher';
+import type { FetchedDocument } from './url-fetch/url-fetcher';
+
+/** Document metadata keys Trellis writes for pages it fetched. */
+const ETAG_KEY = 'http.etag';
+const LAST_MODIFIED_KEY = 'http.last_modified';
+const SOURCE_KEY = 'trellis.source';
 
 export interface IncomingDocument {
   readonly knowledgeBase: string;
@@ -115,21 +125,43 @@ export class DocumentIngestionService {
 
   /** Downloads a URL and ingests it; the URL is the document's source identity. */
   async ingestUrl(tenant: TenantScope, knowledgeBase: string, url: string, metadata: Record<string, string>): Promise<IngestResult> {
-    validateSourceUri(url, 'url');
     validateDocumentMetadata(metadata);
-    let parsedUrl: URL;
-    try {
-      parsedUrl = new URL(url);
-    } catch {
-      throw TrellisError.invalid(`"${url}" is not a valid URL`);
-    }
-    if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw TrellisError.invalid('only http and https URLs can be added');
+    const parsedUrl = httpUrl(url, 'url');
     await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
-    const { bytes, mimeType } = await this.fetcher.fetch(parsedUrl);
+    return this.ingestFetched(tenant, knowledgeBase, await this.fetcher.fetch(parsedUrl), parsedUrl, metadata);
+  }
+
+  /**
+   * Adds the pages of a site (`crawlSite`): each page is fetched by the same URL fetcher and
+   * ingested as `ingestUrl` would, under its URL; its ETag and Last-Modified are kept in the
+   * document's metadata for the conditional fetch of the next run.
+   */
+  async *ingestSite(tenant: TenantScope, request: SiteRequest): AsyncGenerator<PageResult> {
+    const crawl = siteCrawlOf(request);
+    // Room is left for the keys every page gets.
+    validateDocumentMetadata({ ...request.metadata, [ETAG_KEY]: '', [LAST_MODIFIED_KEY]: '', [SOURCE_KEY]: '' });
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
+    const scope = kbScope(kb);
+    yield* crawlSite(crawl, {
+      checkReachable: async (url) => void (await this.fetcher.checkedAddress(url)),
+      fetch: (url, copy) => this.fetcher.fetchIfChanged(url, copy),
+      cachedCopy: async (url) => {
+        const held = await this.repos.documents.findDocumentBySource(scope, url.href);
+        if (held === null || held.status === 'failed') return null;
+        return { etag: held.metadata[ETAG_KEY], lastModified: held.metadata[LAST_MODIFIED_KEY] };
+      },
+      ingest: (page, requested) => this.ingestFetched(tenant, request.knowledgeBase, page, requested, { ...request.metadata, [SOURCE_KEY]: crawl.mode }),
+    });
+  }
+
+  private ingestFetched(tenant: TenantScope, knowledgeBase: string, page: FetchedDocument, requested: URL, metadata: Record<string, string>): Promise<IngestResult> {
     // The name a URL gives is the end of its (percent-encoded) path, kept within the file name limit.
-    const filename = (basename(parsedUrl.pathname) || parsedUrl.hostname).slice(-200);
+    const filename = (basename(requested.pathname) || requested.hostname).slice(-200);
     const withExtension = /\.[a-z0-9]+$/i.test(filename) ? filename : `${filename}.html`;
-    return this.ingest(tenant, { knowledgeBase, filename: withExtension, mimeType, sourceUri: parsedUrl.href, metadata, bytes });
+    const validators: Record<string, string> = {};
+    if (page.etag) validators[ETAG_KEY] = page.etag;
+    if (page.lastModified) validators[LAST_MODIFIED_KEY] = page.lastModified;
+    return this.ingest(tenant, { knowledgeBase, filename: withExtension, mimeType: page.mimeType, sourceUri: requested.href, metadata: { ...metadata, ...validators }, bytes: page.bytes });
   }
 
   /**

@@ -70,6 +70,9 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   { name: 'URL of the cloud metadata address', call: (c) => c.client.addDocumentFromUrl({ knowledgeBase: c.kb, url: 'http://169.254.169.254/latest/meta-data/' }), code: status.INVALID_ARGUMENT, says: /refusing to fetch/ },
   { name: 'URL of IPv6 loopback', call: (c) => c.client.addDocumentFromUrl({ knowledgeBase: c.kb, url: 'http://[::1]:1/' }), code: status.INVALID_ARGUMENT, says: /refusing to fetch/ },
   { name: 'URL with credentials to a private address', call: (c) => c.client.addDocumentFromUrl({ knowledgeBase: c.kb, url: 'http://user:pw@10.0.0.1/' }), code: status.INVALID_ARGUMENT, says: /refusing to fetch|credentials/ },
+  { name: 'site crawl of the server itself', call: (c) => c.client.addSite({ knowledgeBase: c.kb, crawlUrl: `${c.httpUrl}/` }).next(), code: status.INVALID_ARGUMENT, says: /refusing to fetch/ },
+  { name: 'site with both a sitemap and a crawl URL', call: (c) => c.client.addSite({ knowledgeBase: c.kb, crawlUrl: 'https://example.org/', sitemapUrl: 'https://example.org/s.xml' }).next(), code: status.INVALID_ARGUMENT, says: /exactly one/ },
+  { name: 'site crawl of 20,000 pages', call: (c) => c.client.addSite({ knowledgeBase: c.kb, crawlUrl: 'https://example.org/', maxPages: 20_000 }).next(), code: status.INVALID_ARGUMENT, says: /max_pages/ },
   // Retrieval
   { name: 'empty query', call: (c) => retrieve(c, { query: '' }), code: status.INVALID_ARGUMENT, says: /query/ },
   { name: 'query of 8,001 characters', call: (c) => retrieve(c, { query: 'x'.repeat(8001) }), code: status.INVALID_ARGUMENT, says: /longer than 8000/ },

@@ -115,10 +115,10 @@ function operation(route: RestRoute, schemas: SchemaSet): Schema {
     }
   }
   const output = schemas.ref(method.output);
-  const sse = route.kind === 'chat-stream' || route.kind === 'document-events' || route.kind === 'knowledge-base-events';
+  const sse = route.kind !== 'unary' && route.kind !== 'upload';
   const eventSchema = route.kind === 'knowledge-base-events' ? schemas.ref(apiMethod('KnowledgeBaseService', 'GetDocument').output) : output;
   return {
-    operationId: route.kind === 'unary' || route.kind === 'upload' || route.kind === 'chat-stream' ? route.rpc.charAt(0).toLowerCase() + route.rpc.slice(1) : `${route.kind.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}`,
+    operationId: route.kind !== 'document-events' && route.kind !== 'knowledge-base-events' ? route.rpc.charAt(0).toLowerCase() + route.rpc.slice(1) : `${route.kind.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}`,
     summary: route.summary,
     tags: [route.service],
     'x-grpc-method': `trellis.v1.${route.service}/${route.rpc}`,

@@ -37,6 +37,10 @@ export async function handleRestRoute(context: RestContext, route: RestRoute, pa
       const request = requestFromJson(method.input, await requestJson(req, route, params, query, method.input));
       return streamChat(context.caller.chat(request), res);
     }
+    case 'site-stream': {
+      const request = requestFromJson(method.input, await requestJson(req, route, params, query, method.input));
+      return streamEvents(context.caller.addSite(request as Partial<v1.AddSiteRequest> & { knowledgeBase: string }), method.output, res, 1, () => 'page');
+    }
     case 'document-events':
       return streamDocumentEvents(context, params['knowledgeBase']!, params['documentId']!, res);
     case 'knowledge-base-events':
@@ -86,19 +90,28 @@ async function upload(context: RestContext, params: Record<string, string>, req:
  * up to then (no key, a bad request, a missing knowledge base) is an ordinary HTTP error; a
  * failure later is an `error` event.
  */
-export async function streamChat(events: AsyncGenerator<v1.ChatEvent>, res: ServerResponse): Promise<void> {
-  const schema = apiMethod('ChatService', 'Chat').output;
-  const held: v1.ChatEvent[] = [];
+export function streamChat(events: AsyncGenerator<v1.ChatEvent>, res: ServerResponse): Promise<void> {
+  // An event is a oneof: its one member names it.
+  return streamEvents(events, apiMethod('ChatService', 'Chat').output, res, 2, (json) => Object.keys(json)[0]);
+}
+
+/**
+ * A server stream as server-sent events. The first `hold` events are awaited before the
+ * response starts, so a call refused up to then is an ordinary HTTP error (problem+json); a
+ * failure later is an `error` event. The stream is cancelled when the client goes away.
+ */
+async function streamEvents<T>(events: AsyncGenerator<T>, schema: Parameters<typeof responseToJson>[0], res: ServerResponse, hold: number, eventName: (json: Record<string, unknown>) => string | undefined): Promise<void> {
+  const held: T[] = [];
   let next = await events.next();
-  if (!next.done) {
+  while (!next.done && held.length < hold - 1) {
     held.push(next.value);
     next = await events.next();
   }
   const stream = new EventStream(res);
   res.on('close', () => void events.return(undefined));
-  const send = (event: v1.ChatEvent) => {
+  const send = (event: T) => {
     const json = responseToJson(schema, event) as Record<string, unknown>;
-    stream.send(Object.keys(json)[0], JSON.stringify(json));
+    stream.send(eventName(json), JSON.stringify(json));
   };
   held.forEach(send);
   try {

@@ -1,7 +1,7 @@
 import type { ApiServiceName } from './proto-json';
 
-/** How a route runs: one unary call, a streamed upload, a streamed chat, or a polled progress stream. */
-export type RouteKind = 'unary' | 'upload' | 'chat-stream' | 'document-events' | 'knowledge-base-events';
+/** How a route runs: one unary call, a streamed upload, a streamed chat or site crawl, or a polled progress stream. */
+export type RouteKind = 'unary' | 'upload' | 'chat-stream' | 'site-stream' | 'document-events' | 'knowledge-base-events';
 
 /**
  * One REST operation. The route table below is the single source of the router and of the
@@ -33,6 +33,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
   { method: 'DELETE', path: KB, service: 'KnowledgeBaseService', rpc: 'DeleteKnowledgeBase', kind: 'unary', summary: 'Delete a knowledge base and everything in it' },
   { method: 'POST', path: `${KB}/documents`, service: 'KnowledgeBaseService', rpc: 'UploadDocument', kind: 'upload', successStatus: 201, summary: 'Upload a document (multipart/form-data: `file`, optional `metadata` JSON)' },
   { method: 'POST', path: `${KB}/documents/from-url`, service: 'KnowledgeBaseService', rpc: 'AddDocumentFromUrl', kind: 'unary', successStatus: 201, summary: 'Add a document fetched from a URL' },
+  { method: 'POST', path: `${KB}/sites`, service: 'KnowledgeBaseService', rpc: 'AddSite', kind: 'site-stream', summary: 'Server-sent events: add the pages of a sitemap or a crawl, one `page` event per page' },
   { method: 'GET', path: `${KB}/documents`, service: 'KnowledgeBaseService', rpc: 'ListDocuments', kind: 'unary', summary: 'List documents with their index status' },
   { method: 'GET', path: `${KB}/documents/{documentId}`, service: 'KnowledgeBaseService', rpc: 'GetDocument', kind: 'unary', summary: 'Get a document and its index status' },
   { method: 'DELETE', path: `${KB}/documents/{documentId}`, service: 'KnowledgeBaseService', rpc: 'DeleteDocument', kind: 'unary', summary: 'Delete a document, leaving nothing of it behind' },

@@ -1,13 +1,13 @@
 import { Controller, Inject } from '@nestjs/common';
 import type { Metadata } from '@grpc/grpc-js';
-import { Observable, from, mergeMap, reduce } from 'rxjs';
+import { Observable, from, map, mergeMap, reduce } from 'rxjs';
 import { TrellisError, v1 } from '@trellis/contracts';
 import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { DocumentIngestionService } from '../document-ingestion.service';
 import { validateFilename } from '../document-request-limits';
 import { DocumentReindexService } from '../document-reindex.service';
 import { KnowledgeBaseService } from '../knowledge-base.service';
-import { fromExtractionMessage, fromResolutionMessage, fromStatusMessage, toDocumentMessage, toKnowledgeBaseMessage } from './messages';
+import { fromExtractionMessage, fromResolutionMessage, fromStatusMessage, toDocumentMessage, toKnowledgeBaseMessage, toSitePageMessage } from './messages';
 
 interface UploadState {
   metadata?: v1.UploadMetadata;
@@ -114,6 +114,12 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   async addDocumentFromUrl(request: v1.AddDocumentFromUrlRequest, metadata?: Metadata): Promise<v1.Document> {
     const result = await this.ingestion.ingestUrl(this.tenants.resolve(metadata), request.knowledgeBase, request.url, request.metadata);
     return toDocumentMessage(result.document, {}, result.unchanged);
+  }
+
+  addSite(request: v1.AddSiteRequest, metadata?: Metadata): Observable<v1.SitePage> {
+    // The gRPC loader gives undefined for an unset optional field.
+    const pages = this.ingestion.ingestSite(this.tenants.resolve(metadata), { ...request, delayMs: request.delayMs ?? undefined });
+    return from(pages).pipe(map(toSitePageMessage));
   }
 
   async listDocuments(request: v1.ListDocumentsRequest, metadata?: Metadata): Promise<v1.ListDocumentsResponse> {

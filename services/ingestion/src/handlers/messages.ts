@@ -2,6 +2,7 @@ import { TrellisError, v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
 import { chunkingAndModelMessages, extractionFromMessage, resolutionFromMessage, toExtractionMessage, toResolutionMessage } from '@trellis/storage';
 import { NO_LLM_USAGE } from '@trellis/storage';
+import type { PageResult } from '../site/site-crawler';
 import type { DocumentRecord, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
@@ -105,4 +106,16 @@ export function toDocumentMessage(
 /** The resolution settings of a request; absent when the request carries none. */
 export function fromResolutionMessage(message: v1.ResolutionSettings | undefined | null): ResolutionSettings | undefined {
   return message === undefined || message === null ? undefined : resolutionFromMessage(message);
+}
+
+/** One page of AddSite; outcomes are spelled in snake case on the wire. */
+export function toSitePageMessage(page: PageResult): v1.SitePage {
+  return {
+    url: page.url,
+    outcome: page.outcome.replace('-', '_'),
+    error: page.error,
+    document: page.document === null ? undefined : toDocumentMessage(page.document, {}, page.outcome === 'unchanged'),
+    done: page.done,
+    found: page.found,
+  };
 }

@@ -25,9 +25,37 @@ export interface FetchedDocument {
   readonly mimeType: string;
   /** The URL that answered, after redirects. */
   readonly url: URL;
+  /** The response's validators, for a conditional request next time ('' when absent). */
+  readonly etag: string;
+  readonly lastModified: string;
+}
+
+/** What a conditional fetch may send: the validators of the copy already held. */
+export interface CachedCopy {
+  readonly etag?: string;
+  readonly lastModified?: string;
+}
+
+/** The server said the copy held is current (HTTP 304). */
+export interface NotModified {
+  readonly notModified: true;
+  readonly url: URL;
+}
+
+/** A fetch answered with a status that is neither success nor redirect. */
+export class HttpStatusError extends TrellisError {
+  constructor(
+    readonly status: number,
+    url: URL,
+  ) {
+    super(ErrorCode.FailedPrecondition, `fetching ${url.href} returned HTTP ${status}`);
+  }
 }
 
 type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+/** How Trellis names itself to web servers, and the token robots.txt rules address. */
+export const USER_AGENT = 'trellis-url-fetch';
 
 const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
@@ -53,12 +81,25 @@ export class UrlFetcher {
   }
 
   async fetch(start: URL): Promise<FetchedDocument> {
+    const result = await this.fetchIfChanged(start, {});
+    if ('notModified' in result) throw new HttpStatusError(304, result.url);
+    return result;
+  }
+
+  /**
+   * The document, or NotModified when the server confirms (HTTP 304) that `copy` is current:
+   * the copy's ETag goes out as If-None-Match and its Last-Modified as If-Modified-Since.
+   */
+  async fetchIfChanged(start: URL, copy: CachedCopy): Promise<FetchedDocument | NotModified> {
+    const conditions: Record<string, string> = {};
+    if (copy.etag) conditions['if-none-match'] = copy.etag;
+    if (copy.lastModified) conditions['if-modified-since'] = copy.lastModified;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.limits.timeoutMs);
     try {
       let url = start;
       for (let redirects = 0; ; redirects++) {
-        const response = await this.request(url, controller.signal);
+        const response = await this.request(url, controller.signal, conditions);
         const location = response.headers.location;
         if (response.statusCode !== undefined && response.statusCode >= 300 && response.statusCode < 400 && location !== undefined) {
           response.resume();
@@ -68,12 +109,17 @@ export class UrlFetcher {
           url = redirectTarget(url, location);
           continue;
         }
+        if (response.statusCode === 304 && Object.keys(conditions).length > 0) {
+          response.resume();
+          return { notModified: true, url };
+        }
         if (response.statusCode === undefined || response.statusCode < 200 || response.statusCode >= 300) {
           response.resume();
-          throw new TrellisError(ErrorCode.FailedPrecondition, `fetching ${url.href} returned HTTP ${response.statusCode}`);
+          throw new HttpStatusError(response.statusCode ?? 0, url);
         }
         const bytes = await readBody(url, response, this.limits.maxBytes, controller.signal);
-        return { bytes, mimeType: String(response.headers['content-type'] ?? ''), url };
+        const header = (name: string) => String(response.headers[name] ?? '').slice(0, 200);
+        return { bytes, mimeType: String(response.headers['content-type'] ?? ''), url, etag: header('etag'), lastModified: header('last-modified') };
       }
     } catch (error) {
       // Whatever failed after the deadline failed because of it.
@@ -110,7 +156,7 @@ export class UrlFetcher {
     return addresses[0]!;
   }
 
-  private async request(url: URL, signal: AbortSignal): Promise<IncomingMessage> {
+  private async request(url: URL, signal: AbortSignal, conditions: Record<string, string>): Promise<IncomingMessage> {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw TrellisError.invalid(`only http and https URLs can be fetched (got ${url.protocol} from ${url.href})`);
     const target = await this.checkedAddress(url, signal);
     // Connect to the address just checked, never to a second DNS answer.
@@ -120,7 +166,7 @@ export class UrlFetcher {
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(url, { method: 'GET', lookup, signal, headers: { 'accept-encoding': 'gzip, deflate, br', 'user-agent': 'trellis-url-fetch' }, agent: false }, resolve);
+      const req = send(url, { method: 'GET', lookup, signal, headers: { 'accept-encoding': 'gzip, deflate, br', 'user-agent': USER_AGENT, ...conditions }, agent: false }, resolve);
       req.on('error', (error) => reject(signal.aborted ? error : new TrellisError(ErrorCode.FailedPrecondition, `could not fetch ${url.href}: ${error.message}`)));
       req.end();
     });

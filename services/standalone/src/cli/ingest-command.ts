@@ -10,7 +10,13 @@ const POLL_MS = 250;
 export interface IngestOptions {
   wait: boolean;
   timeoutSeconds: number;
+  /** A sitemap or crawl to add besides the paths. */
+  site?: SiteIngest;
 }
+
+export type SiteIngest = Omit<v1.AddSiteRequest, 'knowledgeBase' | 'metadata'>;
+
+const PAGE_MARK: Record<string, string> = { added: '+', updated: '+', unchanged: '=', not_modified: '=', disallowed: '-', failed: '✗' };
 
 /** Uploads files and URLs, one status line each, then follows indexing to the end. */
 export async function ingestCommand(client: TrellisClient, kb: string, inputs: string[], options: IngestOptions, out: NodeJS.WriteStream): Promise<number> {
@@ -34,6 +40,11 @@ export async function ingestCommand(client: TrellisClient, kb: string, inputs: s
     await report(file.display, async () => client.uploadDocument({ knowledgeBase: kb, filename: file.path, sourceUri: file.display }, await readFile(file.path)));
   }
   for (const url of urls) await report(url, () => client.addDocumentFromUrl({ knowledgeBase: kb, url }));
+  if (options.site) {
+    const site = await addSite(client, kb, options.site, out);
+    accepted.push(...site.accepted);
+    failures += site.failures;
+  }
   if (skipped.length > 0) {
     out.write(`  skipped ${skipped.length} file(s) of unsupported type:\n`);
     for (const name of skipped) out.write(`  - ${name}\n`);
@@ -41,6 +52,24 @@ export async function ingestCommand(client: TrellisClient, kb: string, inputs: s
   if (!options.wait || accepted.length === 0) return failures > 0 ? 1 : 0;
   failures += await waitForIndexing(client, kb, accepted, options.timeoutSeconds, out);
   return failures > 0 ? 1 : 0;
+}
+
+/** Adds a site page by page, one line per page; the documents to follow and the failures. */
+async function addSite(client: TrellisClient, kb: string, site: SiteIngest, out: NodeJS.WriteStream): Promise<{ accepted: v1.Document[]; failures: number }> {
+  const accepted: v1.Document[] = [];
+  let failures = 0;
+  try {
+    for await (const page of client.addSite({ knowledgeBase: kb, ...site })) {
+      const detail = page.error || (page.outcome === 'added' || page.outcome === 'updated' ? `version ${page.document?.version ?? '?'}` : page.outcome.replace('_', ' '));
+      out.write(`  ${PAGE_MARK[page.outcome] ?? '?'} [${page.done}/${page.found}] ${page.url}  ${detail}\n`);
+      if ((page.outcome === 'added' || page.outcome === 'updated') && page.document) accepted.push(page.document);
+      if (page.outcome === 'failed') failures++;
+    }
+  } catch (error) {
+    failures++;
+    out.write(`  ✗ ${site.sitemapUrl || site.crawlUrl}  ${describeError(error)}\n`);
+  }
+  return { accepted, failures };
 }
 
 /** Follows the documents until each is graphed or failed; returns how many failed. */

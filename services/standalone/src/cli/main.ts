@@ -9,6 +9,7 @@ import { addGraphEditCommands } from './graph-commands';
 import { addCommunityCommands } from './community-commands';
 import { addMcpCommand } from './mcp-command';
 import { ingestCommand, waitForIndexing } from './ingest-command';
+import type { SiteIngest } from './ingest-command';
 import { removeDocuments } from './document-commands';
 import { SERVER_DEFAULT_MODE, evalCommand, integerList, stringList } from './eval-command';
 import { chunkSummary, describeError, stageSummary, statusName, table } from './output';
@@ -19,6 +20,31 @@ import { addResolutionOptions, hasResolutionFlags, resolutionSettings } from './
 import type { ResolutionFlags } from './resolution-options';
 
 const out = process.stdout;
+
+interface IngestFlags {
+  sitemap?: string;
+  crawl?: string;
+  maxPages?: number;
+  sameOrigin?: boolean;
+  anyOrigin?: boolean;
+  delayMs?: number;
+  concurrency?: number;
+  wait: boolean;
+  timeout: number;
+}
+
+function siteOption(opts: IngestFlags): SiteIngest | undefined {
+  if (opts.sitemap !== undefined && opts.crawl !== undefined) throw new Error('give --sitemap or --crawl, not both');
+  if (opts.sitemap === undefined && opts.crawl === undefined) return undefined;
+  return {
+    sitemapUrl: opts.sitemap ?? '',
+    crawlUrl: opts.crawl ?? '',
+    maxPages: opts.maxPages ?? 0,
+    followOtherOrigins: opts.anyOrigin === true,
+    ...(opts.delayMs === undefined ? {} : { delayMs: opts.delayMs }),
+    concurrency: opts.concurrency ?? 0,
+  };
+}
 
 interface KbCreateOptions extends ExtractionFlags, ResolutionFlags {
   description: string;
@@ -116,14 +142,24 @@ kb.command('delete <name>').action(
 );
 
 program
-  .command('ingest <kb> <paths...>')
-  .description('add files, directories (recursively) and http(s) URLs, then follow their indexing')
+  .command('ingest <kb> [paths...]')
+  .description('add files, directories (recursively), http(s) URLs and web sites (--sitemap, --crawl), then follow their indexing')
+  .option('--sitemap <url>', 'add every page a sitemap lists (sitemap indexes followed)')
+  .option('--crawl <url>', 'add the pages reached by following links from this page')
+  .option('--max-pages <n>', 'pages of a sitemap or crawl fetched at most (default 100)', integer(1, 10_000))
+  .option('--same-origin', "crawl: follow links to the start page's origin only (the default)")
+  .option('--any-origin', 'crawl: follow links to other origins too')
+  .option('--delay-ms <ms>', 'least time between two requests to one site (default 500; robots.txt may ask for more)', integer(0, 60_000))
+  .option('--concurrency <n>', 'pages fetched and indexed at the same time (default 2)', integer(1, 8))
   .option('--no-wait', 'return once uploaded, without waiting for indexing')
   .option('--timeout <seconds>', 'how long to wait for indexing', integer(1, 86_400), 1800)
   .action(
-    run((client, kbName: string, paths: string[], opts: { wait: boolean; timeout: number }) =>
-      ingestCommand(client, kbName, paths, { wait: opts.wait, timeoutSeconds: opts.timeout }, out),
-    ),
+    run((client, kbName: string, paths: string[], opts: IngestFlags) => {
+      if (opts.sameOrigin && opts.anyOrigin) throw new Error('give --same-origin or --any-origin, not both');
+      const site = siteOption(opts);
+      if (paths.length === 0 && site === undefined) throw new Error('give files, URLs, --sitemap or --crawl');
+      return ingestCommand(client, kbName, paths, { wait: opts.wait, timeoutSeconds: opts.timeout, site }, out);
+    }),
   );
 
 program
