@@ -117,7 +117,7 @@ export class DocumentIngestionService {
       await stage(message);
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }
-    const document = await this.repos.documents.saveDocumentVersion(scope, { ...identity, mimeType: parsed.mimeType, text: parsed.text });
+    const document = await this.repos.documents.saveDocumentVersion(scope, { ...identity, metadata: { ...parsed.metadata, ...identity.metadata }, mimeType: parsed.mimeType, text: parsed.text });
     await stage(null);
     await this.announce(scope, document);
     return { document, unchanged: false };

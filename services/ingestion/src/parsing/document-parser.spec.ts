@@ -19,6 +19,36 @@ async function failure(promise: Promise<unknown>): Promise<TrellisError> {
 const limits = (overrides: Partial<ParseLimits>): ParseLimits => ({ ...DEFAULT_PARSE_LIMITS, ...overrides });
 
 describe('parseDocument', () => {
+  it('reads AsciiDoc as markdown in the parse worker, with no include reaching the file system', async () => {
+    const adoc = [
+      '= Rate limiting', '', '== Setup', '', 'Install *@nestjs/throttler* and import `ThrottlerModule`, see link:https://docs.nestjs.com[the docs].', '',
+      'NOTE: Limits apply per client.', '', '[source,typescript]', '----', 'ThrottlerModule.forRoot([{ ttl: 60000, limit: 10 }]);', '----', '',
+      '* ttl: the window', '* limit: the requests per window', '', '|===', '|Option |Meaning', '', '|ttl |window in ms', '|===', '',
+      'include::/etc/passwd[]', '', '=== Storage', '', 'Redis keeps the counters &amp; more.',
+    ].join('\n');
+    const parsed = await parseDocument(Buffer.from(adoc), 'rate-limiting.adoc', '');
+    expect(parsed.mimeType).toBe('text/markdown');
+    expect(parsed.text).toContain('# Rate limiting\n\n## Setup\n\nInstall @nestjs/throttler and import `ThrottlerModule`, see the docs.');
+    expect(parsed.text).toContain('Note: Limits apply per client.');
+    expect(parsed.text).toContain('```typescript\nThrottlerModule.forRoot([{ ttl: 60000, limit: 10 }]);\n```');
+    expect(parsed.text).toContain('- ttl: the window\n- limit: the requests per window');
+    expect(parsed.text).toContain('| Option | Meaning |\n| --- | --- |\n| ttl | window in ms |');
+    expect(parsed.text).toContain('### Storage\n\nRedis keeps the counters & more.');
+    expect(parsed.text).not.toMatch(/root:/);
+  });
+
+  it('reads a source file as one fenced block of its language, under its name', async () => {
+    const code = 'export const greeting = `hello`;\nconst md = "```js\\nnot a fence\\n```";\n\n\n\nexport function f(): void {}\n';
+    const parsed = await parseDocument(Buffer.from(code), 'src/greeting.ts', '');
+    expect(parsed.mimeType).toBe('text/markdown');
+    expect(parsed.metadata).toEqual({ language: 'typescript' });
+    // Longer than the longest run of backticks inside, so nothing in the file closes it.
+    expect(parsed.text).toBe('# greeting.ts\n\n````typescript\nexport const greeting = `hello`;\nconst md = "```js\\nnot a fence\\n```";\n\nexport function f(): void {}\n````\n');
+    expect((await parseDocument(Buffer.from('SELECT 1;'), 'q.sql', '')).metadata).toEqual({ language: 'sql' });
+    expect((await parseDocument(Buffer.from('x = 1'), 'upload', 'text/x-python')).metadata).toEqual({ language: 'python' });
+    await expect(parseDocument(Buffer.from(' \n\n '), 'empty.go', '')).rejects.toThrow(/contains no text/);
+  });
+
   it('parses HTML, PDF and DOCX in the parse worker', async () => {
     expect((await parseDocument(Buffer.from('<html><body><h1>Title</h1><p>Hello <b>there</b></p></body></html>'), 'a.html', '')).text).toBe('Title\n\nHello there');
     expect((await parseDocument(makePdf('Grace Hopper built a compiler.'), 'a.pdf', '')).text).toContain('Grace Hopper built a compiler.');

@@ -1,7 +1,8 @@
 import { TrellisError } from '@trellis/contracts';
 import { markdownWithoutHtml } from './markdown-html';
 import { mdxToMarkdown } from './mdx-text';
-import { SUPPORTED_EXTENSIONS, kindOf, resolveMimeType } from './mime-types';
+import { SUPPORTED_EXTENSIONS, kindOf, languageOf, resolveMimeType } from './mime-types';
+import { sourceAsMarkdown } from './source-code';
 import { ParseFailure } from './parse-failure';
 import { parseInWorker } from './parse-runner';
 import type { ParseBudget } from './parse-runner';
@@ -15,6 +16,8 @@ export interface ParsedDocument {
    * blocks, with the HTML inside it reduced to text.
    */
   readonly text: string;
+  /** What the parse learnt about the document (`language` of a source file). */
+  readonly metadata: Record<string, string>;
 }
 
 /** Everything that bounds one document's parse. */
@@ -25,9 +28,10 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = { ...DEFAULT_EXTRACTION_LIMITS,
 /**
  * Turns uploaded bytes into text. Every failure is an INVALID_ARGUMENT with a message a
  * user can act on, or RESOURCE_EXHAUSTED when the document passes its parse budget; nothing
- * here throws anything else for bad input. Plain text, markdown and MDX are decoded in place
- * (markdown and MDX lose their embedded HTML);
- * HTML, PDF and DOCX are parsed in a worker thread bounded in time and memory.
+ * here throws anything else for bad input. Plain text, markdown, MDX and source files are
+ * decoded in place (markdown and MDX lose their embedded HTML; source files become a fenced
+ * block of their language);
+ * AsciiDoc, HTML, PDF and DOCX are parsed in a worker thread bounded in time and memory.
  */
 export async function parseDocument(bytes: Uint8Array, filename: string, declaredMime: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): Promise<ParsedDocument> {
   const mimeType = resolveMimeType(filename, declaredMime);
@@ -42,7 +46,15 @@ export async function parseDocument(bytes: Uint8Array, filename: string, declare
     // Stored as the markdown it holds, so it is split by its headings like any markdown.
     const text = normalizeWhitespace(markdownWithoutHtml(mdxToMarkdown(decodeInPlace(bytes, filename))));
     if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
-    return { mimeType: 'text/markdown', text };
+    return { mimeType: 'text/markdown', text, metadata: {} };
+  }
+  if (kind === 'code') {
+    // Stored as markdown, one fenced block under the file's name: chunks cut it between lines
+    // and keep each piece fenced with its language.
+    const language = languageOf(mimeType) ?? 'text';
+    const code = normalizeWhitespace(decodeInPlace(bytes, filename));
+    if (code === '') throw TrellisError.invalid(`"${filename}" contains no text`);
+    return { mimeType: 'text/markdown', text: sourceAsMarkdown(filename, language, code), metadata: { language } };
   }
   const raw =
     kind === 'text' ? decodeInPlace(bytes, filename)
@@ -50,7 +62,8 @@ export async function parseDocument(bytes: Uint8Array, filename: string, declare
     : await parseInWorker({ kind, bytes, filename, limits }, limits);
   const text = normalizeWhitespace(raw);
   if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
-  return { mimeType, text };
+  // AsciiDoc is parsed into the markdown it is stored and split as.
+  return { mimeType: kind === 'asciidoc' ? 'text/markdown' : mimeType, text, metadata: {} };
 }
 
 function decodeInPlace(bytes: Uint8Array, filename: string): string {

@@ -1,3 +1,4 @@
+import { asciidocMarkdown } from './asciidoc-markdown';
 import { assertHtmlDepthWithin } from './html-depth';
 import type { DocumentKind } from './mime-types';
 import { ParseFailure } from './parse-failure';
@@ -38,7 +39,10 @@ export async function extractText(kind: DocumentKind, bytes: Uint8Array, filenam
     case 'text':
     case 'markdown':
     case 'mdx':
+    case 'code':
       return decodeUtf8(bytes, filename);
+    case 'asciidoc':
+      return asciidocMarkdown(decodeUtf8(bytes, filename));
     case 'html':
       return htmlText(decodeUtf8(bytes, filename), filename, limits);
     case 'pdf':
