@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { KbScope } from '@trellis/contracts';
 import type { TrellisStore } from '../src/trellis-store';
-import { eachStoreWithKnowledgeBase, saveTestDocument } from './store-contract';
+import { chunk, eachStoreWithKnowledgeBase, saveTestDocument } from './store-contract';
 
-/** ListDocuments' paging, as every adapter must page: keyset on the id, after a cursor, by status. */
+/**
+ * ListDocuments' paging, as every adapter must page: keyset on the id, after a cursor, by
+ * status; and the progress of a page's documents, read for all of them at once.
+ */
 export function describeDocumentPagingContract(name: string, makeStore: () => Promise<TrellisStore>): void {
   describe(`${name}: document paging contract`, () => {
     let store: TrellisStore;
@@ -30,6 +33,32 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       expect(await store.listDocuments({ tenantId: 'other', kbId: scope.kbId }, { limit: 10 })).toEqual([]);
       // Without a page: every document, in source order.
       expect((await store.listDocuments(scope)).map((d) => d.sourceUri)).toEqual(['d1.txt', 'd2.txt', 'd3.txt', 'd4.txt', 'd5.txt']);
+    });
+
+    it('reads the progress of many document versions at once: current chunks, the version\'s stages and LLM usage', async () => {
+      for (const id of ['d1', 'd2', 'd3']) await addDocument(id);
+      await saveTestDocument(store, scope, 'd2', 2);
+      await store.upsertChunks(scope, [chunk('d1', 1, 0, 'one', 1), chunk('d1', 1, 1, 'two', 2), chunk('d2', 1, 0, 'old', 3), chunk('d2', 2, 0, 'new', 4)]);
+      await store.setChunkStatus(scope, chunk('d1', 1, 1, 'two', 2).id, 'graphed');
+      const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+      await store.recordStage(scope, { documentId: 'd2', version: 1, stage: 'chunking', startedAt: at, finishedAt: at });
+      await store.recordStage(scope, { documentId: 'd2', version: 2, stage: 'extraction', startedAt: at, finishedAt: at });
+      await store.addLlmUsage(scope, 'd2', 2, { calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 });
+      await store.addLlmUsage(scope, 'd2', 1, { calls: 9, inputTokens: 90, outputTokens: 9, estimatedCostUsd: 9, cacheHits: 0 });
+      const progress = await store.listProgress(scope, [
+        { documentId: 'd1', version: 1 },
+        { documentId: 'd2', version: 2 },
+        { documentId: 'd3', version: 1 },
+      ]);
+      expect([...progress.keys()]).toEqual(['d1', 'd2', 'd3']);
+      expect(progress.get('d1')).toMatchObject({ chunkCounts: { embedded: 1, graphed: 1 }, stages: [], llmUsage: { calls: 0 } });
+      // Only the asked version: d2's old chunk, stage and usage are not counted.
+      expect(progress.get('d2')!.chunkCounts).toEqual({ embedded: 1 });
+      expect(progress.get('d2')!.stages.map((s) => s.stage)).toEqual(['extraction']);
+      expect(progress.get('d2')!.llmUsage).toEqual({ calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 });
+      expect(progress.get('d3')).toEqual({ chunkCounts: {}, stages: [], llmUsage: { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 } });
+      expect(await store.listProgress(scope, [])).toEqual(new Map());
+      expect((await store.listProgress({ tenantId: 'other', kbId: scope.kbId }, [{ documentId: 'd1', version: 1 }])).get('d1')!.chunkCounts).toEqual({});
     });
   });
 }

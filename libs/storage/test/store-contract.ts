@@ -46,7 +46,7 @@ export function vectorFor(seed: number, dimensions = 16): Float32Array {
   return v.map((n) => n / norm);
 }
 
-function chunk(documentId: string, version: number, ordinal: number, text: string, seed: number): NewChunk {
+export function chunk(documentId: string, version: number, ordinal: number, text: string, seed: number): NewChunk {
   return {
     id: stableId('chk', documentId, version, ordinal),
     documentId,

@@ -55,7 +55,7 @@ const STORE_METHODS = [
   'searchEntitiesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'relationshipsOfEntities',
   'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph', 'updateEntity', 'updateRelationship', 'deleteEntity',
   'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits',
-  'recordStage', 'listStages', 'saveChatTurn', 'ping', 'close',
+  'recordStage', 'listStages', 'listProgress', 'saveChatTurn', 'ping', 'close',
   'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;

@@ -121,7 +121,7 @@ export class KnowledgeBaseService {
     // One more than the page: whether a next page exists, without an empty last page.
     const found = await this.repos.documents.listDocuments(kbScope(kb), { limit: limit + 1, afterId: afterIdOf(query.pageToken), status: query.status });
     const page = found.slice(0, limit);
-    const documents = await Promise.all(page.map((document) => this.withProgress(kbScope(kb), document)));
+    const documents = await this.withProgress(kbScope(kb), page);
     return { documents, nextPageToken: found.length > limit ? Buffer.from(page.at(-1)!.id, 'utf8').toString('base64url') : '' };
   }
 
@@ -129,16 +129,13 @@ export class KnowledgeBaseService {
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, kbIdOrName);
     const document = await this.repos.documents.getDocument(kbScope(kb), documentId);
     if (document === null) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
-    return this.withProgress(kbScope(kb), document);
+    return (await this.withProgress(kbScope(kb), [document]))[0]!;
   }
 
-  private async withProgress(scope: KbScope, document: DocumentRecord): Promise<DocumentWithCounts> {
-    const [chunkCounts, stages, llmUsage] = await Promise.all([
-      this.repos.chunks.countChunksByStatus(scope, document.id),
-      this.repos.documents.listStages(scope, document.id, document.version),
-      this.repos.llmUsage.getDocumentLlmUsage(scope, document.id, document.version),
-    ]);
-    return { document, chunkCounts, stages, llmUsage };
+  /** The documents with their indexing progress, read for all of them at once. */
+  private async withProgress(scope: KbScope, documents: readonly DocumentRecord[]): Promise<DocumentWithCounts[]> {
+    const progress = await this.repos.documents.listProgress(scope, documents.map((d) => ({ documentId: d.id, version: d.version })));
+    return documents.map((document) => ({ document, ...progress.get(document.id)! }));
   }
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type { IndexStatus, KbScope } from '@trellis/contracts';
-import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
+import type { DocumentRecord, LlmUsage, NewDocumentVersion, StageEvent, StageRecord } from '../records';
 import type { StuckDocument } from './stuck-work';
 
 /** A document of an unfinished indexing run, as a restart finds it. */
@@ -13,6 +13,22 @@ export interface DocumentPage {
   readonly afterId?: string;
   /** Only documents in this status. */
   readonly status?: IndexStatus;
+}
+
+/** A document version a progress read asks about. */
+export interface DocumentVersionRef {
+  readonly documentId: string;
+  readonly version: number;
+}
+
+/** How far indexing of a document version has come. */
+export interface DocumentProgress {
+  /** Chunks of the document's current version, by status. */
+  readonly chunkCounts: Partial<Record<IndexStatus, number>>;
+  /** The version's stages, in pipeline order. */
+  readonly stages: StageRecord[];
+  /** LLM calls and tokens spent on the version. */
+  readonly llmUsage: LlmUsage;
 }
 
 /** Documents with their versions, texts, index status and pipeline stage timings. */
@@ -52,4 +68,9 @@ export interface DocumentRepository {
   recordStage(scope: KbScope, event: StageEvent): Promise<void>;
   /** The stages of a document version, in pipeline order. */
   listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]>;
+  /**
+   * The progress of many document versions at once, a bounded number of queries whatever
+   * their number (a page of ListDocuments); every asked document is in the map.
+   */
+  listProgress(scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, DocumentProgress>>;
 }

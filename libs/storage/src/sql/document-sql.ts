@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
-import type { DocumentPage } from '../repositories/document.repository';
-import { CURRENT_CHUNKS, byPipelineOrder, toDocument, toStage } from '../row-mappers';
+import type { DocumentPage, DocumentProgress, DocumentVersionRef } from '../repositories/document.repository';
+import { toDocument } from '../row-mappers';
+import { chunkCountsOf, stagesOf, usageOf } from './document-progress-sql';
+
 import { removeDocumentChunks } from './graph-write-sql';
 import { takeInserted } from './sql-dialect';
 import type { SqlEngine } from './sql-engine';
@@ -122,11 +124,14 @@ export class SqlDocuments {
   }
 
   async countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
-    const rows = await this.db.rows(
-      `SELECT c.status AS status, COUNT(*) AS n FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ? AND c.document_id = ? GROUP BY c.status`,
-      [scope.tenantId, scope.kbId, documentId],
-    );
-    return Object.fromEntries(rows.map((r) => [String(r.status), Number(r.n)]));
+    return (await chunkCountsOf(this.db, scope, [documentId])).get(documentId)!;
+  }
+
+  /** Progress of many document versions in three queries, whatever their number. */
+  async listProgress(scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, DocumentProgress>> {
+    const ids = versions.map((v) => v.documentId);
+    const [counts, stages, usage] = await Promise.all([chunkCountsOf(this.db, scope, ids), stagesOf(this.db, scope, versions), usageOf(this.db, scope, versions)]);
+    return new Map(ids.map((id) => [id, { chunkCounts: counts.get(id)!, stages: stages.get(id)!, llmUsage: usage.get(id)! }]));
   }
 
   deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
@@ -170,13 +175,7 @@ export class SqlDocuments {
   }
 
   async listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]> {
-    const rows = await this.db.rows('SELECT * FROM document_stages WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ?', [
-      scope.tenantId,
-      scope.kbId,
-      documentId,
-      version,
-    ]);
-    return rows.map(toStage).sort(byPipelineOrder);
+    return (await stagesOf(this.db, scope, [{ documentId, version }])).get(documentId)!;
   }
 
   /** Inserts the document or moves it to this version; its source and creation time stay. */

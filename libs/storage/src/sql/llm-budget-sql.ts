@@ -1,6 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import type { LlmUsage } from '../records';
 import { LLM_USAGE_SUMS, freeSlots, takeTokens, toLlmUsage } from '../llm-budget';
+import { usageOf } from './document-progress-sql';
 import type { SqlDialect } from './sql-dialect';
 import type { SqlDatabase } from './sql-session';
 
@@ -27,9 +28,7 @@ export class SqlLlmBudget {
   }
 
   async documentUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
-    const where = 'tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ?';
-    const [row] = await this.db.rows(`SELECT ${LLM_USAGE_SUMS} FROM llm_usage WHERE ${where}`, [scope.tenantId, scope.kbId, documentId, version]);
-    return toLlmUsage(row);
+    return (await usageOf(this.db, scope, [{ documentId, version }])).get(documentId)!;
   }
 
   async knowledgeBaseUsage(scope: KbScope): Promise<LlmUsage> {

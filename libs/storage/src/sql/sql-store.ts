@@ -24,7 +24,7 @@ import type {
 import type { TrellisStore } from '../trellis-store';
 import type { CachedExtraction } from '../repositories/extraction-cache.repository';
 import type { StuckChunk, StuckDocument } from '../repositories/stuck-work';
-import type { DocumentPage } from '../repositories/document.repository';
+import type { DocumentPage, DocumentProgress, DocumentVersionRef } from '../repositories/document.repository';
 import type { CommunityState } from '../repositories/community.repository';
 import { SqlCommunities } from './community-sql';
 import { SqlChunks } from './chunk-sql';
@@ -145,6 +145,9 @@ export abstract class SqlStore implements TrellisStore {
   }
   listStages(scope: KbScope, documentId: string, version: number): Promise<StageRecord[]> {
     return this.documents.listStages(scope, documentId, version);
+  }
+  listProgress(scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, DocumentProgress>> {
+    return this.documents.listProgress(scope, versions);
   }
 
   // --- chunks ----------------------------------------------------------------------------
