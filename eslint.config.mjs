@@ -22,6 +22,10 @@ export const projectBoundaries = {
       'error',
       {
         allow: [],
+        // The CLI loads server code (the embedded server, the MCP server, the admin commands'
+        // drivers) only when a command needs it, so that client commands start fast; the
+        // composition root imports the same libraries statically.
+        checkDynamicDependenciesExceptions: ['@trellis/runtime', '@trellis/http-api', '@trellis/messaging', '@trellis/observability', '@trellis/storage', '@trellis/ingestion'],
         depConstraints: [
           { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:lib'] },
           { sourceTag: 'scope:service', onlyDependOnLibsWithTags: ['scope:lib', 'scope:testing'] },
@@ -45,8 +49,9 @@ export const projectBoundaries = {
 //            adapters), and all of services/standalone/src (composition root and CLI). May use
 //            Nest, gRPC and the runtime; still no driver and no test helper.
 //   library  libs/<name>/src/**: each driver is imported by its own adapter folder only, Nest by
-//            libs/runtime and libs/grpc-edge only; the gRPC wire (grpc-edge, and the client that
-//            uses it) stays free of the process (runtime, storage, messaging, models).
+//            libs/runtime and libs/grpc-edge only; the gRPC wire (grpc-edge, libs/wire, and the
+//            client that uses libs/wire alone) stays free of the process (runtime, storage,
+//            messaging, models).
 //   tests    *.spec.ts, test/**, libs/testing: anything.
 // ---------------------------------------------------------------------------------------------
 
@@ -82,7 +87,8 @@ const EDGE_IN_DOMAIN = ['@trellis/runtime', '@trellis/grpc-edge', '@trellis/clie
   banned(name, `Domain code reaches the process, the wire and other services through ports passed in; ${name} is for adapters (handlers/, *.module.ts, main.ts, grpc-*.ts).`),
 );
 const NEST_IN_LIB = banned('@nestjs/*', 'Nest belongs to the runtime and the gRPC edge (libs/runtime, libs/grpc-edge) and the services\' adapters; this library stays framework-free.');
-const GRPC_IN_LIB = banned('@grpc/*', 'gRPC belongs to libs/grpc-edge and libs/client.');
+const GRPC_IN_LIB = banned('@grpc/*', 'gRPC belongs to libs/grpc-edge, libs/wire and libs/client.');
+const EDGE_IN_CLIENT = banned('@trellis/grpc-edge', "The client takes its half of the wire from @trellis/wire: grpc-edge loads Nest and the server's telemetry, half a second of every CLI start.");
 const PROCESS_IN_WIRE = ['@trellis/runtime', '@trellis/storage', '@trellis/messaging', '@trellis/models'].map((name) =>
   banned(name, `The gRPC wire (grpc-edge, client) is loaded by every gRPC client: it stays free of the process, so it cannot import ${name}.`),
 );
@@ -109,7 +115,8 @@ export const fileBoundaries = [
   zone(['libs/*/src/**/*.ts'], [NEST_IN_LIB, GRPC_IN_LIB, ...driversOutside(), ...TESTING], ['libs/testing/**']),
   zone(['libs/runtime/src/**/*.ts'], [...driversOutside(), ...TESTING]),
   zone(['libs/grpc-edge/src/**/*.ts'], [...PROCESS_IN_WIRE, ...driversOutside(), ...TESTING]),
-  zone(['libs/client/src/**/*.ts'], [NEST_IN_LIB, ...PROCESS_IN_WIRE, ...driversOutside(), ...TESTING]),
+  zone(['libs/client/src/**/*.ts'], [NEST_IN_LIB, EDGE_IN_CLIENT, ...PROCESS_IN_WIRE, ...driversOutside(), ...TESTING]),
+  zone(['libs/wire/src/**/*.ts'], [NEST_IN_LIB, ...PROCESS_IN_WIRE, banned('@trellis/*', 'The wire is what every gRPC client loads: it imports no other Trellis library.'), ...driversOutside(), ...TESTING]),
   // Driver homes come after the library block; `libs/models/src` (openai) before its
   // `local-embedding` folder (openai and onnxruntime-node).
   ...[...new Set(DRIVERS.map((d) => d.home))]

@@ -130,13 +130,17 @@ describe('libraries', () => {
   });
 
   it('keep the gRPC wire free of the process, which may use Nest', async () => {
-    for (const file of ['libs/grpc-edge/src/grpc-server.ts', 'libs/client/src/trellis-client.ts']) {
+    for (const file of ['libs/grpc-edge/src/grpc-server.ts', 'libs/client/src/trellis-client.ts', 'libs/wire/src/grpc-wire.ts']) {
       for (const module of ['@trellis/runtime', '@trellis/storage', '@trellis/messaging', '@trellis/models']) {
         // grpc-edge importing the runtime is also a cycle, which the Nx rule reports beside it.
         expect(await problems(file, module), `${module} in ${file}`).toContainEqual(expect.stringMatching(/^no-restricted-imports: .*the gRPC wire/i));
       }
     }
-    expect(await problems('libs/client/src/trellis-client.ts', '@trellis/grpc-edge')).toEqual([]);
+    // The client takes its half of the wire from libs/wire, which imports no Trellis library: a CLI start loads neither Nest nor the server's telemetry.
+    expect(await problems('libs/client/src/trellis-client.ts', '@trellis/grpc-edge')).toEqual([expect.stringMatching(/^no-restricted-imports: .*@trellis\/wire/)]);
+    expect(await problems('libs/client/src/trellis-client.ts', '@trellis/wire')).toEqual([]);
+    expect(await problems('libs/wire/src/grpc-wire.ts', '@trellis/observability')).toEqual([expect.stringMatching(/^no-restricted-imports: .*imports no other Trellis library/)]);
+    expect(await problems('libs/wire/src/grpc-wire.ts', '@grpc/grpc-js')).toEqual([]);
     expect(await problems('libs/runtime/src/trellis-process.ts', '@nestjs/core')).toEqual([]);
     expect(await problems('libs/runtime/src/trellis-process.ts', '@trellis/grpc-edge')).toEqual([]);
   });

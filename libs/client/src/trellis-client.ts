@@ -3,7 +3,7 @@ import { credentials, loadPackageDefinition, Metadata, status } from '@grpc/grpc
 import type { Client, ClientDuplexStream, ClientReadableStream, ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { v1 } from '@trellis/contracts';
-import { ACTOR_HEADER, GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, RETRY_AFTER_HEADER, grpcClientTracing, protoDirectory } from '@trellis/grpc-edge';
+import { ACTOR_HEADER, GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, RETRY_AFTER_HEADER, grpcClientTracing, protoDirectory } from '@trellis/wire';
 
 type Unary<Req, Res> = (request: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => void;
 

@@ -1,9 +1,7 @@
 import type { Metadata } from '@grpc/grpc-js';
 import { DEFAULT_TENANT } from '@trellis/contracts';
 import type { TenantScope } from '@trellis/contracts';
-
-/** Call metadata naming who makes a graph edit, as the edit log records it. */
-export const ACTOR_HEADER = 'x-trellis-actor';
+import { ACTOR_HEADER } from '@trellis/wire';
 
 const MAX_ACTOR_CHARS = 200;
 

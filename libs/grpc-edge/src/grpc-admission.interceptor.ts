@@ -9,9 +9,7 @@ import { grpcMethodOf } from './grpc-method';
 import { AdmissionRejected } from './request-limiter';
 import type { RejectReason, RequestLimiter, Slot } from './request-limiter';
 import type { TenantResolver } from './tenant-resolver';
-
-/** Trailing metadata key telling a refused caller how long to back off, in milliseconds. */
-export const RETRY_AFTER_HEADER = 'retry-after-ms';
+import { RETRY_AFTER_HEADER } from '@trellis/wire';
 
 /** Waiting-call bucket of callers whose tenant cannot be resolved; their handler refuses them anyway. */
 const UNRESOLVED_TENANT = '';

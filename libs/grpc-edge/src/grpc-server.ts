@@ -1,34 +1,15 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Server } from '@grpc/grpc-js';
 import { Transport } from '@nestjs/microservices';
 import type { GrpcOptions } from '@nestjs/microservices';
 import { HealthImplementation } from 'grpc-health-check';
 import type { TrellisConfig } from '@trellis/config';
+import { GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, protoDirectory } from '@trellis/wire';
 import { grpcReflection } from './grpc-reflection';
 import { guardRequestDecoding } from './malformed-request';
 
-/** The proto files, found from this file both in the source tree and in a build. */
-export function protoDirectory(): string {
-  for (const candidate of [resolve(__dirname, '../../../proto'), resolve(__dirname, '../../proto'), resolve(process.cwd(), 'proto')]) {
-    if (existsSync(join(candidate, 'trellis/v1/common.proto'))) return candidate;
-  }
-  throw new Error('cannot find the proto/ directory');
-}
-
-export const GRPC_LOADER_OPTIONS = {
-  keepCase: false,
-  longs: Number,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-} as const;
-
 /** The services a process serves; each file under proto/trellis/v1. */
 export type TrellisGrpcService = 'knowledge_base' | 'graph' | 'retrieval' | 'chat';
-
-/** Largest single gRPC message: uploads stream in smaller pieces. */
-export const MAX_GRPC_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Nest gRPC transport options for the given services, with the standard health service

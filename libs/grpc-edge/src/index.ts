@@ -3,7 +3,6 @@ export * from './grpc-exception.filter';
 export * from './grpc-server';
 export * from './grpc-reflection';
 export * from './grpc-telemetry.interceptor';
-export * from './grpc-client-telemetry';
 export * from './tenant-resolver';
 export * from './graph-actor';
 export * from './malformed-request';
@@ -11,3 +10,5 @@ export * from './grpc-method';
 export * from './request-limiter';
 export * from './grpc-admission.interceptor';
 export * from './event-loop-delay';
+// The client's half of the wire, re-exported for the servers that also call other services.
+export { ACTOR_HEADER, GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, RETRY_AFTER_HEADER, grpcClientTracing, protoDirectory } from '@trellis/wire';

@@ -1,8 +1,6 @@
 import { userInfo } from 'node:os';
 import { loadConfig } from '@trellis/config';
 import { TrellisClient } from '@trellis/client';
-import { startStandaloneServer } from '../standalone-server';
-import { freePort } from '@trellis/runtime';
 import type { RunningProcess } from '@trellis/runtime';
 
 export interface ConnectionOptions {
@@ -32,6 +30,11 @@ export async function connect(options: ConnectionOptions): Promise<Connection> {
     });
     return { client, close: async () => client.close() };
   }
+  // The server's code is loaded only for --embedded: a client command starts in a fraction of the time.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { startStandaloneServer } = require('../standalone-server') as typeof import('../standalone-server');
+  const { freePort } = require('@trellis/runtime') as typeof import('@trellis/runtime');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const grpcPort = await freePort();
   const env: Record<string, string | undefined> = { ...process.env, TRELLIS_GRPC_HOST: '127.0.0.1', TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: '0', TRELLIS_LOG_LEVEL: process.env.TRELLIS_LOG_LEVEL ?? 'warn' };
   if (options.dataDir) env.TRELLIS_DATA_DIR = options.dataDir;

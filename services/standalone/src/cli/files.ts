@@ -1,6 +1,13 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
-import { SUPPORTED_EXTENSIONS } from '@trellis/ingestion';
+
+/**
+ * The file types the server parses. Read from ingestion's own table, but from its module
+ * alone: the package's index loads the whole ingestion service, which costs every CLI
+ * command half a second of start-up.
+ */
+/* eslint-disable-next-line @typescript-eslint/no-require-imports */
+const { SUPPORTED_EXTENSIONS } = require('@trellis/ingestion/dist/parsing/mime-types') as Pick<typeof import('@trellis/ingestion'), 'SUPPORTED_EXTENSIONS'>;
 
 export interface InputFile {
   /** Absolute path. */

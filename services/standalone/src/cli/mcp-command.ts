@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { TrellisClient } from '@trellis/client';
-import { REST_API_VERSION, createMcpServer } from '@trellis/http-api';
 
 type Run = (action: (client: TrellisClient, ...args: never[]) => Promise<number | void>) => (...args: unknown[]) => Promise<void>;
 
@@ -22,6 +20,11 @@ export function addMcpCommand(program: Command, run: Run): void {
     })
     .action(
       run(async (client, opts: { kb?: string }) => {
+        // Loaded when the command runs: the MCP SDK and the HTTP API cost every other command's start otherwise.
+        /* eslint-disable @typescript-eslint/no-require-imports */
+        const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js') as typeof import('@modelcontextprotocol/sdk/server/stdio.js');
+        const { REST_API_VERSION, createMcpServer } = require('@trellis/http-api') as typeof import('@trellis/http-api');
+        /* eslint-enable @typescript-eslint/no-require-imports */
         const server = createMcpServer(client, { version: REST_API_VERSION, ...(opts.kb ? { knowledgeBase: opts.kb } : {}) });
         const closed = new Promise<void>((resolve) => {
           process.stdin.once('end', resolve);

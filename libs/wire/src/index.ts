@@ -1,0 +1,2 @@
+export * from './grpc-wire';
+export * from './grpc-client-tracing';
