@@ -199,6 +199,33 @@ export interface ChatTurn {
   question: string;
   answer: string;
   citations: unknown[];
+  /** The question as condensed with the history, when that changed it. */
+  condensedQuestion?: string;
+  /** The chat engine the conversation started with ('' for none). */
+  engine?: string;
+}
+
+/** A saved conversation. */
+export interface ChatRecord {
+  id: string;
+  kbId: string;
+  /** Its first question, shortened. */
+  title: string;
+  engine: string;
+  messageCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One message of a saved conversation. */
+export interface ChatMessageRecord {
+  role: 'user' | 'assistant';
+  content: string;
+  /** An assistant message's citations, as saved. */
+  citations: unknown[];
+  /** A user message's condensed question ('' when the question was used as asked). */
+  condensedQuestion: string;
+  createdAt: string;
 }
 
 /** The steps a document version goes through, in order. */
