@@ -217,6 +217,33 @@ export interface ChatRecord {
   updatedAt: string;
 }
 
+/**
+ * A chat engine's settings as stored: what a request that selects the engine gets where it
+ * leaves a field empty. Empty strings and zeros mean the server default. Validated by chat.
+ */
+export interface ChatEngineSettings {
+  knowledgeBases: string[];
+  mode: string;
+  topK: number;
+  depth: number;
+  strategy: string;
+  scope: string;
+  systemPrompt: string;
+  refinePrompt: string;
+  condensePrompt: string;
+  answerPrompt: string;
+  showGraphContext: boolean;
+}
+
+/** A named chat configuration of a tenant. */
+export interface ChatEngineRecord {
+  name: string;
+  description: string;
+  settings: ChatEngineSettings;
+  createdAt: string;
+  updatedAt: string;
+}
+
 /** One message of a saved conversation. */
 export interface ChatMessageRecord {
   role: 'user' | 'assistant';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ErrorCode } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
+import type { ChatEngineSettings } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 import { TEST_KB_SETTINGS, eachStoreWithKnowledgeBase } from './store-contract';
 
@@ -75,6 +77,45 @@ export function describeChatContract(name: string, makeStore: () => Promise<Trel
       await store.deleteKnowledgeBase(scope);
       expect(await store.listChats(tenant, { limit: 10 })).toEqual([]);
       expect(await store.listChatMessages(tenant, 'chat-b')).toEqual([]);
+    });
+  
+    const SETTINGS: ChatEngineSettings = {
+      knowledgeBases: ['kb'],
+      mode: 'vector',
+      topK: 2,
+      depth: 1,
+      strategy: '',
+      scope: '',
+      systemPrompt: 'Answer like a librarian.',
+      refinePrompt: '',
+      condensePrompt: '',
+      answerPrompt: 'One sentence.',
+      showGraphContext: true,
+    };
+
+    it('creates, reads, lists, updates and deletes chat engines by name, per tenant', async () => {
+      const created = await store.createChatEngine(tenant, { name: 'docs', description: 'for the docs', settings: SETTINGS });
+      expect(created).toMatchObject({ name: 'docs', description: 'for the docs', settings: SETTINGS });
+      await expect(store.createChatEngine(tenant, { name: 'docs', description: '', settings: SETTINGS })).rejects.toMatchObject({ code: ErrorCode.AlreadyExists });
+      await store.createChatEngine(tenant, { name: 'api', description: '', settings: { ...SETTINGS, mode: 'hybrid' } });
+      await store.createChatEngine({ tenantId: 't2' }, { name: 'docs', description: 'theirs', settings: { ...SETTINGS, topK: 9 } });
+
+      expect(await store.getChatEngine(tenant, 'docs')).toMatchObject({ name: 'docs', description: 'for the docs', settings: SETTINGS, createdAt: created.createdAt });
+      expect((await store.listChatEngines(tenant)).map((e) => e.name)).toEqual(['api', 'docs']);
+      expect((await store.getChatEngine({ tenantId: 't2' }, 'docs'))?.settings.topK).toBe(9);
+      expect(await store.getChatEngine(tenant, 'nope')).toBeNull();
+
+      const updated = await store.updateChatEngine(tenant, 'docs', { description: 'changed', settings: { ...SETTINGS, topK: 3 } });
+      expect(updated).toMatchObject({ name: 'docs', description: 'changed', settings: { topK: 3, mode: 'vector' } });
+      expect(updated!.updatedAt >= created.updatedAt).toBe(true);
+      expect(await store.updateChatEngine(tenant, 'nope', { description: '', settings: SETTINGS })).toBeNull();
+      expect((await store.getChatEngine({ tenantId: 't2' }, 'docs'))?.description).toBe('theirs');
+
+      expect(await store.deleteChatEngine({ tenantId: 't2' }, 'api')).toBe(false);
+      expect(await store.deleteChatEngine(tenant, 'docs')).toBe(true);
+      expect(await store.deleteChatEngine(tenant, 'docs')).toBe(false);
+      expect((await store.listChatEngines(tenant)).map((e) => e.name)).toEqual(['api']);
+      expect((await store.listChatEngines({ tenantId: 't2' })).map((e) => e.name)).toEqual(['docs']);
     });
   });
 }

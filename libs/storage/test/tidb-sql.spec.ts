@@ -56,7 +56,8 @@ const STORE_METHODS = [
   'searchEntitiesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'relationshipsOfEntities',
   'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph', 'updateEntity', 'updateRelationship', 'deleteEntity',
   'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits',
-  'recordStage', 'listStages', 'saveChatTurn', 'getChat', 'listChats', 'listChatMessages', 'deleteChat', 'ping', 'close',
+  'recordStage', 'listStages', 'saveChatTurn', 'getChat', 'listChats', 'listChatMessages', 'deleteChat',
+  'createChatEngine', 'getChatEngine', 'listChatEngines', 'updateChatEngine', 'deleteChatEngine', 'ping', 'close',
   'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;

@@ -2,6 +2,8 @@ import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import type { CommunityChanges, CommunityRecord } from '@trellis/graph';
 import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
 import type {
+  ChatEngineRecord,
+  ChatEngineSettings,
   ChatMessageRecord,
   ChatRecord,
   ChatTurn,
@@ -30,6 +32,7 @@ import type { DocumentPage } from '../repositories/document.repository';
 import type { CommunityState } from '../repositories/community.repository';
 import type { ChatPage } from '../repositories/chat.repository';
 import { SqlChats } from './chat-sql';
+import { SqlChatEngines } from './chat-engine-sql';
 import { SqlCommunities } from './community-sql';
 import { SqlChunks } from './chunk-sql';
 import { SqlDocuments } from './document-sql';
@@ -58,6 +61,7 @@ export abstract class SqlStore implements TrellisStore {
   private readonly stuck: SqlStuckWork;
   private readonly communities: SqlCommunities;
   private readonly chats: SqlChats;
+  private readonly chatEngines: SqlChatEngines;
 
   protected constructor(
     protected readonly sql: SqlDatabase,
@@ -73,6 +77,7 @@ export abstract class SqlStore implements TrellisStore {
     this.stuck = new SqlStuckWork(sql, engine);
     this.communities = new SqlCommunities(sql, engine.dialect);
     this.chats = new SqlChats(sql, engine.dialect);
+    this.chatEngines = new SqlChatEngines(sql, engine.dialect);
   }
 
   abstract close(): Promise<void>;
@@ -180,7 +185,7 @@ export abstract class SqlStore implements TrellisStore {
     return this.chunks.searchChunksFullText(scope, query, k, filter);
   }
 
-  // --- extraction cache and chat history -------------------------------------------------
+  // --- extraction cache, chat history and chat engines----------------------------------------------
 
   getCachedExtraction(scope: KbScope, key: string): Promise<CachedExtraction | null> {
     return this.extractions.get(scope, key);
@@ -203,6 +208,21 @@ export abstract class SqlStore implements TrellisStore {
   }
   deleteChat(scope: TenantScope, chatId: string): Promise<boolean> {
     return this.chats.deleteChat(scope, chatId);
+  }
+  createChatEngine(scope: TenantScope, engine: { name: string; description: string; settings: ChatEngineSettings }): Promise<ChatEngineRecord> {
+    return this.chatEngines.createChatEngine(scope, engine);
+  }
+  getChatEngine(scope: TenantScope, name: string): Promise<ChatEngineRecord | null> {
+    return this.chatEngines.getChatEngine(scope, name);
+  }
+  listChatEngines(scope: TenantScope): Promise<ChatEngineRecord[]> {
+    return this.chatEngines.listChatEngines(scope);
+  }
+  updateChatEngine(scope: TenantScope, name: string, changes: { description: string; settings: ChatEngineSettings }): Promise<ChatEngineRecord | null> {
+    return this.chatEngines.updateChatEngine(scope, name, changes);
+  }
+  deleteChatEngine(scope: TenantScope, name: string): Promise<boolean> {
+    return this.chatEngines.deleteChatEngine(scope, name);
   }
 
   // --- LLM usage and budget --------------------------------------------------------------

@@ -72,6 +72,7 @@ const MIGRATIONS: readonly Migration[] = [
          FROM chat_messages m WHERE m.id = (SELECT MIN(f.id) FROM chat_messages f WHERE f.tenant_id = m.tenant_id AND f.chat_id = m.chat_id)`,
     ],
   },
+  { version: 15, name: 'chat engines: named chat configurations per tenant' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

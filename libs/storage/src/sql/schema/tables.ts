@@ -194,6 +194,14 @@ export const TABLES: readonly TableSpec[] = [
       { name: 'chats_by_kb', columns: ['tenant_id', 'kb_id', 'created_at', 'id'] },
     ],
   },
+  // Chat engines: named chat configurations per tenant (settings: one JSON document, see
+  // ChatEngineSettings), not tied to one knowledge base.
+  {
+    name: 'chat_engines',
+    since: 15,
+    columns: { tenant_id: ID, name: varchar(64), description: TEXT, settings: JSON_TEXT, created_at: TIME, updated_at: TIME },
+    primaryKey: ['tenant_id', 'name'],
+  },
   {
     name: 'document_stages',
     since: 3,
