@@ -14,7 +14,6 @@ class ScriptedModel implements ChatModel {
     this.calls.push({ messages, options });
     return this.reply(options.signal);
   }
-  // eslint-disable-next-line require-yield
   async *stream(): AsyncIterable<string> {
     throw new Error('not used');
   }

@@ -40,8 +40,10 @@ export class ChatEngineCatalog {
     return { engines: (await this.repos.chatEngines.listChatEngines(tenant)).map(toMessage) };
   }
 
-  async update(tenant: TenantScope, engine: v1.ChatEngine | undefined): Promise<v1.ChatEngine> {
-    const valid = await this.validated(tenant, engine);
+  async update(tenant: TenantScope, name: string, engine: v1.ChatEngine | undefined): Promise<v1.ChatEngine> {
+    validName(name);
+    if (engine !== undefined && engine.name !== '' && engine.name !== name) throw TrellisError.invalid(`engine.name "${engine.name.slice(0, 80)}" differs from name "${name}": chat engines are not renamed`);
+    const valid = await this.validated(tenant, engine && { ...engine, name });
     const updated = await this.repos.chatEngines.updateChatEngine(tenant, valid.name, valid);
     if (updated === null) throw notFound(valid.name);
     return toMessage(updated);

@@ -52,7 +52,7 @@ export class ChatController implements v1.ChatServiceController {
   }
 
   updateChatEngine(request: v1.UpdateChatEngineRequest, metadata?: Metadata): Promise<v1.ChatEngine> {
-    return this.engines.update(this.tenants.resolve(metadata), request.engine);
+    return this.engines.update(this.tenants.resolve(metadata), request.name, request.engine);
   }
 
   deleteChatEngine(request: v1.DeleteChatEngineRequest, metadata?: Metadata): Promise<v1.DeleteChatEngineResponse> {
