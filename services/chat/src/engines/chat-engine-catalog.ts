@@ -27,7 +27,7 @@ const PROMPT_FIELDS: Record<(typeof PROMPTS)[number], string> = {
 export class ChatEngineCatalog {
   constructor(private readonly repos: { readonly chatEngines: ChatEngineRepository; readonly knowledgeBases: Pick<KnowledgeBaseRepository, 'findKnowledgeBase'> }) {}
 
-  async create(tenant: TenantScope, engine: v1.ChatEngine | undefined): Promise<v1.ChatEngine> {
+  async create(tenant: TenantScope, engine: v1.ChatEngine | null | undefined): Promise<v1.ChatEngine> {
     const valid = await this.validated(tenant, engine);
     return toMessage(await this.repos.chatEngines.createChatEngine(tenant, valid));
   }
@@ -40,9 +40,10 @@ export class ChatEngineCatalog {
     return { engines: (await this.repos.chatEngines.listChatEngines(tenant)).map(toMessage) };
   }
 
-  async update(tenant: TenantScope, name: string, engine: v1.ChatEngine | undefined): Promise<v1.ChatEngine> {
+  async update(tenant: TenantScope, name: string, engine: v1.ChatEngine | null | undefined): Promise<v1.ChatEngine> {
     validName(name);
-    if (engine !== undefined && engine.name !== '' && engine.name !== name) throw TrellisError.invalid(`engine.name "${engine.name.slice(0, 80)}" differs from name "${name}": chat engines are not renamed`);
+    // A message field the request leaves out arrives as null from the gRPC loader.
+    if (engine && engine.name !== '' && engine.name !== name) throw TrellisError.invalid(`engine.name "${engine.name.slice(0, 80)}" differs from name "${name}": chat engines are not renamed`);
     const valid = await this.validated(tenant, engine && { ...engine, name });
     const updated = await this.repos.chatEngines.updateChatEngine(tenant, valid.name, valid);
     if (updated === null) throw notFound(valid.name);
@@ -67,8 +68,8 @@ export class ChatEngineCatalog {
     return engine;
   }
 
-  private async validated(tenant: TenantScope, engine: v1.ChatEngine | undefined): Promise<{ name: string; description: string; settings: ChatEngineSettings }> {
-    if (engine === undefined) throw TrellisError.invalid('engine is missing');
+  private async validated(tenant: TenantScope, engine: v1.ChatEngine | null | undefined): Promise<{ name: string; description: string; settings: ChatEngineSettings }> {
+    if (!engine) throw TrellisError.invalid('engine is missing');
     validName(engine.name);
     if (engine.description.length > MAX_DESCRIPTION_CHARS) throw TrellisError.invalid(`description is longer than ${MAX_DESCRIPTION_CHARS} characters`);
     if (engine.knowledgeBases.length > MAX_KNOWLEDGE_BASES) throw TrellisError.invalid(`a chat engine has at most ${MAX_KNOWLEDGE_BASES} knowledge bases`);
