@@ -42,6 +42,12 @@ describe('condenseWithRules (follow-ups without a language model)', () => {
     expect(condenseWithRules('Is Paris bigger than its suburbs in France?', paris)).toBe('Is Paris bigger than its suburbs in France?');
   });
 
+  it('adds a name once, without the article that opens the answer', () => {
+    expect(condenseWithRules('When was it founded?', turn('Who directed the Radium Institute?', 'The Radium Institute was led by Marie Curie [1].'))).toBe(
+      'When was it founded? (Radium Institute, Marie Curie)',
+    );
+  });
+
   it('reads the latest question of a longer conversation', () => {
     const history = [...turn('Who founded the Radium Institute?', 'Marie Curie [1].'), ...paris];
     expect(condenseWithRules('What is its population?', history)).toBe('What is its population? (France, Paris)');

@@ -75,8 +75,11 @@ function swapFirstName(previous: string, replacement: string): string | null {
 /** The previous question's proper names, then up to two of the first sentence of its answer. */
 function previousNames(previous: string, answer: string): string[] {
   const names: string[] = [];
-  const add = (name: string) => {
-    if (!names.some((n) => n.toLowerCase() === name.toLowerCase())) names.push(name);
+  const add = (phrase: string) => {
+    // A sentence's opening article joins the name it precedes ("The Radium Institute").
+    const name = phrase.replace(/^(The|A|An)\s+/, '');
+    const lower = name.toLowerCase();
+    if (name.length >= 3 && !names.some((n) => n.toLowerCase().includes(lower) || lower.includes(n.toLowerCase()))) names.push(name);
   };
   for (const name of questionNames(previous)) add(name);
   const firstSentence = answer.replace(/\[\d{1,3}\]/g, ' ').split(/(?<=[.!?])\s/)[0] ?? '';
