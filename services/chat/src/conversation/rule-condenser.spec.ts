@@ -48,6 +48,15 @@ describe('condenseWithRules (follow-ups without a language model)', () => {
     );
   });
 
+  it("prefers the answer's names of several words, and skips month names", () => {
+    const prestige = turn('Who directed The Prestige?', 'The Prestige is a 2006 British-American film directed by Christopher Nolan in September [1].');
+    expect(condenseWithRules('Where was he born?', prestige)).toBe('Where was he born? (Prestige, Christopher Nolan, British-American)');
+  });
+
+  it('replaces a name by the fuller one the answer gives', () => {
+    expect(condenseWithRules('What did she discover?', turn('Who directed the Curie laboratory?', 'It was directed by Marie Curie [1].'))).toBe('What did she discover? (Marie Curie)');
+  });
+
   it('reads the latest question of a longer conversation', () => {
     const history = [...turn('Who founded the Radium Institute?', 'Marie Curie [1].'), ...paris];
     expect(condenseWithRules('What is its population?', history)).toBe('What is its population? (France, Paris)');

@@ -72,20 +72,37 @@ function swapFirstName(previous: string, replacement: string): string | null {
   return `${previous.slice(0, at)}${replacement}${previous.slice(at + first.length)}`;
 }
 
-/** The previous question's proper names, then up to two of the first sentence of its answer. */
+/**
+ * The previous question's proper names, then up to two new ones of the first sentence of its
+ * answer — names of several words first ("Christopher Nolan" before "British-American"), dates'
+ * month and day names never.
+ */
 function previousNames(previous: string, answer: string): string[] {
   const names: string[] = [];
-  const add = (phrase: string) => {
+  const add = (phrase: string): boolean => {
     // A sentence's opening article joins the name it precedes ("The Radium Institute").
-    const name = phrase.replace(/^(The|A|An)\s+/, '');
+    const name = phrase.replace(/^(The|A|An)\s+/, '').replace(/['’]s$/, '');
     const lower = name.toLowerCase();
-    if (name.length >= 3 && !names.some((n) => n.toLowerCase().includes(lower) || lower.includes(n.toLowerCase()))) names.push(name);
+    if (name.length < 3 || CALENDAR_WORDS.has(lower) || names.some((n) => n.toLowerCase().includes(lower))) return false;
+    // The fuller name takes the place of a part of it ("Marie Curie" for "Curie").
+    const part = names.findIndex((n) => lower.includes(n.toLowerCase()));
+    if (part >= 0) names[part] = name;
+    else names.push(name);
+    return true;
   };
   for (const name of questionNames(previous)) add(name);
   const firstSentence = answer.replace(/\[\d{1,3}\]/g, ' ').split(/(?<=[.!?])\s/)[0] ?? '';
-  for (const name of questionNames(firstSentence).slice(0, MAX_ANSWER_NAMES)) add(name);
+  const words = (name: string) => name.split(/\s+/).length;
+  const candidates = questionNames(firstSentence).sort((a, b) => Number(words(b) > 1) - Number(words(a) > 1));
+  let added = 0;
+  for (const name of candidates) if (added < MAX_ANSWER_NAMES && add(name)) added++;
   return names;
 }
+
+const CALENDAR_WORDS = new Set([
+  'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday',
+]);
 
 function carriedTerms(question: string, previous: string): string[] {
   const asked = new Set(fullTextTerms(question));
