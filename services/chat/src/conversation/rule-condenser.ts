@@ -18,6 +18,8 @@ export interface QuestionCondenser {
 
 /** Words that point back at something named earlier. */
 const REFERRING = /\b(it|its|it's|itself|they|them|their|theirs|themselves|he|him|his|himself|she|her|hers|herself|there|these|those|the latter|the former|this one|that one)\b/i;
+/** Pronouns of people: what the answer to a "who" question introduces ("Where was he born?"). */
+const PERSONAL = /\b(he|him|his|himself|she|her|hers|herself|they|them|their|theirs|themselves)\b/i;
 /** Openings of an elliptical follow-up ("and its population?", "what about Berlin?"). */
 const ELLIPTICAL_OPENING = /^\s*(and|also|what about|how about|and what about|what else|anything else|same for|then)\b/i;
 /** A short question with no name of its own leans on the previous one. */
@@ -31,8 +33,10 @@ const MAX_CARRIED_TERMS = 4;
  * The condensation without a language model. A follow-up that refers back (a pronoun: "it",
  * "its", "they", "he", "there"...) or is elliptical ("and its population?", or a few words
  * without a name) gets the previous turn's names appended — the proper names of the previous
- * question, then up to two of the previous answer's first sentence ("When was it founded?
- * (Radium Institute, Marie Curie)"); a previous question without names lends its key words. An
+ * question ("When was it founded? (Radium Institute)"), and, when the follow-up points at a
+ * person ("Where was he born?") or the question named nothing, up to two of the previous
+ * answer's first sentence ("Where was he born? (Prestige, Christopher Nolan)"); a previous
+ * turn without names lends the question's key words. An
  * elliptical follow-up that brings a name of its own ("what about Berlin?") takes the previous
  * question with its first name replaced ("What is the population of Berlin?"). Anything else is
  * a question of its own and is left as asked.
@@ -57,7 +61,8 @@ export function condenseWithRules(question: string, history: readonly v1.ChatMes
   }
   const short = ownNames.length === 0 && (question.match(/[\p{L}\p{N}]+/gu) ?? []).length <= SHORT_FOLLOW_UP_WORDS;
   if (!referring && !elliptical && !short) return question;
-  const names = previousNames(previous, answer);
+  // The answer's names join when the follow-up points at a person, or the question named nothing.
+  const names = previousNames(previous, PERSONAL.test(question) || questionNames(previous).length === 0 ? answer : '');
   const asked = question.toLowerCase();
   // Names the follow-up already mentions are not added again; without any names, key words are.
   const additions = names.length > 0 ? names.filter((n) => !asked.includes(n.toLowerCase())).slice(0, MAX_CARRIED_NAMES) : carriedTerms(question, previous);
