@@ -233,6 +233,8 @@ export interface ChatEngineSettings {
   condensePrompt: string;
   answerPrompt: string;
   showGraphContext: boolean;
+  /** Absent in engines stored before it existed: false. */
+  noRerank?: boolean;
 }
 
 /** A named chat configuration of a tenant. */

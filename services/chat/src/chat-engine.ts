@@ -95,6 +95,7 @@ export class ChatEngine {
       history,
       ...(settings.strategy ? { strategy: settings.strategy } : {}),
       ...(settings.prompts.refine ? { refinementPrompt: settings.prompts.refine } : {}),
+      ...(settings.rerank ? {} : { rerank: false }),
       ...(scoped ? { scope: settings.scope } : {}),
     });
     const route = { route: retrieved.route, routeReason: retrieved.routeReason };

@@ -190,6 +190,7 @@ export class RetrievalService {
       k,
       graph: async () => graph,
       expansion: refinedVector ? { text: refinedQuery, vector: refinedVector } : undefined,
+      rerank: request.rerank !== false,
     });
     return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery, knowledgeBaseId: kb.id, route: '', routeReason: '', communities: [] };
   }

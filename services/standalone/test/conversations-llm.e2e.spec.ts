@@ -37,7 +37,8 @@ async function turn(client: TrellisClient, request: Partial<v1.ChatRequest>): Pr
  * Follow-ups condensed by a language model (the fake OpenAI-compatible server): the model's
  * rewrite is the question retrieval runs on; a garbage reply, or none within
  * TRELLIS_CHAT_CONDENSE_TIMEOUT_MS, falls back to the deterministic rewrite. The calls are
- * metered like every other model call, and a chat engine's condense prompt replaces the built-in one.
+ * metered like every other model call, and a chat engine's condense prompt replaces the built-in one;
+ * an engine may leave the deployment's reranker out.
  */
 describe('standalone end to end: follow-ups condensed by a language model', () => {
   const fake = new FakeOpenAiServer(64);
@@ -57,7 +58,14 @@ describe('standalone end to end: follow-ups condensed by a language model', () =
       return { kind: 'content', content: /Question: (.*)$/s.exec(user)?.[1] ?? 'Radium Institute' };
     });
     const baseUrl = await fake.start();
-    server = await startStandaloneProcess({ env: fakeProviderEnv(baseUrl, 64, { TRELLIS_CHAT_CONDENSE_TIMEOUT_MS: String(CONDENSE_TIMEOUT_MS) }) });
+    server = await startStandaloneProcess({
+      env: fakeProviderEnv(baseUrl, 64, {
+        TRELLIS_CHAT_CONDENSE_TIMEOUT_MS: String(CONDENSE_TIMEOUT_MS),
+        TRELLIS_RERANKER: 'http',
+        TRELLIS_RERANKER_URL: baseUrl,
+        TRELLIS_RERANKER_MODEL: 'fake-rerank',
+      }),
+    });
     client = new TrellisClient({ address: server.grpcAddress });
     await client.createKnowledgeBase({ name: kb });
     const doc = await client.uploadDocument({ knowledgeBase: kb, filename: 'radium.txt', sourceUri: 'radium.txt' }, Buffer.from(TEXT));
@@ -120,5 +128,17 @@ describe('standalone end to end: follow-ups condensed by a language model', () =
     expect(second.condensedQuestion).toBe('Radium Institute founding year?');
     const system = (condensationRequests().at(-1)!.body.messages as Array<{ content: string }>)[0]!.content;
     expect(system).toBe("Rewrite the user's follow-up question in five words.");
+  });
+
+  it("leaves the deployment's reranker out for an engine that says so, and uses it otherwise", async () => {
+    const reranks = () => fake.requests.filter((r) => r.path.endsWith('/rerank')).length;
+    await client.createChatEngine({ name: 'no-rerank', knowledgeBases: [kb], noRerank: true });
+    expect((await client.getChatEngine('no-rerank')).noRerank).toBe(true);
+    const before = reranks();
+    await client.ask({ question: 'Who directed the Curie laboratory?', engine: 'no-rerank' });
+    expect(reranks()).toBe(before);
+    await client.ask({ knowledgeBase: kb, question: 'Who directed the Curie laboratory?' });
+    expect(reranks()).toBeGreaterThan(before);
+    expect((await client.getChatEngine('terse')).noRerank).toBe(false);
   });
 });

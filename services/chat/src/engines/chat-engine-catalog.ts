@@ -100,6 +100,7 @@ export class ChatEngineCatalog {
         condensePrompt: engine.condensePrompt,
         answerPrompt: engine.answerPrompt,
         showGraphContext: engine.showGraphContext,
+        noRerank: engine.noRerank,
       },
     };
   }
@@ -119,5 +120,6 @@ function notFound(name: string): TrellisError {
 }
 
 function toMessage(engine: ChatEngineRecord): v1.ChatEngine {
-  return { name: engine.name, description: engine.description, ...engine.settings, createdAt: engine.createdAt, updatedAt: engine.updatedAt };
+  const { settings } = engine;
+  return { name: engine.name, description: engine.description, ...settings, noRerank: settings.noRerank ?? false, createdAt: engine.createdAt, updatedAt: engine.updatedAt };
 }

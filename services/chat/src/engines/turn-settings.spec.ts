@@ -17,6 +17,7 @@ const ENGINE: ChatEngineSettings & { name: string } = {
   condensePrompt: 'C',
   answerPrompt: 'A',
   showGraphContext: true,
+  noRerank: true,
 };
 
 describe('turnSettings', () => {
@@ -30,6 +31,7 @@ describe('turnSettings', () => {
       scope: '',
       prompts: { system: '', refine: '', condense: '', answer: '' },
       showGraphContext: false,
+      rerank: true,
       engine: '',
     });
   });
@@ -44,6 +46,7 @@ describe('turnSettings', () => {
       scope: 'auto',
       prompts: { system: 'S', refine: 'R', condense: 'C', answer: 'A' },
       showGraphContext: true,
+      rerank: false,
       engine: 'docs',
     });
   });

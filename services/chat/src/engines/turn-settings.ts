@@ -22,13 +22,15 @@ export interface TurnSettings {
   readonly scope: string;
   readonly prompts: TurnPrompts;
   readonly showGraphContext: boolean;
+  /** False when the engine leaves the deployment's reranker out. */
+  readonly rerank: boolean;
   /** The engine's name, '' for none. */
   readonly engine: string;
 }
 
 /**
  * The request over the engine: a field the request sets wins (knowledge base, top_k, scope); the
- * engine supplies the rest (retrieval mode, depth, strategy, prompts, graph context). The engine's
+ * engine supplies the rest (retrieval mode, depth, strategy, reranking, prompts, graph context). The engine's
  * first knowledge base is the default; a request naming one outside its list is refused.
  * `fallbackKnowledgeBase` is a continued conversation's.
  */
@@ -53,6 +55,7 @@ export function turnSettings(request: v1.ChatRequest, engine: (ChatEngineSetting
       answer: engine?.answerPrompt ?? '',
     },
     showGraphContext: engine?.showGraphContext ?? false,
+    rerank: engine?.noRerank !== true,
     engine: engine?.name ?? '',
   };
 }

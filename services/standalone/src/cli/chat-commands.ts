@@ -24,6 +24,7 @@ interface EngineFlags {
   condensePrompt?: string;
   answerPrompt?: string;
   showGraph?: boolean;
+  rerank?: boolean;
   json?: boolean;
 }
 
@@ -47,6 +48,8 @@ function withEngineFlags(command: Command): Command {
     .option('--answer-prompt <text>', 'added after the question for the answer model (@file reads a file)')
     .option('--show-graph', 'answers carry the graph context retrieval found')
     .option('--no-show-graph', 'answers carry no graph context')
+    .option('--rerank', "use the deployment's reranker (TRELLIS_RERANKER), the default")
+    .option('--no-rerank', "leave the deployment's reranker out")
     .option('--json', 'print JSON');
 }
 
@@ -65,6 +68,7 @@ function engineFrom(name: string, base: Partial<v1.ChatEngine>, flags: EngineFla
   if (flags.condensePrompt !== undefined) engine.condensePrompt = promptText(flags.condensePrompt);
   if (flags.answerPrompt !== undefined) engine.answerPrompt = promptText(flags.answerPrompt);
   if (flags.showGraph !== undefined) engine.showGraphContext = flags.showGraph;
+  if (flags.rerank !== undefined) engine.noRerank = !flags.rerank;
   return engine;
 }
 
@@ -74,7 +78,7 @@ function describeEngine(e: v1.ChatEngine): string {
     `${e.name}${e.description ? ` — ${e.description}` : ''}\n` +
     `  knowledge bases: ${e.knowledgeBases.join(', ') || '(the request names one)'}\n` +
     `  retrieval: mode ${e.mode || 'hybrid'}, top_k ${e.topK || 'default'}, depth ${e.depth || 'default'}, strategy ${e.strategy || 'default'}, scope ${e.scope || 'local'}\n` +
-    `  graph context shown: ${e.showGraphContext ? 'yes' : 'no'}\n` +
+    `  graph context shown: ${e.showGraphContext ? 'yes' : 'no'}; reranker: ${e.noRerank ? 'left out' : "the deployment's, when configured"}\n` +
     prompt('system prompt', e.systemPrompt) +
     prompt('refine prompt', e.refinePrompt) +
     prompt('condense prompt', e.condensePrompt) +
