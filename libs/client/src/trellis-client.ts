@@ -242,6 +242,32 @@ export class TrellisClient {
     return this.unary(this.raw.chat as never, 'ask', request);
   }
 
+  listChats(request: Partial<v1.ListChatsRequest> = {}): Promise<v1.ListChatsResponse> {
+    return this.unary(this.raw.chat, 'listChats', request);
+  }
+  getChat(chatId: string): Promise<v1.ChatDetail> {
+    return this.unary(this.raw.chat, 'getChat', { chatId });
+  }
+  deleteChat(chatId: string): Promise<v1.DeleteChatResponse> {
+    return this.unary(this.raw.chat, 'deleteChat', { chatId });
+  }
+  createChatEngine(engine: Partial<v1.ChatEngine>): Promise<v1.ChatEngine> {
+    return this.unary(this.raw.chat, 'createChatEngine', { engine });
+  }
+  getChatEngine(name: string): Promise<v1.ChatEngine> {
+    return this.unary(this.raw.chat, 'getChatEngine', { name });
+  }
+  listChatEngines(): Promise<v1.ListChatEnginesResponse> {
+    return this.unary(this.raw.chat, 'listChatEngines', {});
+  }
+  /** Replaces the settings of the engine `name` with `engine`'s. */
+  updateChatEngine(name: string, engine: Partial<v1.ChatEngine>): Promise<v1.ChatEngine> {
+    return this.unary(this.raw.chat, 'updateChatEngine', { name, engine });
+  }
+  deleteChatEngine(name: string): Promise<v1.DeleteChatEngineResponse> {
+    return this.unary(this.raw.chat, 'deleteChatEngine', { name });
+  }
+
   /**
    * The chat's events as they arrive. A chat the server sheds before its first event is sent
    * again as a unary call would be; one that fails after an event is not (its answer has begun).

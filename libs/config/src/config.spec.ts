@@ -95,6 +95,13 @@ describe('loadConfig', () => {
     expect(problems({ TRELLIS_API_KEYS: 'k1=acme' })).toEqual([]);
   });
 
+  it('reads the chat history bounds and condensation timeout with their defaults, and rejects values out of range', () => {
+    expect(loadConfig({}, 't').chat).toEqual({ historyTurns: 6, historyChars: 6000, condenseTimeoutMs: 10_000 });
+    const env = { TRELLIS_CHAT_HISTORY_TURNS: '2', TRELLIS_CHAT_HISTORY_CHARS: '500', TRELLIS_CHAT_CONDENSE_TIMEOUT_MS: '250' };
+    expect(loadConfig(env, 't').chat).toEqual({ historyTurns: 2, historyChars: 500, condenseTimeoutMs: 250 });
+    expect(() => loadConfig({ TRELLIS_CHAT_HISTORY_TURNS: '11', TRELLIS_CHAT_HISTORY_CHARS: '40000' }, 't')).toThrow(/TRELLIS_CHAT_HISTORY_TURNS[\s\S]*TRELLIS_CHAT_HISTORY_CHARS/);
+  });
+
   it('reads the sweeper settings with defaults, 0 turning it off, and rejects values out of range', () => {
     expect(loadConfig({}, 't').sweeper).toEqual({ intervalMs: 60_000, stuckAfterMs: 600_000, maxRedrives: 5 });
     expect(loadConfig({ TRELLIS_SWEEP_INTERVAL_MS: '0', TRELLIS_STUCK_AFTER_MS: '2000', TRELLIS_MAX_REDRIVES: '2' }, 't').sweeper).toEqual({ intervalMs: 0, stuckAfterMs: 2000, maxRedrives: 2 });

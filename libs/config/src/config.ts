@@ -75,6 +75,17 @@ export interface TrellisConfig extends Infrastructure, AccessSettings {
   readonly resolution: ResolutionDefaults;
   readonly sweeper: SweeperSettings;
   readonly httpApi: HttpApiSettings;
+  readonly chat: ChatSettings;
+}
+
+/** How much of a saved conversation a chat turn reads, and how long condensation may take. */
+export interface ChatSettings {
+  /** TRELLIS_CHAT_HISTORY_TURNS: question-and-answer pairs read from a conversation. Default 6. */
+  readonly historyTurns: number;
+  /** TRELLIS_CHAT_HISTORY_CHARS: characters of those messages together, newest kept. Default 6000. */
+  readonly historyChars: number;
+  /** TRELLIS_CHAT_CONDENSE_TIMEOUT_MS: wait for the model's condensation before the deterministic one. Default 10000. */
+  readonly condenseTimeoutMs: number;
 }
 
 /**
@@ -157,6 +168,11 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     },
     embeddings: readEmbeddingSettings(env, openai.baseUrl, openai.apiKey),
     httpApi: readHttpApiSettings(env),
+    chat: {
+      historyTurns: env.int('TRELLIS_CHAT_HISTORY_TURNS', 6, 0, 10),
+      historyChars: env.int('TRELLIS_CHAT_HISTORY_CHARS', 6000, 0, 32_000),
+      condenseTimeoutMs: env.int('TRELLIS_CHAT_CONDENSE_TIMEOUT_MS', 10_000, 100, 600_000),
+    },
     openai,
   };
   if (env.problems.length > 0) throw new ConfigError(env.problems);

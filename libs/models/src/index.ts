@@ -5,6 +5,7 @@ export * from './openai-models';
 export * from './models';
 export * from './token-counter';
 export * from './question-refinement';
+export * from './proper-names';
 export * from './reranker';
 export * from './http-reranker';
 export * from './budgeted-chat-model';

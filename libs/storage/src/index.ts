@@ -11,6 +11,7 @@ export * from './repositories/graph-edit.repository';
 export * from './repositories/llm-usage.repository';
 export * from './repositories/llm-budget.repository';
 export * from './repositories/chat.repository';
+export * from './repositories/chat-engine.repository';
 export * from './repositories/community.repository';
 export * from './repositories/stuck-work';
 export * from './repositories/store-connection';

@@ -199,6 +199,62 @@ export interface ChatTurn {
   question: string;
   answer: string;
   citations: unknown[];
+  /** The question as condensed with the history, when that changed it. */
+  condensedQuestion?: string;
+  /** The chat engine the conversation started with ('' for none). */
+  engine?: string;
+}
+
+/** A saved conversation. */
+export interface ChatRecord {
+  id: string;
+  kbId: string;
+  /** Its first question, shortened. */
+  title: string;
+  engine: string;
+  messageCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * A chat engine's settings as stored: what a request that selects the engine gets where it
+ * leaves a field empty. Empty strings and zeros mean the server default. Validated by chat.
+ */
+export interface ChatEngineSettings {
+  knowledgeBases: string[];
+  mode: string;
+  topK: number;
+  depth: number;
+  strategy: string;
+  scope: string;
+  systemPrompt: string;
+  refinePrompt: string;
+  condensePrompt: string;
+  answerPrompt: string;
+  showGraphContext: boolean;
+  /** Absent in engines stored before it existed: false. */
+  noRerank?: boolean;
+}
+
+/** A named chat configuration of a tenant. */
+export interface ChatEngineRecord {
+  name: string;
+  description: string;
+  settings: ChatEngineSettings;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One message of a saved conversation. */
+export interface ChatMessageRecord {
+  role: 'user' | 'assistant';
+  content: string;
+  /** An assistant message's citations, as saved. */
+  citations: unknown[];
+  /** A user message's condensed question ('' when the question was used as asked). */
+  condensedQuestion: string;
+  createdAt: string;
 }
 
 /** The steps a document version goes through, in order. */

@@ -12,6 +12,7 @@ export const GRAPH_EDIT_REPOSITORY = Symbol.for('trellis.repository.graph-edits'
 export const LLM_USAGE_REPOSITORY = Symbol.for('trellis.repository.llm-usage');
 export const LLM_BUDGET_REPOSITORY = Symbol.for('trellis.repository.llm-budget');
 export const CHAT_REPOSITORY = Symbol.for('trellis.repository.chats');
+export const CHAT_ENGINE_REPOSITORY = Symbol.for('trellis.repository.chat-engines');
 export const COMMUNITY_REPOSITORY = Symbol.for('trellis.repository.communities');
 
 /** The token of each repository, so the platform can provide them all from one store. */
@@ -27,5 +28,6 @@ export const REPOSITORY_TOKENS: Readonly<Record<keyof TrellisRepositories, symbo
   llmUsage: LLM_USAGE_REPOSITORY,
   llmBudget: LLM_BUDGET_REPOSITORY,
   chats: CHAT_REPOSITORY,
+  chatEngines: CHAT_ENGINE_REPOSITORY,
   communities: COMMUNITY_REPOSITORY,
 };

@@ -1,4 +1,5 @@
 import type { ChatRepository } from './repositories/chat.repository';
+import type { ChatEngineRepository } from './repositories/chat-engine.repository';
 import type { ChunkRepository } from './repositories/chunk.repository';
 import type { CommunityRepository } from './repositories/community.repository';
 import type { DocumentRepository } from './repositories/document.repository';
@@ -28,6 +29,7 @@ export interface TrellisRepositories {
   readonly llmUsage: LlmUsageRepository;
   readonly llmBudget: LlmBudgetRepository;
   readonly chats: ChatRepository;
+  readonly chatEngines: ChatEngineRepository;
   readonly communities: CommunityRepository;
 }
 
@@ -50,6 +52,7 @@ export interface TrellisStore
     LlmUsageRepository,
     LlmBudgetRepository,
     ChatRepository,
+    ChatEngineRepository,
     CommunityRepository,
     StoreConnection {}
 
@@ -67,6 +70,7 @@ export function repositoriesOf(store: TrellisStore): TrellisRepositories {
     llmUsage: store,
     llmBudget: store,
     chats: store,
+    chatEngines: store,
     communities: store,
   };
 }

@@ -11,6 +11,7 @@ import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
+import { describeChatContract } from './chat-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases } from './mysql-test-databases';
@@ -73,6 +74,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   describeChunkProgressContract('MysqlStore', freshStore);
   describeStuckWorkContract('MysqlStore', freshStore);
   describeCommunityContract('MysqlStore', freshStore);
+  describeChatContract('MysqlStore', freshStore);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -93,7 +95,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         expect(new Set(columnsBefore.map((c) => c.TABLE_NAME))).toEqual(
           new Set([
             'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'document_stages', 'chunks', 'chunk_terms', 'kb_text_stats',
-            'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
+            'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages', 'chats', 'chat_engines',
             'llm_usage', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
             'communities', 'community_members', 'community_state',

@@ -11,6 +11,7 @@ import { describeLlmBudgetContract } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
+import { describeChatContract } from './chat-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
@@ -22,6 +23,7 @@ describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':mem
 describeChunkProgressContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeStuckWorkContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeChatContract('SqliteStore', async () => new SqliteStore(':memory:'));
 
 describe('SqliteStore migrations', () => {
   it('replaces the tenant-less extraction cache of a version 7 file: its entries go, new ones are per tenant', async () => {
@@ -107,12 +109,40 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
       } finally {
         migrated.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('lists the conversations saved before version 14, titled by their first question', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+    try {
+      const path = join(dir, 'trellis.db');
+      await new SqliteStore(path).close();
+      // Back to version 13: no chats table, no condensed questions.
+      const old = new Database(path);
+      old.exec('DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines');
+      const insert = old.prepare('INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+      insert.run('t1', 'kb1', 'old-chat', 'user', 'Who founded the Radium Institute?', '[]', '2026-01-01T00:00:00.000Z');
+      insert.run('t1', 'kb1', 'old-chat', 'assistant', 'Marie Curie [1]', '[{"index":1}]', '2026-01-01T00:00:00.000Z');
+      insert.run('t1', 'kb1', 'old-chat', 'user', 'When?', '[]', '2026-01-02T00:00:00.000Z');
+      insert.run('t1', 'kb1', 'old-chat', 'assistant', 'In 1909 [1]', '[]', '2026-01-02T00:00:00.000Z');
+      old.close();
+
+      const store = new SqliteStore(path);
+      try {
+        expect(await store.listChats({ tenantId: 't1' }, { limit: 10 })).toEqual([
+          { id: 'old-chat', kbId: 'kb1', title: 'Who founded the Radium Institute?', engine: '', messageCount: 4, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-02T00:00:00.000Z' },
+        ]);
+        expect((await store.listChatMessages({ tenantId: 't1' }, 'old-chat')).map((m) => m.content)).toEqual(['Who founded the Radium Institute?', 'Marie Curie [1]', 'When?', 'In 1909 [1]']);
+      } finally {
+        await store.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import { describeStoreContract } from './store-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
+import { describeChatContract } from './chat-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
@@ -55,7 +56,8 @@ const STORE_METHODS = [
   'searchEntitiesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'relationshipsOfEntities',
   'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph', 'updateEntity', 'updateRelationship', 'deleteEntity',
   'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits',
-  'recordStage', 'listStages', 'listProgress', 'saveChatTurn', 'ping', 'close',
+  'recordStage', 'listStages', 'listProgress', 'saveChatTurn', 'getChat', 'listChats', 'listChatMessages', 'deleteChat',
+  'createChatEngine', 'getChatEngine', 'listChatEngines', 'updateChatEngine', 'deleteChatEngine', 'ping', 'close',
   'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;
@@ -146,6 +148,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeStuckWorkContract(flavour.name, freshStore);
       describeExtractionCacheContract(flavour.name, freshStore);
       describeCommunityContract(flavour.name, freshStore);
+      describeChatContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;

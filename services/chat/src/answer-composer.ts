@@ -4,9 +4,17 @@ import { cosineSimilarity, fullTextTerms } from '@trellis/storage';
 import { answerPassages } from './answer-passages';
 import type { AnswerPassage } from './answer-passages';
 
+/** A chat engine's instructions for the answer's model; empty means the built-in ones. */
+export interface AnswerPrompts {
+  /** Replaces the system message. */
+  readonly system: string;
+  /** Added after the question in the user message. */
+  readonly answer: string;
+}
+
 /** Writes an answer from numbered sources; yields text pieces as they are produced. */
 export interface AnswerComposer {
-  compose(question: string, history: readonly v1.ChatMessage[], sources: readonly v1.ChunkHit[], graphContext: string): AsyncIterable<string>;
+  compose(question: string, history: readonly v1.ChatMessage[], sources: readonly v1.ChunkHit[], graphContext: string, prompts?: AnswerPrompts): AsyncIterable<string>;
 }
 
 const SENTENCES_PER_ANSWER = 3;
@@ -71,12 +79,13 @@ If the sources do not contain the answer, say so plainly. Be concise.`;
 export class LlmAnswerComposer implements AnswerComposer {
   constructor(private readonly llm: ChatModel) {}
 
-  compose(question: string, history: readonly v1.ChatMessage[], sources: readonly v1.ChunkHit[], graphContext: string): AsyncIterable<string> {
+  compose(question: string, history: readonly v1.ChatMessage[], sources: readonly v1.ChunkHit[], graphContext: string, prompts?: AnswerPrompts): AsyncIterable<string> {
     const context = sources.map((s, i) => `[${i + 1}] (${s.sourceUri})\n${s.text}`).join('\n\n');
+    const instructions = prompts?.answer ? `\n\n${prompts.answer}` : '';
     const messages: ChatMessage[] = [
-      { role: 'system', content: SYSTEM_PROMPT },
-      ...history.slice(-10).map((m) => ({ role: m.role === 'assistant' ? ('assistant' as const) : ('user' as const), content: m.content })),
-      { role: 'user', content: `Knowledge graph:\n${graphContext || '(empty)'}\n\nSources:\n${context || '(none)'}\n\nQuestion: ${question}` },
+      { role: 'system', content: prompts?.system || SYSTEM_PROMPT },
+      ...history.map((m) => ({ role: m.role === 'assistant' ? ('assistant' as const) : ('user' as const), content: m.content })),
+      { role: 'user', content: `Knowledge graph:\n${graphContext || '(empty)'}\n\nSources:\n${context || '(none)'}\n\nQuestion: ${question}${instructions}` },
     ];
     return this.llm.stream(messages, { temperature: 0.1 });
   }

@@ -56,38 +56,42 @@ describe('ChatEngine', () => {
     const retrieval = new CountingRetrieval();
     const chats = new SavedTurns();
     const engine = new ChatEngine({ chats }, retrieval, 'model', echoFirstSource, new ExtractiveOverviewComposer());
-    const history = Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }));
+    const history = Array.from({ length: 30 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: i % 2 ? `answer ${i}` : `What is the Radium Institute (${i})?` }));
     const events: v1.ChatEvent[] = [];
-    for await (const event of engine.chat({ tenantId: 't' }, { knowledgeBase: 'curie', question: ' Who directed it? ', history, topK: 0, chatId: '', scope: '' })) events.push(event);
+    for await (const event of engine.chat({ tenantId: 't' }, { knowledgeBase: 'curie', question: ' Who directed it? ', history, topK: 0, chatId: '', scope: '', engine: '' })) events.push(event);
 
     expect(retrieval.calls).toHaveLength(1);
-    expect(retrieval.calls[0]).toMatchObject({ knowledgeBase: 'curie', query: 'Who directed it?', topK: 5, mode: 'hybrid', refinement: 'model' });
-    // The most recent 20 turns go along, oldest first.
-    expect(retrieval.calls[0]!.history.map((m) => m.content)).toEqual(history.slice(-20).map((m) => m.content));
+    // The follow-up is condensed with the previous question's names before retrieval.
+    expect(retrieval.calls[0]).toMatchObject({ knowledgeBase: 'curie', query: 'Who directed it? (Radium Institute)', topK: 5, mode: 'hybrid', refinement: 'model' });
+    // The most recent turns within the default bounds (6 turns) go along, oldest first.
+    expect(retrieval.calls[0]!.history.map((m) => m.content)).toEqual(history.slice(-12).map((m) => m.content));
     expect(events.filter((e) => e.stage).map((e) => [e.stage!.name, e.stage!.detail])).toEqual([
+      ['condensation', 'Who directed it? (Radium Institute)'],
       ['graph_retrieval', ''],
       ['refinement', '0 relationships'],
-      ['chunk_retrieval', 'Who directed it? Marie Curie'],
+      ['chunk_retrieval', 'Who directed it? (Radium Institute) Marie Curie'],
       ['generation', '1 sources'],
     ]);
     const done = events.at(-1)!.done!;
     expect(done.text).toBe('Marie Curie directed the Radium Institute. [1] (Marie Curie -[directed]-> Radium Institute)');
-    expect(done.refinedQuestion).toBe('Who directed it? Marie Curie');
+    expect(done.refinedQuestion).toBe('Who directed it? (Radium Institute) Marie Curie');
+    expect(done.condensedQuestion).toBe('Who directed it? (Radium Institute)');
+    expect(chats.turns[0]?.turn).toMatchObject({ question: 'Who directed it?', condensedQuestion: 'Who directed it? (Radium Institute)' });
     expect(done.citations.map((c) => c.chunkId)).toEqual(['c1']);
     // Saved under the knowledge base retrieval resolved, without a lookup of its own.
     expect(chats.turns).toHaveLength(1);
     expect(chats.turns[0]!.scope).toEqual({ tenantId: 't', kbId: 'kb-1' });
 
-    await engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'And then?', history: [], topK: 3, chatId: done.chatId, scope: '' });
+    await engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'And then?', history: [], topK: 3, chatId: done.chatId, scope: '', engine: '' });
     expect(retrieval.calls).toHaveLength(2);
   });
 
   it('rejects a bad question before calling retrieval', async () => {
     const retrieval = new CountingRetrieval();
     const engine = new ChatEngine({ chats: new SavedTurns() }, retrieval, 'entities', echoFirstSource, new ExtractiveOverviewComposer());
-    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: '  ', history: [], topK: 0, chatId: '', scope: '' })).rejects.toThrow(/question is empty/);
-    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 51, chatId: '', scope: '' })).rejects.toThrow(/top_k/);
-    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 0, chatId: '', scope: 'everywhere' })).rejects.toThrow(/scope/);
+    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: '  ', history: [], topK: 0, chatId: '', scope: '', engine: '' })).rejects.toThrow(/question is empty/);
+    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 51, chatId: '', scope: '', engine: '' })).rejects.toThrow(/top_k/);
+    await expect(engine.ask({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'x', history: [], topK: 0, chatId: '', scope: 'everywhere', engine: '' })).rejects.toThrow(/scope/);
     expect(retrieval.calls).toHaveLength(0);
   });
 
@@ -113,7 +117,7 @@ describe('ChatEngine', () => {
       composed = 0;
       const hits = [0.18, 0.17, 0.16, 0.15].map(scored);
       const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf(hits), 'entities', counting, new ExtractiveOverviewComposer(), 0.25);
-      const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'What is the capital of France?', history: [], topK: 0, chatId: '', scope: '' });
+      const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'What is the capital of France?', history: [], topK: 0, chatId: '', scope: '', engine: '' });
       expect(answer.text).toBe('This knowledge base has nothing on that question. The closest sources are [1] page0.md, [2] page1.md, [3] page2.md.');
       expect(answer.citations.map((c) => c.chunkId)).toEqual(['c0', 'c1', 'c2']);
       expect(composed).toBe(0);
@@ -126,7 +130,7 @@ describe('ChatEngine', () => {
       const lexicalOnly = [{ ...HIT, signals: [{ source: 'fulltext', score: 2, rank: 1 }] }];
       for (const [hits, floor] of [[high, 0.25], [low, undefined], [lexicalOnly, 0.25]] as const) {
         const engine = new ChatEngine({ chats: new SavedTurns() }, retrievalOf([...hits]), 'entities', counting, new ExtractiveOverviewComposer(), floor);
-        const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'How do I start the app?', history: [], topK: 0, chatId: '', scope: '' });
+        const answer = await engine.ask({ tenantId: 't' }, { knowledgeBase: 'nest', question: 'How do I start the app?', history: [], topK: 0, chatId: '', scope: '', engine: '' });
         expect(answer.text).toBe('composed [1]');
       }
       expect(composed).toBe(3);
@@ -137,7 +141,7 @@ describe('ChatEngine', () => {
     const retrieval = new CountingRetrieval();
     const engine = new ChatEngine({ chats: new SavedTurns() }, retrieval, 'entities', echoFirstSource, new ExtractiveOverviewComposer());
     const events: v1.ChatEvent[] = [];
-    for await (const event of engine.chat({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'What are the main themes?', history: [], topK: 0, chatId: '', scope: 'auto' })) events.push(event);
+    for await (const event of engine.chat({ tenantId: 't' }, { knowledgeBase: 'curie', question: 'What are the main themes?', history: [], topK: 0, chatId: '', scope: 'auto', engine: '' })) events.push(event);
     expect(retrieval.calls[0]).toMatchObject({ scope: 'auto' });
     expect(events.filter((e) => e.stage).map((e) => e.stage!.name)).toEqual(['graph_retrieval', 'routing', 'community_retrieval', 'generation']);
     expect(events.find((e) => e.stage?.name === 'routing')!.stage!.detail).toBe('global: corpus-wide cue "main themes"');

@@ -3,3 +3,8 @@ export * from './chat-engine';
 export * from './answer-composer';
 export * from './retrieval-port';
 export * from './grpc-retrieval-port';
+export * from './conversation/rule-condenser';
+export * from './conversation/model-condenser';
+export * from './conversation/conversations';
+export * from './conversation/history-bounds';
+export * from './engines/chat-engine-catalog';

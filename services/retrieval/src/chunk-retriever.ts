@@ -56,6 +56,8 @@ export interface ChunkQuery {
   readonly graph?: () => Promise<GraphRetrieval>;
   /** A rephrasing of the query, fused at lower weight in hybrid mode. */
   readonly expansion?: { readonly text: string; readonly vector: Float32Array };
+  /** False skips the reranker for this query. */
+  readonly rerank?: boolean;
 }
 
 /** What ranking reads: chunk search, and the chunks that mention the graph's entities. */
@@ -75,7 +77,7 @@ export class ChunkRetriever {
   ) {}
 
   async retrieve(mode: RetrievalMode, query: ChunkQuery): Promise<RankedChunk[]> {
-    if (!this.reranker) return this.rank(mode, query);
+    if (!this.reranker || query.rerank === false) return this.rank(mode, query);
     const candidates = await this.rank(mode, { ...query, k: Math.max(query.k, CANDIDATE_POOL) });
     const scores = await this.reranker.rerank(query.queryText, candidates.map((c) => ({ id: c.chunk.id, text: c.chunk.text })));
     const byId = new Map(candidates.map((c) => [c.chunk.id, c]));

@@ -16,11 +16,11 @@ const MAX_REFINED_CHARS = 2000;
 export class ModelQuestionRefiner {
   constructor(private readonly llm: ChatModel) {}
 
-  async refine(question: string, history: readonly v1.ChatMessage[], renderedGraph: string): Promise<string> {
+  async refine(question: string, history: readonly v1.ChatMessage[], renderedGraph: string, prompt = REFINE_PROMPT): Promise<string> {
     const conversation = history.slice(-HISTORY_TURNS).map((m) => `${m.role}: ${m.content}`).join('\n');
     const reply = await this.llm.complete(
       [
-        { role: 'system', content: REFINE_PROMPT },
+        { role: 'system', content: prompt },
         { role: 'user', content: `Knowledge graph:\n${renderedGraph || '(empty)'}\n\nConversation:\n${conversation || '(none)'}\n\nQuestion: ${question}` },
       ],
       { temperature: 0, maxTokens: 200 },

@@ -41,6 +41,7 @@ const SCOPES = ['local', 'global', 'auto'] as const;
 type Scope = (typeof SCOPES)[number];
 const MAX_HISTORY_MESSAGES = 20;
 const MAX_HISTORY_MESSAGE_CHARS = 32_000;
+const MAX_REFINEMENT_PROMPT_CHARS = 8000;
 const MAX_METADATA_FILTERS = 64;
 
 /**
@@ -179,7 +180,7 @@ export class RetrievalService {
     const graph = await this.graphs.retrieve(scope, vector, query, { ...graphOptions(request.depth, 0), strategy });
     const refinedQuery =
       refinement === 'model' && this.refiner
-        ? await this.refiner.refine(query, history, renderGraph(graph.entities, graph.relationships))
+        ? await this.refiner.refine(query, history, renderGraph(graph.entities, graph.relationships), validatePrompt(request.refinementPrompt))
         : refineQuestionWithEntities(query, graph.entities.map((e) => e.name));
     const [refinedVector] = refinedQuery === query ? [undefined] : await this.embedder.embed([refinedQuery]);
     const ranked = await this.chunks.retrieve(this.vectorsUsable(kb) ? mode : withoutVectors(mode), {
@@ -189,6 +190,7 @@ export class RetrievalService {
       k,
       graph: async () => graph,
       expansion: refinedVector ? { text: refinedQuery, vector: refinedVector } : undefined,
+      rerank: request.rerank !== false,
     });
     return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery, knowledgeBaseId: kb.id, route: '', routeReason: '', communities: [] };
   }
@@ -277,6 +279,13 @@ function validateRefinement(refinement: string | undefined): Refinement {
   if (!refinement) return 'entities';
   if (!(REFINEMENTS as readonly string[]).includes(refinement)) throw TrellisError.invalid(`unknown refinement "${refinement}": use one of ${REFINEMENTS.join(', ')}`);
   return refinement as Refinement;
+}
+
+/** The refinement's own instructions, or undefined for the built-in ones. */
+function validatePrompt(prompt: string | undefined): string | undefined {
+  if (!prompt) return undefined;
+  if (prompt.length > MAX_REFINEMENT_PROMPT_CHARS) throw TrellisError.invalid(`refinement_prompt is longer than ${MAX_REFINEMENT_PROMPT_CHARS} characters`);
+  return prompt;
 }
 
 function validateScope(scope: string | undefined): Scope {

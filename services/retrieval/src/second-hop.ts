@@ -1,9 +1,7 @@
-/**
- * Proper-name phrases: capitalised words, possibly joined by a few lowercase particles
- * ("Museum of Modern Art", "Ludwig van Beethoven"), never across lines.
- */
-const NAME_PHRASE = /\b[A-Z][\p{L}\p{N}'.-]*(?:[^\S\n]+(?:(?:of|the|de|von|van)[^\S\n]+)?[A-Z][\p{L}\p{N}'.-]*)*/gu;
-const MIN_NAME_CHARS = 3;
+import { MIN_NAME_CHARS, namePhrases } from '@trellis/models';
+
+/** The question's own names (proper-name phrases, lexical): shared with chat's follow-up condensation. */
+export { questionNames } from '@trellis/models';
 
 /**
  * The names a passage mentions that the question does not: what a second hop should look
@@ -20,23 +18,4 @@ export function secondHopNames(passage: string, question: string, max: number): 
     if (names.size >= max) break;
   }
   return [...names];
-}
-
-/**
- * The proper names a question asks about, as written ("Killing Joke", "Led Zeppelin"): what a
- * ranking should cover. A single capitalised word opening the question is its question word
- * ("Which", "How"), not a name.
- */
-export function questionNames(question: string): string[] {
-  const names = new Set<string>();
-  for (const { name, index } of namePhrases(question)) {
-    const opensQuestion = question.slice(0, index).trim() === '' && !/\s/.test(name);
-    if (name.length >= MIN_NAME_CHARS && !opensQuestion) names.add(name);
-  }
-  return [...names];
-}
-
-/** Each proper-name phrase of `text` with where it starts, trailing punctuation dropped. */
-function* namePhrases(text: string): Generator<{ name: string; index: number }> {
-  for (const match of text.matchAll(NAME_PHRASE)) yield { name: match[0].replace(/[.'-]+$/, ''), index: match.index };
 }

@@ -9,7 +9,7 @@ import type { SqlDatabase } from './sql-session';
 /** Every table with rows of a knowledge base, dependents first (the full-text index's own tables aside). */
 const KB_TABLES = [
   'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_texts', 'document_stages', 'documents',
-  'chat_messages', 'llm_usage', 'extraction_cache', ...GRAPH_EDIT_TABLES, 'communities', 'community_members', 'community_state',
+  'chat_messages', 'chats', 'llm_usage', 'extraction_cache', ...GRAPH_EDIT_TABLES, 'communities', 'community_members', 'community_state',
 ] as const;
 
 /** Knowledge bases of a tenant: names unique per tenant, ids derived from them. */

@@ -2,6 +2,10 @@ import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import type { CommunityChanges, CommunityRecord } from '@trellis/graph';
 import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
 import type {
+  ChatEngineRecord,
+  ChatEngineSettings,
+  ChatMessageRecord,
+  ChatRecord,
   ChatTurn,
   ChunkFilter,
   ChunkRecord,
@@ -26,6 +30,9 @@ import type { CachedExtraction } from '../repositories/extraction-cache.reposito
 import type { StuckChunk, StuckDocument } from '../repositories/stuck-work';
 import type { DocumentPage, DocumentProgress, DocumentVersionRef } from '../repositories/document.repository';
 import type { CommunityState } from '../repositories/community.repository';
+import type { ChatPage } from '../repositories/chat.repository';
+import { SqlChats } from './chat-sql';
+import { SqlChatEngines } from './chat-engine-sql';
 import { SqlCommunities } from './community-sql';
 import { SqlChunks } from './chunk-sql';
 import { SqlDocuments } from './document-sql';
@@ -53,6 +60,8 @@ export abstract class SqlStore implements TrellisStore {
   private readonly changes: SqlGraphChanges;
   private readonly stuck: SqlStuckWork;
   private readonly communities: SqlCommunities;
+  private readonly chats: SqlChats;
+  private readonly chatEngines: SqlChatEngines;
 
   protected constructor(
     protected readonly sql: SqlDatabase,
@@ -67,6 +76,8 @@ export abstract class SqlStore implements TrellisStore {
     this.changes = new SqlGraphChanges(sql, engine, this.graph);
     this.stuck = new SqlStuckWork(sql, engine);
     this.communities = new SqlCommunities(sql, engine.dialect);
+    this.chats = new SqlChats(sql, engine.dialect);
+    this.chatEngines = new SqlChatEngines(sql, engine.dialect);
   }
 
   abstract close(): Promise<void>;
@@ -177,7 +188,7 @@ export abstract class SqlStore implements TrellisStore {
     return this.chunks.searchChunksFullText(scope, query, k, filter);
   }
 
-  // --- extraction cache and chat history -------------------------------------------------
+  // --- extraction cache, chat history and chat engines----------------------------------------------
 
   getCachedExtraction(scope: KbScope, key: string): Promise<CachedExtraction | null> {
     return this.extractions.get(scope, key);
@@ -186,13 +197,35 @@ export abstract class SqlStore implements TrellisStore {
     return this.extractions.put(scope, key, result);
   }
 
-  async saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
-    const at = this.engine.dialect.time(new Date().toISOString());
-    const insert = 'INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)';
-    await this.sql.transaction(async (tx) => {
-      await tx.exec(insert, [scope.tenantId, scope.kbId, turn.chatId, 'user', turn.question, '[]', at]);
-      await tx.exec(insert, [scope.tenantId, scope.kbId, turn.chatId, 'assistant', turn.answer, JSON.stringify(turn.citations), at]);
-    });
+  saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
+    return this.chats.saveChatTurn(scope, turn);
+  }
+  getChat(scope: TenantScope, chatId: string): Promise<ChatRecord | null> {
+    return this.chats.getChat(scope, chatId);
+  }
+  listChats(scope: TenantScope, page: ChatPage): Promise<ChatRecord[]> {
+    return this.chats.listChats(scope, page);
+  }
+  listChatMessages(scope: TenantScope, chatId: string, last?: number): Promise<ChatMessageRecord[]> {
+    return this.chats.listChatMessages(scope, chatId, last);
+  }
+  deleteChat(scope: TenantScope, chatId: string): Promise<boolean> {
+    return this.chats.deleteChat(scope, chatId);
+  }
+  createChatEngine(scope: TenantScope, engine: { name: string; description: string; settings: ChatEngineSettings }): Promise<ChatEngineRecord> {
+    return this.chatEngines.createChatEngine(scope, engine);
+  }
+  getChatEngine(scope: TenantScope, name: string): Promise<ChatEngineRecord | null> {
+    return this.chatEngines.getChatEngine(scope, name);
+  }
+  listChatEngines(scope: TenantScope): Promise<ChatEngineRecord[]> {
+    return this.chatEngines.listChatEngines(scope);
+  }
+  updateChatEngine(scope: TenantScope, name: string, changes: { description: string; settings: ChatEngineSettings }): Promise<ChatEngineRecord | null> {
+    return this.chatEngines.updateChatEngine(scope, name, changes);
+  }
+  deleteChatEngine(scope: TenantScope, name: string): Promise<boolean> {
+    return this.chatEngines.deleteChatEngine(scope, name);
   }
 
   // --- LLM usage and budget --------------------------------------------------------------

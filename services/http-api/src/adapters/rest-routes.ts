@@ -78,6 +78,14 @@ export const REST_ROUTES: readonly RestRoute[] = [
 
   { method: 'POST', path: `${KB}/chat`, service: 'ChatService', rpc: 'Chat', kind: 'chat-stream', summary: 'Server-sent events: a streamed, cited answer (stage, token, citation and done events)' },
   { method: 'POST', path: `${KB}/ask`, service: 'ChatService', rpc: 'Ask', kind: 'unary', summary: 'A cited answer in one response' },
+  { method: 'GET', path: '/api/v1/chats', service: 'ChatService', rpc: 'ListChats', kind: 'unary', summary: 'Saved conversations, newest first (optionally of one knowledge base)' },
+  { method: 'GET', path: '/api/v1/chats/{chatId}', service: 'ChatService', rpc: 'GetChat', kind: 'unary', summary: 'A conversation with its messages and their citations' },
+  { method: 'DELETE', path: '/api/v1/chats/{chatId}', service: 'ChatService', rpc: 'DeleteChat', kind: 'unary', summary: 'Delete a conversation and its messages' },
+  { method: 'POST', path: '/api/v1/chat-engines', service: 'ChatService', rpc: 'CreateChatEngine', kind: 'unary', successStatus: 201, summary: 'Create a chat engine (a named chat configuration)' },
+  { method: 'GET', path: '/api/v1/chat-engines', service: 'ChatService', rpc: 'ListChatEngines', kind: 'unary', summary: 'The chat engines, by name' },
+  { method: 'GET', path: '/api/v1/chat-engines/{name}', service: 'ChatService', rpc: 'GetChatEngine', kind: 'unary', summary: 'Get a chat engine' },
+  { method: 'PATCH', path: '/api/v1/chat-engines/{name}', service: 'ChatService', rpc: 'UpdateChatEngine', kind: 'unary', summary: "Replace a chat engine's settings" },
+  { method: 'DELETE', path: '/api/v1/chat-engines/{name}', service: 'ChatService', rpc: 'DeleteChatEngine', kind: 'unary', summary: 'Delete a chat engine' },
 ];
 
 /** The request field a path parameter fills. */

@@ -7,6 +7,7 @@ import type { ConnectionOptions } from './connection';
 import { addAdminCommands } from './admin-commands';
 import { addGraphEditCommands } from './graph-commands';
 import { addCommunityCommands } from './community-commands';
+import { addChatCommands } from './chat-commands';
 import { addMcpCommand } from './mcp-command';
 import { ingestCommand, waitForIndexing } from './ingest-command';
 import type { SiteIngest } from './ingest-command';
@@ -217,17 +218,24 @@ program
   );
 
 program
-  .command('ask <kb> <question>')
-  .description('answer a question with citations, streamed')
-  .option('--top-k <n>', 'sources to retrieve', integer(1, 50), 5)
+  .command('ask <kb> [question]')
+  .description('answer a question with citations, streamed (with --chat or --engine the kb may be left out: `ask <question>`)')
+  .option('--top-k <n>', 'sources to retrieve (default: the engine\'s, else 5)', integer(1, 50))
+  .option('--chat <id>', 'continue a saved conversation (the id a previous answer printed)')
+  .option('--engine <name>', 'run this chat engine')
   .action(
-    run(async (client, kbName: string, question: string, opts: { topK: number }) => {
-      for await (const event of client.chat({ knowledgeBase: kbName, question, topK: opts.topK })) {
+    run(async (client, first: string, second: string | undefined, opts: { topK?: number; chat?: string; engine?: string }) => {
+      const [kbName, question] = second === undefined ? ['', first] : [first, second];
+      const request = { knowledgeBase: kbName, question, topK: opts.topK ?? 0, chatId: opts.chat ?? '', engine: opts.engine ?? '' };
+      for await (const event of client.chat(request)) {
         if (event.token) out.write(event.token);
         if (event.done) {
           out.write('\n');
+          if (event.done.condensedQuestion && event.done.condensedQuestion !== question) out.write(`\n(asked as: ${event.done.condensedQuestion})\n`);
+          if (event.done.graphContext) out.write(`\nGraph context:\n${event.done.graphContext}\n`);
           if (event.done.citations.length > 0) out.write('\nSources:\n');
           for (const c of event.done.citations) out.write(`  [${c.index}] ${c.sourceUri}\n`);
+          out.write(`\nchat: ${event.done.chatId} (continue with --chat ${event.done.chatId})\n`);
         }
       }
     }),
@@ -292,6 +300,7 @@ const graph = program
 addGraphEditCommands(graph, run);
 addMcpCommand(program, run);
 addCommunityCommands(program, run);
+addChatCommands(program, run);
 
 addAdminCommands(program, (action) => async (...args: unknown[]) => {
   try {

@@ -2,6 +2,7 @@ import { forEngine } from './table-spec';
 import type { ColumnSpec, Engine, PerEngine, TableSpec } from './table-spec';
 import { ID, INT, JSON_TEXT, TEXT, TIME, varchar } from './table-spec';
 import { TABLES } from './tables';
+import { CHAT_TITLE_CHARS } from '../chat-sql';
 
 /**
  * The numbered migrations of both engines, derived from the one table description: migration N
@@ -59,6 +60,19 @@ const MIGRATIONS: readonly Migration[] = [
     after: { sqlite: ["UPDATE chunks SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"], mysql: ['UPDATE chunks SET updated_at = UTC_TIMESTAMP(3)'] },
   },
   { version: 13, name: 'communities of the entity graph, their members and reports, and when each knowledge base last needed a refresh' },
+  {
+    version: 14,
+    name: 'conversations listed per tenant, and the condensed question of each follow-up',
+    // Conversations saved before are listed too: titled by their first question.
+    after: [
+      `INSERT INTO chats (tenant_id, id, kb_id, title, engine, message_count, created_at, updated_at)
+         SELECT m.tenant_id, m.chat_id, m.kb_id, SUBSTR(m.content, 1, ${CHAT_TITLE_CHARS}), '',
+           (SELECT COUNT(*) FROM chat_messages c WHERE c.tenant_id = m.tenant_id AND c.chat_id = m.chat_id), m.created_at,
+           (SELECT MAX(c.created_at) FROM chat_messages c WHERE c.tenant_id = m.tenant_id AND c.chat_id = m.chat_id)
+         FROM chat_messages m WHERE m.id = (SELECT MIN(f.id) FROM chat_messages f WHERE f.tenant_id = m.tenant_id AND f.chat_id = m.chat_id)`,
+    ],
+  },
+  { version: 15, name: 'chat engines: named chat configurations per tenant' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

@@ -168,9 +168,39 @@ export const TABLES: readonly TableSpec[] = [
   },
   {
     name: 'chat_messages',
-    columns: { id: SERIAL, ...SCOPE, chat_id: ID, role: varchar(16), content: MEDIUMTEXT, citations: withDefault(JSON_TEXT, "'[]'"), created_at: TIME },
+    columns: {
+      id: SERIAL,
+      ...SCOPE,
+      chat_id: ID,
+      role: varchar(16),
+      content: MEDIUMTEXT,
+      citations: withDefault(JSON_TEXT, "'[]'"),
+      created_at: TIME,
+      // A user message's question as condensed with the history before retrieval (NULL: unchanged).
+      condensed_question: since(nullable(TEXT), 14),
+    },
     primaryKey: ['id'],
     indexes: [{ name: 'chat_messages_by_chat', columns: ['tenant_id', 'chat_id'] }],
+  },
+  // One row per conversation: ids are unique per tenant (a chat can outlive the knowledge base
+  // it started in only until that knowledge base is deleted). Listed newest first.
+  {
+    name: 'chats',
+    since: 14,
+    columns: { tenant_id: ID, id: ID, kb_id: ID, title: TEXT, engine: withDefault(varchar(64), "''"), message_count: ZERO(), created_at: TIME, updated_at: TIME },
+    primaryKey: ['tenant_id', 'id'],
+    indexes: [
+      { name: 'chats_by_time', columns: ['tenant_id', 'created_at', 'id'] },
+      { name: 'chats_by_kb', columns: ['tenant_id', 'kb_id', 'created_at', 'id'] },
+    ],
+  },
+  // Chat engines: named chat configurations per tenant (settings: one JSON document, see
+  // ChatEngineSettings), not tied to one knowledge base.
+  {
+    name: 'chat_engines',
+    since: 15,
+    columns: { tenant_id: ID, name: varchar(64), description: TEXT, settings: JSON_TEXT, created_at: TIME, updated_at: TIME },
+    primaryKey: ['tenant_id', 'name'],
   },
   {
     name: 'document_stages',
