@@ -145,13 +145,13 @@ export default [
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
-    ignores: ['apps/console/**'],
+    ignores: ['apps/console/src/**'],
     languageOptions: { parserOptions: { project: ['./tsconfig.lint.json'], tsconfigRootDir: import.meta.dirname } },
     rules: TYPED_RULES,
   },
   // The web console: a browser app with its own tsconfig (DOM, JSX), type-checked the same way.
   {
-    files: ['apps/console/**/*.ts', 'apps/console/**/*.tsx'],
+    files: ['apps/console/src/**/*.ts', 'apps/console/src/**/*.tsx'],
     languageOptions: { parserOptions: { project: ['./apps/console/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
     rules: TYPED_RULES,
   },

@@ -1,6 +1,7 @@
 /**
  * The one door to the REST API: the API key (Bearer, kept in localStorage), deadlines on every
- * call, and errors read from `application/problem+json` into ApiError. Every page calls through
+ * call, calls the server sheds (429) sent again after its Retry-After, and errors read from
+ * `application/problem+json` into ApiError. Every page calls through
  * here, so no request can hang and every failure has a message to show.
  */
 
@@ -11,6 +12,35 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const STREAM_IDLE_TIMEOUT_MS = 120_000;
 /** Deadline of one file upload. */
 export const UPLOAD_TIMEOUT_MS = 300_000;
+
+/** A server shedding load answers 429 with Retry-After: calls are sent again this many times, within their deadline. */
+const SHED_RETRIES = 6;
+
+/** The wait a 429 asks for (Retry-After, seconds), at least 0.2 s and at most 5 s. */
+function retryAfterMs(header: string | null): number {
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(5_000, Math.max(200, seconds * 1000)) : 1_000;
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    });
+  });
+}
+
+/** fetch, sending the request again while the server sheds it (429) and the deadline allows. */
+async function fetchShed(url: string, init: RequestInit & { signal: AbortSignal }): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(url, init);
+    if (response.status !== 429 || attempt >= SHED_RETRIES) return response;
+    await response.body?.cancel();
+    await pause(retryAfterMs(response.headers.get('retry-after')), init.signal);
+  }
+}
 
 /** A failed call: the HTTP status (0 when the server was not reached) and the message to show. */
 export class ApiError extends Error {
@@ -85,7 +115,7 @@ export async function call<T>(path: string, options: CallOptions = {}): Promise<
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const what = `${options.method ?? 'GET'} ${path}`;
   try {
-    const response = await fetch(withQuery(path, options.query), {
+    const response = await fetchShed(withQuery(path, options.query), {
       method: options.method ?? 'GET',
       headers: headers(options.body !== undefined),
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
@@ -117,7 +147,7 @@ export async function* postEvents(path: string, body: unknown, signal?: AbortSig
   };
   const what = `the answer stream of ${path}`;
   try {
-    const response = await fetch(path, {
+    const response = await fetchShed(path, {
       method: 'POST',
       headers: { ...headers(true), accept: 'text/event-stream' },
       body: JSON.stringify(body),
@@ -162,8 +192,31 @@ function parseEvent(block: string): ServerEvent | undefined {
  * A multipart upload with progress (XMLHttpRequest: fetch reports no upload progress).
  * `onProgress` gets the fraction of the body sent, 0..1.
  */
-export function uploadForm<T>(path: string, form: FormData, onProgress: (fraction: number) => void, timeoutMs = UPLOAD_TIMEOUT_MS): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
+export async function uploadForm<T>(path: string, form: FormData, onProgress: (fraction: number) => void, timeoutMs = UPLOAD_TIMEOUT_MS): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    const answer = await sendForm(path, form, onProgress, Math.max(1, deadline - Date.now()));
+    if (answer.status === 429 && attempt < SHED_RETRIES && Date.now() < deadline) {
+      await pause(retryAfterMs(answer.retryAfter));
+      continue;
+    }
+    if (answer.status >= 200 && answer.status < 300) {
+      onProgress(1);
+      return JSON.parse(answer.body) as T;
+    }
+    throw await errorOf(new Response(answer.body, { status: answer.status, statusText: answer.statusText }));
+  }
+}
+
+interface FormAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly body: string;
+  readonly retryAfter: string | null;
+}
+
+function sendForm(path: string, form: FormData, onProgress: (fraction: number) => void, timeoutMs: number): Promise<FormAnswer> {
+  return new Promise<FormAnswer>((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', path);
     xhr.timeout = timeoutMs;
@@ -173,13 +226,7 @@ export function uploadForm<T>(path: string, form: FormData, onProgress: (fractio
     xhr.upload.onprogress = (e) => {
       if (e.lengthComputable) onProgress(e.loaded / e.total);
     };
-    xhr.onload = () => {
-      const response = new Response(xhr.status === 204 ? null : xhr.responseText, { status: xhr.status, statusText: xhr.statusText });
-      if (xhr.status >= 200 && xhr.status < 300) {
-        onProgress(1);
-        resolve(JSON.parse(xhr.responseText) as T);
-      } else void errorOf(response).then(reject);
-    };
+    xhr.onload = () => resolve({ status: xhr.status, statusText: xhr.statusText, body: xhr.responseText, retryAfter: xhr.getResponseHeader('retry-after') });
     xhr.onerror = () => reject(new ApiError(0, 'Network error', `the upload to ${path} failed: the server closed the connection or could not be reached`));
     xhr.ontimeout = () => reject(new ApiError(0, 'Timeout', `the upload took longer than ${Math.round(timeoutMs / 1000)} s and was given up`));
     xhr.send(form);

@@ -116,3 +116,11 @@ export async function listAllDocuments(kb: string): Promise<TrellisDocument[]> {
   } while (token !== '');
   return all;
 }
+
+export interface ScoredRelationship {
+  relationship: Relationship;
+  score: number;
+  hop: number;
+}
+export const retrieveGraph = (kb: string, query: string) =>
+  call<{ entities: Entity[]; relationships: ScoredRelationship[]; rendered: string }>(`${kbPath(kb)}/retrieve/graph`, { method: 'POST', body: { query }, timeoutMs: 60_000 });

@@ -14,11 +14,13 @@ export function useAsync<T>(load: () => Promise<T>, keys: readonly unknown[]): A
   const [error, setError] = useState<unknown>();
   const [loading, setLoading] = useState(true);
   const generation = useRef(0);
-  const run = useCallback(load, keys);
+  // The latest load function, called when a key changes (the function itself may stay the same).
+  const latest = useRef(load);
+  latest.current = load;
   const reload = useCallback(() => {
     const mine = ++generation.current;
     setLoading(true);
-    run().then(
+    latest.current().then(
       (value) => {
         if (mine !== generation.current) return;
         setData(value);
@@ -31,8 +33,10 @@ export function useAsync<T>(load: () => Promise<T>, keys: readonly unknown[]): A
         setLoading(false);
       },
     );
-  }, [run]);
-  useEffect(reload, [reload]);
+  }, keys);
+  useEffect(() => {
+    reload();
+  }, [reload]);
   return { data, error, loading, reload };
 }
 

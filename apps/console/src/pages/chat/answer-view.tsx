@@ -1,6 +1,7 @@
 import { ErrorNotice } from '../../components/error-notice';
 import type { Citation } from '../../api/types';
 import { graphContextOf } from './chat-stream';
+import { GraphContext } from './graph-context';
 import type { StreamedAnswer } from './chat-stream';
 
 const STAGE_TITLES: Record<string, string> = {
@@ -13,7 +14,7 @@ const STAGE_TITLES: Record<string, string> = {
 };
 
 /** One knowledge base's answer: stages as they arrive, the text, its citations and the graph context it used. */
-export function AnswerView({ answer, onOpenCitation }: { answer: StreamedAnswer; onOpenCitation: (citation: Citation) => void }) {
+export function AnswerView({ question, answer, onOpenCitation }: { question: string; answer: StreamedAnswer; onOpenCitation: (citation: Citation) => void }) {
   const graph = graphContextOf(answer);
   const running = answer.done === undefined && answer.error === undefined;
   return (
@@ -47,12 +48,7 @@ export function AnswerView({ answer, onOpenCitation }: { answer: StreamedAnswer;
           </ol>
         </>
       ) : null}
-      {graph !== undefined ? (
-        <details>
-          <summary>Graph context used</summary>
-          <pre className="json">{graph}</pre>
-        </details>
-      ) : null}
+      {answer.done !== undefined ? <GraphContext knowledgeBase={answer.knowledgeBase} question={question} summary={graph} /> : null}
     </article>
   );
 }

@@ -110,7 +110,7 @@ export function ChatPage() {
             </p>
             <div className="columns">
               {turn.answers.map((a) => (
-                <AnswerView key={a.knowledgeBase} answer={a} onOpenCitation={(c) => setOpen({ knowledgeBase: a.knowledgeBase, documentId: c.documentId, chunkId: c.chunkId, snippet: c.snippet })} />
+                <AnswerView key={a.knowledgeBase} question={turn.question} answer={a} onOpenCitation={(c) => setOpen({ knowledgeBase: a.knowledgeBase, documentId: c.documentId, chunkId: c.chunkId, snippet: c.snippet })} />
               ))}
             </div>
           </div>

@@ -62,7 +62,7 @@ export async function streamAnswer(knowledgeBase: string, request: ChatTurnReque
   return answer;
 }
 
-/** The relationships the graph stage found, as the `refinement` stage reports them. */
+/** What the graph stage reported (the `refinement` stage detail: how many relationships it found). */
 export function graphContextOf(answer: StreamedAnswer): string | undefined {
   const detail = answer.stages.find((s) => s.name === 'refinement')?.detail ?? answer.stages.find((s) => s.name === 'community_retrieval')?.detail;
   return detail === undefined || detail.trim() === '' ? undefined : detail;

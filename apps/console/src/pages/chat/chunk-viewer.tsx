@@ -16,8 +16,12 @@ export function ChunkViewer({ chunk, onClose }: { chunk: OpenChunk; onClose: () 
   const chunks = useAsync(() => documentChunks(chunk.knowledgeBase, chunk.documentId, chunk.snippet), [chunk.knowledgeBase, chunk.documentId, chunk.snippet]);
   const cited = useRef<HTMLDivElement>(null);
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [chunk.chunkId]);
-  useEffect(() => cited.current?.scrollIntoView({ block: 'nearest' }), [chunks.data, chunk.chunkId]);
+  useEffect(() => {
+    heading.current?.focus();
+  }, [chunk.chunkId]);
+  useEffect(() => {
+    cited.current?.scrollIntoView({ block: 'nearest' });
+  }, [chunks.data, chunk.chunkId]);
   return (
     <section className="card" aria-labelledby="chunk-viewer-title" data-testid="chunk-viewer">
       <div className="actions" style={{ marginTop: 0, justifyContent: 'space-between' }}>

@@ -22,7 +22,9 @@ export function DocumentTable({ knowledgeBase, refresh }: { knowledgeBase: strin
     const timer = setTimeout(() => setTick((t) => t + 1), POLL_MS);
     return () => clearTimeout(timer);
   }, [indexing, page.data]);
-  useEffect(() => setTokens(['']), [knowledgeBase]);
+  useEffect(() => {
+    setTokens(['']);
+  }, [knowledgeBase]);
 
   const act = (work: () => Promise<unknown>) => void action.run(work).then(() => setTick((t) => t + 1));
 

@@ -14,7 +14,10 @@ export function KnowledgeBasesPage() {
   const [refresh, setRefresh] = useState(0);
   const kb = useAsync(() => (selected ? getKnowledgeBase(selected) : Promise.resolve(undefined)), [selected, refresh]);
   const action = useAction();
-  const bump = () => setRefresh((r) => r + 1);
+  const bump = () => {
+    setRefresh((r) => r + 1);
+    list.reload();
+  };
   return (
     <div className="row">
       <aside style={{ flex: '0 0 19rem' }}>

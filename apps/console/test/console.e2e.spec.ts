@@ -1,0 +1,216 @@
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStandaloneProcess } from '@trellis/testing';
+import type { StandaloneProcess } from '@trellis/testing';
+import { launchBrowser } from './browser';
+import type { Browser } from './browser';
+
+const ROOT = resolve(__dirname, '../../..');
+const EXAMPLES = join(ROOT, 'examples');
+const SCREENSHOTS = join(ROOT, 'docs/screenshots');
+const KEY = 'console-e2e-key';
+const STEP_MS = 60_000;
+/** Each step: its waits are bounded by STEP_MS, this bounds the step. */
+const TEST_MS = 180_000;
+
+/**
+ * The web console in a real browser (Debian's chromium, headless, driven by playwright-core)
+ * against the built standalone server, which serves it at `/`, with an API key required: each
+ * step goes through the UI the way a person would, and each page is photographed for the README.
+ */
+describe('web console', () => {
+  let server: StandaloneProcess;
+  let browser: Browser;
+  let page: Page;
+  let work: string;
+  const pageErrors: string[] = [];
+
+  /** fetch, again while the server sheds the call (429 with Retry-After: a busy machine at start-up). */
+  const fetchPatiently = async (url: string): Promise<Response> => {
+    for (let attempt = 0; ; attempt++) {
+      const response = await fetch(url);
+      if (response.status !== 429 || attempt >= 20) return response;
+      await new Promise((r) => setTimeout(r, 1000 * Number(response.headers.get('retry-after') ?? 1)));
+    }
+  };
+  const shoot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+  const go = async (title: string) => {
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: title }).click();
+    await page.getByRole('heading', { name: title, exact: true }).first().waitFor({ timeout: STEP_MS });
+  };
+
+  beforeAll(async () => {
+    // The browser first: a machine that cannot start it fails here, before anything else runs.
+    browser = await launchBrowser();
+    server = await startStandaloneProcess({ env: { TRELLIS_API_KEYS: `${KEY}=default`, TRELLIS_INTERNAL_TOKEN: 'a-long-internal-secret-for-the-console-test', TRELLIS_EMBEDDINGS: 'hash' } });
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.setDefaultTimeout(STEP_MS);
+    page.on('pageerror', (error) => {
+      pageErrors.push(error.message);
+      process.stderr.write(`console page error: ${error.stack ?? error.message}\n`);
+    });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    work = mkdtempSync(join(tmpdir(), 'trellis-console-e2e-'));
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.dispose();
+    if (work) rmSync(work, { recursive: true, force: true });
+  }, TEST_MS);
+
+  it('is served at / with the app routes answered by index.html, beside the API', async () => {
+    for (const path of ['/', '/graph', '/knowledge-bases']) {
+      const response = await fetchPatiently(`${server.httpUrl}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await response.text()).toContain('<div id="root">');
+    }
+    const api = await fetchPatiently(`${server.httpUrl}/api/v1/knowledge-bases`);
+    expect(api.status).toBe(401);
+  }, TEST_MS);
+
+  it('shows the 401 message of a missing or wrong API key, then works with the right one', async () => {
+    await page.goto(`${server.httpUrl}/knowledge-bases`);
+    const alert = page.getByRole('alert').first();
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/401 Unauthorized[\s\S]*a valid API key is required/);
+    await page.getByLabel('API key').fill('not-the-key');
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByText('key set').waitFor();
+    await page.getByRole('alert').first().waitFor();
+    expect(await page.getByRole('alert').first().innerText()).toMatch(/401 Unauthorized[\s\S]*a valid API key is required/);
+    await page.getByLabel('API key').fill(KEY);
+    await page.getByRole('button', { name: 'Save key' }).click();
+    await page.getByText('None yet: create the first one below.').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+  }, TEST_MS);
+
+  it('creates a knowledge base, takes the examples by drag-and-drop with per-file progress, and shows them indexed', async () => {
+    const form = page.getByRole('form', { name: 'New knowledge base' });
+    await form.getByLabel('Name').fill('curie');
+    await form.getByLabel('Description').fill('The examples folder');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'curie', exact: true }).waitFor();
+
+    const files = readdirSync(EXAMPLES).sort().map((name) => ({ name, base64: readFileSync(join(EXAMPLES, name)).toString('base64') }));
+    await page.getByTestId('dropzone').evaluate((zone, list) => {
+      const transfer = new DataTransfer();
+      for (const f of list) transfer.items.add(new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }, files);
+    await expect.poll(() => page.getByTestId('upload-item').filter({ hasText: 'uploaded' }).count(), { timeout: STEP_MS }).toBe(files.length);
+    expect(await page.getByRole('progressbar').count()).toBe(files.length);
+
+    await expect.poll(() => page.locator('[data-testid=document-row][data-status=graphed]').count(), { timeout: STEP_MS, interval: 500 }).toBe(files.length);
+    const rows = await page.getByTestId('document-row').allInnerTexts();
+    for (const f of files) expect(rows.some((r) => r.includes(f.name))).toBe(true);
+    // Stage timings of each document are on its row.
+    expect(rows.every((r) => /ingestion \d[\d,]* ms/.test(r) && /graph \d[\d,]* ms/.test(r))).toBe(true);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shoot('knowledge-bases');
+  }, TEST_MS);
+
+  it('streams a cited answer with its stages, and opens the cited chunk in its document', async () => {
+    await go('Chat');
+    await page.getByLabel('curie').check();
+    await page.getByLabel('Question').fill('Who discovered piezoelectricity?');
+    await page.getByLabel('Question').press('Enter');
+    const answer = page.getByTestId('answer-curie');
+    await page.locator('[data-testid=answer-curie][aria-busy=false]').waitFor();
+    const text = await answer.locator('.answer').innerText();
+    expect(text).toMatch(/Pierre Curie/);
+    expect(text).toMatch(/\[1\]/);
+    const stages = await answer.getByRole('list', { name: 'Stages' }).getByRole('listitem').allInnerTexts();
+    expect(stages).toEqual(['graph', 'refine', 'chunks', 'answer']);
+    // The sentence that answers comes from Pierre Curie's page.
+    const citation = answer.locator('.citations').getByRole('button', { name: 'pierre-curie.html' });
+    expect(await citation.count()).toBe(1);
+    await citation.click();
+    const viewer = page.getByTestId('chunk-viewer');
+    await viewer.locator('[data-cited=true]').waitFor();
+    expect(await viewer.getByRole('heading').first().innerText()).toBe('pierre-curie.html');
+    expect(await viewer.locator('[data-cited=true]').innerText()).toMatch(/discovered piezoelectricity/);
+    await answer.getByText('Graph context used').click();
+    await answer.getByTestId('graph-context').waitFor();
+    expect(await answer.getByTestId('graph-context').locator('tbody tr').count()).toBeGreaterThan(0);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shoot('chat');
+  }, TEST_MS);
+
+  it("opens an entity's graph, merges two entities and undoes the merge", async () => {
+    await go('Graph explorer');
+    await page.getByLabel('Entity', { exact: true }).fill('Curie');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const found = page.getByRole('list', { name: 'Entities found' });
+    await found.getByRole('button', { name: 'Pierre Curie', exact: true }).click();
+    await page.getByRole('heading', { name: /^Pierre Curie/ }).waitFor();
+    const canvas = page.getByTestId('graph-canvas');
+    await canvas.locator('canvas').first().waitFor();
+    expect(await canvas.getAttribute('aria-label')).toMatch(/^Graph of Pierre Curie and [1-9]\d* neighbours$/);
+    expect(await page.getByRole('region', { name: 'Relationships' }).locator('.hit').count()).toBeGreaterThan(0);
+
+    await found.getByRole('button', { name: 'Curies', exact: true }).click();
+    await page.getByRole('heading', { name: /^Curies/ }).waitFor();
+
+    await page.getByLabel('Merge Curies into').selectOption({ label: 'Marie Curie' });
+    await page.getByRole('button', { name: 'Merge', exact: true }).click();
+    await page.getByRole('heading', { name: /^Marie Curie/ }).waitFor();
+    const merge = page.locator('[data-testid=edit-row][data-action=merge-entities]');
+    await merge.waitFor();
+    expect(await merge.getAttribute('data-undone')).toBe('false');
+    await expect.poll(async () => (await found.getByRole('button').allInnerTexts()).includes('Curies')).toBe(false);
+
+    await merge.getByRole('button', { name: 'Undo' }).click();
+    await page.locator('[data-testid=edit-row][data-action=merge-entities][data-undone=true]').waitFor();
+    await expect.poll(async () => (await found.getByRole('button').allInnerTexts()).includes('Curies')).toBe(true);
+    await found.getByRole('button', { name: 'Pierre Curie', exact: true }).click();
+    await page.getByRole('heading', { name: /^Pierre Curie/ }).waitFor();
+    await canvas.locator('canvas').first().waitFor();
+    await shoot('graph');
+  }, TEST_MS);
+
+  it('puts the retrieval modes side by side, each hit with its signals', async () => {
+    await go('Retrieval playground');
+    await page.getByLabel('Question').fill('Which elements did Marie Curie discover?');
+    await page.getByRole('button', { name: 'Retrieve' }).click();
+    for (const mode of ['vector', 'fulltext', 'graph', 'hybrid']) {
+      const column = page.getByTestId(`mode-${mode}`);
+      await column.locator('.hit').first().waitFor();
+      expect(await column.getByRole('alert').count(), mode).toBe(0);
+    }
+    expect(await page.getByTestId('mode-hybrid').locator('.signals').first().innerText()).toMatch(/(vector|fulltext|graph) \d/);
+    await shoot('playground');
+  }, TEST_MS);
+
+  it('runs an evaluation of an uploaded gold set and shows the metrics table', async () => {
+    const questions = join(work, 'questions.jsonl');
+    writeFileSync(
+      questions,
+      [
+        { id: 'q1', question: 'Who discovered piezoelectricity?', gold: ['pierre-curie.html'] },
+        { id: 'q2', question: 'Which element is named after Poland?', gold: ['polonium.txt'] },
+        { id: 'q3', question: 'Who won the Nobel Prize in Chemistry in 1935 for artificial radioactivity?', gold: ['irene-joliot-curie.md'] },
+      ]
+        .map((q) => JSON.stringify(q))
+        .join('\n'),
+    );
+    await go('Evaluations');
+    await page.getByLabel('Questions (jsonl)').setInputFiles(questions);
+    await page.getByLabel('k (comma-separated)').fill('1,5');
+    await page.getByRole('button', { name: 'Run evaluation' }).click();
+    const table = page.getByTestId('eval-table');
+    await table.waitFor();
+    expect(await table.locator('thead th').allInnerTexts()).toEqual(['Mode', 'R@1', 'R@5', 'MRR', 'p50 ms', 'p95 ms']);
+    const rows = await table.locator('tbody tr').allInnerTexts();
+    expect(rows.map((r) => r.split('\t')[0])).toEqual(['default', 'vector', 'hybrid']);
+    // Five documents and k = 5: vector search ranks every chunk, so each gold passage is among its first five.
+    expect(rows[1]!.split('\t')[2]).toBe('100.0');
+    for (const row of rows) expect(row.split('\t').slice(1).every((cell) => /^\d+\.\d+$/.test(cell))).toBe(true);
+    await shoot('evaluations');
+    expect(pageErrors).toEqual([]);
+  }, TEST_MS);
+});
