@@ -56,7 +56,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
     const path = url.pathname;
     const openAi = path === '/v1' || path.startsWith('/v1/');
     const mcp = path === '/mcp';
-    if (!openAi && !mcp && path !== '/api' && !path.startsWith('/api/')) return consolePages?.(req, res, path) ?? false;
+    if (!openAi && !mcp && path !== '/api' && !path.startsWith('/api/')) return !PROBE_PATHS.has(path) && (consolePages?.(req, res, path) ?? false);
     let route = fixedRoute(path);
     metrics.observe(req, res, () => route);
     const fail = (error: unknown) => {
@@ -88,6 +88,9 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
     return true;
   };
 }
+
+/** The probe server's own paths: never a page of the console, even on a port of the API's own. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * The request target as a URL. Appended to a fixed origin, so `//host/...` stays a path; a
