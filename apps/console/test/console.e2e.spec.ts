@@ -13,6 +13,8 @@ const EXAMPLES = join(ROOT, 'examples');
 const SCREENSHOTS = join(ROOT, 'docs/screenshots');
 const KEY = 'console-e2e-key';
 const STEP_MS = 60_000;
+/** Room for every file of examples/, not for the oversized one the test drops too. */
+const MAX_UPLOAD = 16_000;
 /** Each step: its waits are bounded by STEP_MS, this bounds the step. */
 const TEST_MS = 180_000;
 
@@ -45,7 +47,7 @@ describe('web console', () => {
   beforeAll(async () => {
     // The browser first: a machine that cannot start it fails here, before anything else runs.
     browser = await launchBrowser();
-    server = await startStandaloneProcess({ env: { TRELLIS_API_KEYS: `${KEY}=default`, TRELLIS_INTERNAL_TOKEN: 'a-long-internal-secret-for-the-console-test', TRELLIS_EMBEDDINGS: 'hash' } });
+    server = await startStandaloneProcess({ env: { TRELLIS_API_KEYS: `${KEY}=default`, TRELLIS_INTERNAL_TOKEN: 'a-long-internal-secret-for-the-console-test', TRELLIS_EMBEDDINGS: 'hash', TRELLIS_MAX_UPLOAD_BYTES: String(MAX_UPLOAD) } });
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
     page.setDefaultTimeout(STEP_MS);
     page.on('pageerror', (error) => {
@@ -97,11 +99,12 @@ describe('web console', () => {
     await page.getByRole('heading', { name: 'curie', exact: true }).waitFor();
 
     const files = readdirSync(EXAMPLES).sort().map((name) => ({ name, base64: readFileSync(join(EXAMPLES, name)).toString('base64') }));
-    await page.getByTestId('dropzone').evaluate((zone, list) => {
+    // A real drop event carrying the files, as a drag from the desktop delivers it (browser-side code as a string: this file compiles without the DOM library).
+    await page.evaluate(`(() => {
       const transfer = new DataTransfer();
-      for (const f of list) transfer.items.add(new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name));
-      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
-    }, files);
+      for (const f of ${JSON.stringify(files)}) transfer.items.add(new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name));
+      document.querySelector('[data-testid=dropzone]').dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    })()`);
     await expect.poll(() => page.getByTestId('upload-item').filter({ hasText: 'uploaded' }).count(), { timeout: STEP_MS }).toBe(files.length);
     expect(await page.getByRole('progressbar').count()).toBe(files.length);
 
@@ -110,7 +113,13 @@ describe('web console', () => {
     for (const f of files) expect(rows.some((r) => r.includes(f.name))).toBe(true);
     // Stage timings of each document are on its row.
     expect(rows.every((r) => /ingestion \d[\d,]* ms/.test(r) && /graph \d[\d,]* ms/.test(r))).toBe(true);
-    await page.evaluate(() => window.scrollTo(0, 0));
+
+    // A file over the server's limit: refused with 413 before its body is read, and the message shown on its row.
+    await page.getByLabel('choose files').setInputFiles({ name: 'too-big.txt', mimeType: 'text/plain', buffer: Buffer.alloc(MAX_UPLOAD + 100_000, 'a') });
+    const refused = page.getByTestId('upload-item').filter({ hasText: 'too-big.txt' });
+    await refused.getByRole('alert').waitFor();
+    expect(await refused.getByRole('alert').innerText()).toMatch(/413 Content Too Large[\s\S]*is larger than/);
+    await page.evaluate('window.scrollTo(0, 0)');
     await shoot('knowledge-bases');
   }, TEST_MS);
 
@@ -137,7 +146,7 @@ describe('web console', () => {
     await answer.getByText('Graph context used').click();
     await answer.getByTestId('graph-context').waitFor();
     expect(await answer.getByTestId('graph-context').locator('tbody tr').count()).toBeGreaterThan(0);
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate('window.scrollTo(0, 0)');
     await shoot('chat');
   }, TEST_MS);
 

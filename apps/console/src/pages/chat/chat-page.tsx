@@ -87,7 +87,7 @@ export function ChatPage() {
             New conversation
           </button>
         </div>
-        <p className="muted">Kept for this browser session.</p>
+        <p className="muted">Kept in this page until it is reloaded.</p>
         <h2>Knowledge bases</h2>
         <ErrorNotice error={list.error} context="Knowledge bases" />
         {list.data?.length === 0 ? <p className="muted">None yet: create one on the Knowledge bases page.</p> : null}
