@@ -220,6 +220,23 @@ describe('web console', () => {
     expect(rows[1]!.split('\t')[2]).toBe('100.0');
     for (const row of rows) expect(row.split('\t').slice(1).every((cell) => /^\d+\.\d+$/.test(cell))).toBe(true);
     await shoot('evaluations');
+
+    // With a corpus file the passages go into a new knowledge base first (source URI = passage id), as `trellis eval` does.
+    const corpus = join(work, 'corpus.jsonl');
+    const passages = [
+      { id: 'p-curie', title: 'Curie', text: 'Pierre Curie and his brother Jacques Curie discovered piezoelectricity in 1880.' },
+      { id: 'p-polonium', title: 'Polonium', text: 'Polonium was named after Poland, the native country of Marie Curie.' },
+      { id: 'p-radium', title: 'Radium Institute', text: 'The Radium Institute in Paris was founded in 1909 by the University of Paris and the Pasteur Institute.' },
+    ];
+    writeFileSync(corpus, passages.map((p) => JSON.stringify(p)).join('\n'));
+    writeFileSync(questions, [{ id: 'c1', question: 'Which country is polonium named after?', gold: ['p-polonium'] }, { id: 'c2', question: 'When was the Radium Institute founded?', gold: ['p-radium'] }].map((q) => JSON.stringify(q)).join('\n'));
+    await page.getByLabel('Questions (jsonl)').setInputFiles(questions);
+    await page.getByLabel('Corpus (jsonl, optional)').setInputFiles(corpus);
+    await page.getByRole('button', { name: 'Run evaluation' }).click();
+    await page.getByRole('heading', { name: /^2 questions on eval-\d{14}$/ }).waitFor();
+    const corpusRows = await table.locator('tbody tr').allInnerTexts();
+    expect(corpusRows).toHaveLength(3);
+    for (const row of corpusRows) expect(row.split('\t')[2]).toBe('100.0');
     expect(pageErrors).toEqual([]);
   }, TEST_MS);
 });
