@@ -148,6 +148,13 @@ describe('web console', () => {
     expect(await answer.getByTestId('graph-context').locator('tbody tr').count()).toBeGreaterThan(0);
     await page.evaluate('window.scrollTo(0, 0)');
     await shoot('chat');
+
+    // A follow-up continues the conversation: a second turn, answered the same way.
+    await page.getByLabel('Question').fill('Where was Pierre Curie born?');
+    await page.getByLabel('Question').press('Enter');
+    await expect.poll(() => page.locator('[data-testid=answer-curie][aria-busy=false]').count()).toBe(2);
+    expect(await page.getByTestId('answer-curie').nth(1).locator('.answer').innerText()).toMatch(/Paris/);
+    expect(await page.getByRole('alert').count()).toBe(0);
   }, TEST_MS);
 
   it("opens an entity's graph, merges two entities and undoes the merge", async () => {

@@ -94,6 +94,8 @@ export interface ChatTurnRequest {
   question: string;
   history: ChatMessage[];
   topK?: number;
+  /** The saved conversation this turn continues (the chat id of the previous answer). */
+  chatId?: string;
 }
 export const chatEvents = (kb: string, request: ChatTurnRequest, signal?: AbortSignal): AsyncGenerator<ServerEvent> => postEvents(`${kbPath(kb)}/chat`, request, signal);
 

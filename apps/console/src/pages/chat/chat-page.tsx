@@ -19,6 +19,11 @@ interface Conversation {
   readonly turns: readonly Turn[];
 }
 
+/** The saved chat of a conversation on one knowledge base: the chat id its last answer carried. */
+function chatIdFor(conversation: Conversation, knowledgeBase: string): string | undefined {
+  return conversation.turns.map((t) => t.answers.find((a) => a.knowledgeBase === knowledgeBase)?.done?.chatId).filter(Boolean).at(-1);
+}
+
 /** Earlier turns of a conversation as one knowledge base saw them, for the next question's history. */
 function historyFor(conversation: Conversation, knowledgeBase: string): ChatMessage[] {
   return conversation.turns.flatMap((t) => {
@@ -56,7 +61,12 @@ export function ChatPage() {
     setBusy(true);
     abort.current = new AbortController();
     const signal = abort.current.signal;
-    await Promise.all(kbs.map((kb) => streamAnswer(kb, { question: text, history: historyFor(conversation, kb) }, (a) => updateTurn(conversation.id, turnIndex, a), signal)));
+    await Promise.all(
+      kbs.map((kb) => {
+        const chatId = chatIdFor(conversation, kb);
+        return streamAnswer(kb, { question: text, history: historyFor(conversation, kb), ...(chatId ? { chatId } : {}) }, (a) => updateTurn(conversation.id, turnIndex, a), signal);
+      }),
+    );
     setBusy(false);
   };
 
