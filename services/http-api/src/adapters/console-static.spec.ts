@@ -71,6 +71,7 @@ describe('web console files', () => {
     }
     expect((await raw(port, '/assets/gone.js')).status).toBe(404);
     expect((await raw(port, '/favicon.ico')).status).toBe(404);
+    for (const path of ['//[', '//:99999/api/v1', '/chat//x', '/a%20b']) expect((await raw(port, path)).status, path).toBe(404);
   });
 
   it('never leaves the build folder', async () => {

@@ -17,6 +17,9 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+/** The paths the app routes itself: single-slash segments of letters, digits, `-` and `_`. */
+const APP_ROUTE = /^(\/[\w-]+)*\/?$/;
+
 /** Answers a request the HTTP API did not claim: true when it did (a file, the SPA page, or an error). */
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse, path: string) => boolean;
 
@@ -46,8 +49,8 @@ export function createConsoleHandler(root: string): ConsoleHandler {
       serveFile(req, res, file, immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
       return true;
     }
-    // A missing asset is a 404; any other path is a page of the app.
-    if (path.startsWith('/assets/') || extname(path) !== '') {
+    // A missing asset is a 404, and so is anything not shaped like a page of the app (`/graph`, `/chat/x`).
+    if (path.startsWith('/assets/') || !APP_ROUTE.test(path)) {
       send(res, req, 404, 'text/plain; charset=utf-8', 'not found\n');
       return true;
     }
