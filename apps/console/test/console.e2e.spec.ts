@@ -157,7 +157,7 @@ describe('web console', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
   }, TEST_MS);
 
-  it("opens an entity's graph, merges two entities and undoes the merge", async () => {
+  it("opens an entity's graph, merges two entities and undoes the merge, sets a weight and writes a synopsis", async () => {
     await go('Graph explorer');
     await page.getByLabel('Entity', { exact: true }).fill('Curie');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -183,6 +183,22 @@ describe('web console', () => {
     await merge.getByRole('button', { name: 'Undo' }).click();
     await page.locator('[data-testid=edit-row][data-action=merge-entities][data-undone=true]').waitFor();
     await expect.poll(async () => (await found.getByRole('button').allInnerTexts()).includes('Curies')).toBe(true);
+    await found.getByRole('button', { name: 'Pierre Curie', exact: true }).click();
+    await page.getByRole('heading', { name: /^Pierre Curie/ }).waitFor();
+    await canvas.locator('canvas').first().waitFor();
+
+    // Set a relationship's weight and write a synopsis: both land in the edit log.
+    const relationship = page.getByRole('region', { name: 'Relationships' }).locator('.hit').first();
+    await relationship.getByRole('spinbutton').fill('7.5');
+    await relationship.getByRole('button', { name: 'Set weight' }).click();
+    await page.locator('[data-testid=edit-row][data-action=update-relationship]').waitFor();
+    expect(await page.getByRole('region', { name: 'Relationships' }).getByRole('spinbutton').evaluateAll((inputs) => inputs.map((i) => (i as unknown as { value: string }).value))).toContain('7.5');
+    const synopsis = page.getByRole('form', { name: 'Synopsis' });
+    await synopsis.getByLabel('Name').fill('The Curie family');
+    await synopsis.getByLabel('Description').fill('Pierre Curie and the people around him.');
+    await synopsis.getByRole('button', { name: 'Create synopsis' }).click();
+    await page.getByRole('heading', { name: /^The Curie family/ }).waitFor();
+    await page.locator('[data-testid=edit-row][data-action=create-synopsis]').waitFor();
     await found.getByRole('button', { name: 'Pierre Curie', exact: true }).click();
     await page.getByRole('heading', { name: /^Pierre Curie/ }).waitFor();
     await canvas.locator('canvas').first().waitFor();
