@@ -1,12 +1,14 @@
-import { useState } from 'react';
+import { Suspense, lazy, useState } from 'react';
 import { ApiKeyForm } from './components/api-key-form';
 import { KnowledgeBaseProvider } from './components/knowledge-bases';
 import { ChatPage } from './pages/chat/chat-page';
 import { EvaluationsPage } from './pages/evaluations/evaluations-page';
-import { GraphPage } from './pages/graph/graph-page';
 import { KnowledgeBasesPage } from './pages/knowledge-bases/knowledge-bases-page';
 import { PlaygroundPage } from './pages/playground/playground-page';
 import { Link, useLocation } from './router';
+
+// The graph explorer carries cytoscape.js, most of the bundle: loaded when first opened.
+const GraphPage = lazy(async () => ({ default: (await import('./pages/graph/graph-page')).GraphPage }));
 
 const PAGES = [
   { path: '/chat', title: 'Chat', Page: ChatPage },
@@ -35,7 +37,9 @@ export function App() {
       </header>
       <main key={keyVersion}>
         {page ? (
-          <page.Page />
+          <Suspense fallback={<p className="muted" role="status">Loading the page…</p>}>
+            <page.Page />
+          </Suspense>
         ) : (
           <section>
             <h1>Not found</h1>

@@ -113,6 +113,11 @@ describe('web console', () => {
     for (const f of files) expect(rows.some((r) => r.includes(f.name))).toBe(true);
     // Stage timings of each document are on its row.
     expect(rows.every((r) => /ingestion \d[\d,]* ms/.test(r) && /graph \d[\d,]* ms/.test(r))).toBe(true);
+    // The status filter asks the server for one status only.
+    await page.getByLabel('Only documents in status').selectOption('INDEX_STATUS_FAILED');
+    await page.getByText('No failed documents.').waitFor();
+    await page.getByLabel('Only documents in status').selectOption('');
+    await expect.poll(() => page.getByTestId('document-row').count()).toBe(files.length);
 
     // A file over the server's limit: refused with 413 before its body is read, and the message shown on its row.
     await page.getByLabel('choose files').setInputFiles({ name: 'too-big.txt', mimeType: 'text/plain', buffer: Buffer.alloc(MAX_UPLOAD + 100_000, 'a') });

@@ -1,19 +1,21 @@
 import { useEffect, useState } from 'react';
 import { deleteDocument, listDocuments, reindexDocument } from '../../api/trellis';
 import { isSettled, statusLabel } from '../../api/types';
-import type { TrellisDocument } from '../../api/types';
+import type { IndexStatus, TrellisDocument } from '../../api/types';
 import { ErrorNotice, Loading } from '../../components/error-notice';
 import { useAction, useAsync } from '../../components/use-async';
 
 const PAGE_SIZE = 20;
 /** How often the list is read again while a document on the page is still indexing. */
 const POLL_MS = 1000;
+const FILTERS: readonly IndexStatus[] = ['INDEX_STATUS_PENDING', 'INDEX_STATUS_CHUNKED', 'INDEX_STATUS_EMBEDDED', 'INDEX_STATUS_EXTRACTED', 'INDEX_STATUS_GRAPHED', 'INDEX_STATUS_FAILED'];
 
 /** The documents of a knowledge base, a page at a time, with status, stage timings, errors and LLM usage. */
 export function DocumentTable({ knowledgeBase, refresh }: { knowledgeBase: string; refresh: number }) {
   const [tokens, setTokens] = useState<string[]>(['']);
   const [tick, setTick] = useState(0);
-  const page = useAsync(() => listDocuments(knowledgeBase, tokens.at(-1) ?? '', PAGE_SIZE), [knowledgeBase, tokens, tick, refresh]);
+  const [status, setStatus] = useState<IndexStatus | ''>('');
+  const page = useAsync(() => listDocuments(knowledgeBase, tokens.at(-1) ?? '', PAGE_SIZE, status || undefined), [knowledgeBase, tokens, tick, refresh, status]);
   const action = useAction();
   const documents = page.data?.documents;
   const indexing = documents?.some((d) => !isSettled(d.status)) ?? false;
@@ -24,7 +26,7 @@ export function DocumentTable({ knowledgeBase, refresh }: { knowledgeBase: strin
   }, [indexing, page.data]);
   useEffect(() => {
     setTokens(['']);
-  }, [knowledgeBase]);
+  }, [knowledgeBase, status]);
 
   const act = (work: () => Promise<unknown>) => void action.run(work).then(() => setTick((t) => t + 1));
 
@@ -33,10 +35,21 @@ export function DocumentTable({ knowledgeBase, refresh }: { knowledgeBase: strin
       <h2 id="documents-title" style={{ marginTop: 0 }}>
         Documents {indexing ? <span className="muted" role="status">· indexing…</span> : null}
       </h2>
+      <label className="inline-field">
+        Status
+        <select aria-label="Only documents in status" value={status} onChange={(e) => setStatus(e.target.value as IndexStatus | '')}>
+          <option value="">all</option>
+          {FILTERS.map((f) => (
+            <option key={f} value={f}>
+              {statusLabel(f)}
+            </option>
+          ))}
+        </select>
+      </label>
       <ErrorNotice error={page.error} context="Documents" />
       <ErrorNotice error={action.error} context="Document action" />
       {page.loading && documents === undefined ? <Loading what="documents" /> : null}
-      {documents?.length === 0 ? <p className="muted">No documents yet: drop files above.</p> : null}
+      {documents?.length === 0 ? <p className="muted">{status ? `No ${statusLabel(status)} documents.` : 'No documents yet: drop files above.'}</p> : null}
       {documents && documents.length > 0 ? (
         <table>
           <thead>
