@@ -15,7 +15,7 @@ await createProjectGraphAsync({ exitOnError: false });
  * tests.
  */
 export const projectBoundaries = {
-  files: ['**/*.ts'],
+  files: ['**/*.ts', '**/*.tsx'],
   plugins: { '@nx': nx },
   rules: {
     '@nx/enforce-module-boundaries': [
@@ -124,19 +124,45 @@ export const fileBoundaries = [
     .map((home) => zone([`${home}/**/*.ts`], [NEST_IN_LIB, GRPC_IN_LIB, ...driversOutside(home), ...TESTING])),
 ];
 
+const TYPED_RULES = {
+  '@typescript-eslint/no-floating-promises': 'error',
+  '@typescript-eslint/no-explicit-any': 'error',
+  '@typescript-eslint/switch-exhaustiveness-check': 'error',
+  '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+};
+
+/** The console runs in the browser and talks to Trellis only over the REST API: no Node built-ins, no workspace package but the framework-free evaluation lib. */
+const CONSOLE_IMPORTS = {
+  files: ['apps/console/src/**/*.ts', 'apps/console/src/**/*.tsx'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          { regex: '^node:', message: 'The console runs in the browser: no Node built-ins.' },
+          { regex: '^@trellis/(?!evaluation$)', message: 'The console talks to Trellis over the REST API only; of the workspace it imports only @trellis/evaluation (framework-free).' },
+        ],
+      },
+    ],
+  },
+};
+
 export default [
   { ignores: ['**/dist/**', '**/node_modules/**', 'libs/contracts/src/generated/**', 'coverage/**', '**/*.mjs', '**/*.js'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
+    ignores: ['apps/console/src/**'],
     languageOptions: { parserOptions: { project: ['./tsconfig.lint.json'], tsconfigRootDir: import.meta.dirname } },
-    rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-explicit-any': 'error',
-      '@typescript-eslint/switch-exhaustiveness-check': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-    },
+    rules: TYPED_RULES,
+  },
+  // The web console: a browser app with its own tsconfig (DOM, JSX), type-checked the same way.
+  {
+    files: ['apps/console/src/**/*.ts', 'apps/console/src/**/*.tsx'],
+    languageOptions: { parserOptions: { project: ['./apps/console/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
+    rules: TYPED_RULES,
   },
   projectBoundaries,
   ...fileBoundaries,
+  CONSOLE_IMPORTS,
 ];

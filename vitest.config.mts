@@ -14,7 +14,7 @@ for (const group of ['libs', 'services']) {
 export default defineConfig({
   resolve: { alias },
   test: {
-    include: ['{libs,services}/*/{src,test}/**/*.spec.ts', 'deploy/test/**/*.spec.ts', 'tools/**/*.spec.ts'],
+    include: ['{libs,services}/*/{src,test}/**/*.spec.ts', 'apps/*/test/**/*.spec.ts', 'deploy/test/**/*.spec.ts', 'tools/**/*.spec.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -235,6 +235,7 @@ describe('workloads', () => {
       ['/api', 'trellis-http-api', 'api'],
       ['/v1', 'trellis-http-api', 'api'],
       ['/mcp', 'trellis-http-api', 'api'],
+      ['/', 'trellis-http-api', 'api'],
     ]);
   });
 

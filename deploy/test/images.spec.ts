@@ -177,6 +177,10 @@ describe('Dockerfile', () => {
     for (const service of SERVICES) expect(existsSync(join(root, 'services', service, 'dist/main.js')), service).toBe(true);
     expect(existsSync(join(root, 'services/standalone/bin/trellis.js'))).toBe(true);
     expect(existsSync(join(root, 'proto/trellis/v1/chat.proto'))).toBe(true);
+    // The web console the HTTP API serves: built by `npm run build`, copied into the runtime stage.
+    const runtime = stages.at(-1) as Stage;
+    expect(copies(stages).some((c) => c.stage === runtime.name && c.sources.includes('/src/apps/console/dist'))).toBe(true);
+    expect(existsSync(join(root, 'apps/console/dist/index.html'))).toBe(true);
   });
 
   it('.dockerignore keeps the inputs of `npm ci` and `npm run build` and drops local output', () => {
@@ -191,6 +195,10 @@ describe('Dockerfile', () => {
       'scripts/generate-proto.mjs',
       'proto/trellis/v1/chat.proto',
       'deploy/docker/entrypoint.sh',
+      'apps/console/index.html',
+      'apps/console/vite.config.mts',
+      'apps/console/tsconfig.json',
+      'apps/console/src/main.tsx',
       ...workspaces().flatMap((w) => [`${w}/package.json`, `${w}/tsconfig.json`]),
       ...workspaces().filter((w) => existsSync(join(root, w, 'src/index.ts'))).map((w) => `${w}/src/index.ts`),
     ].filter((p) => existsSync(join(root, p)));

@@ -3,12 +3,12 @@ import { ConfigError, loadConfig } from './config';
 
 describe('HTTP API settings', () => {
   it('serve the API beside the probes, over the own gRPC port, by default', () => {
-    expect(loadConfig({}, 't').httpApi).toEqual({ enabled: true, grpcAddress: undefined, addresses: {}, timeoutMs: 120_000, progressPollMs: 500 });
+    expect(loadConfig({}, 't').httpApi).toEqual({ enabled: true, grpcAddress: undefined, addresses: {}, timeoutMs: 120_000, progressPollMs: 500, console: true });
   });
 
   it('read a port of its own, upstream addresses and the poll interval', () => {
-    const env = { TRELLIS_HTTP_API_PORT: '8081', TRELLIS_HTTP_API_GRPC_ADDRESS: 'gateway:443', TRELLIS_HTTP_API_CHAT_ADDRESS: 'chat:50051', TRELLIS_HTTP_API_PROGRESS_POLL_MS: '250', TRELLIS_HTTP_API: 'false' };
-    expect(loadConfig(env, 't').httpApi).toEqual({ enabled: false, port: 8081, grpcAddress: 'gateway:443', addresses: { chat: 'chat:50051' }, timeoutMs: 120_000, progressPollMs: 250 });
+    const env = { TRELLIS_HTTP_API_PORT: '8081', TRELLIS_HTTP_API_GRPC_ADDRESS: 'gateway:443', TRELLIS_HTTP_API_CHAT_ADDRESS: 'chat:50051', TRELLIS_HTTP_API_PROGRESS_POLL_MS: '250', TRELLIS_HTTP_API: 'false', TRELLIS_CONSOLE: 'false', TRELLIS_CONSOLE_DIR: '/srv/console' };
+    expect(loadConfig(env, 't').httpApi).toEqual({ enabled: false, port: 8081, grpcAddress: 'gateway:443', addresses: { chat: 'chat:50051' }, timeoutMs: 120_000, progressPollMs: 250, console: false, consoleDir: '/srv/console' });
   });
 
   it('list every bad setting', () => {

@@ -26,6 +26,10 @@ export interface HttpApiSettings {
   readonly timeoutMs: number;
   /** TRELLIS_HTTP_API_PROGRESS_POLL_MS: how often indexing-progress event streams poll the document status. Default 500. */
   readonly progressPollMs: number;
+  /** TRELLIS_CONSOLE: `true` (default) serves the web console at `/` beside the API; `false` leaves those paths 404. */
+  readonly console: boolean;
+  /** TRELLIS_CONSOLE_DIR: the console's built files. Unset: the build in the install (`apps/console/dist`). */
+  readonly consoleDir?: string;
 }
 
 const UPSTREAM_VARIABLES: Record<HttpApiUpstream, string> = {
@@ -46,6 +50,7 @@ export function readHttpApiSettings(env: EnvReader): HttpApiSettings {
     const value = address(name);
     if (value !== undefined) addresses[api] = value;
   }
+  const consoleDir = env.text('TRELLIS_CONSOLE_DIR');
   const port = env.text('TRELLIS_HTTP_API_PORT') === undefined ? undefined : env.int('TRELLIS_HTTP_API_PORT', 8080, 0, 65535);
   return {
     enabled: env.flag('TRELLIS_HTTP_API', true),
@@ -54,5 +59,7 @@ export function readHttpApiSettings(env: EnvReader): HttpApiSettings {
     addresses,
     timeoutMs: env.int('TRELLIS_HTTP_API_TIMEOUT_MS', 120_000, 100, 3_600_000),
     progressPollMs: env.int('TRELLIS_HTTP_API_PROGRESS_POLL_MS', 500, 20, 60_000),
+    console: env.flag('TRELLIS_CONSOLE', true),
+    ...(consoleDir !== undefined ? { consoleDir } : {}),
   };
 }

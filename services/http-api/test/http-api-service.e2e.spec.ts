@@ -69,6 +69,23 @@ describe('the http-api service and a separate API port', () => {
     expect((await fetch(`${standaloneApi}/api/openapi.json`)).status).toBe(200);
   });
 
+  it('serves the web console on its API port, with the app\'s routes answered by its page', async () => {
+    for (const path of ['/', '/graph', '/knowledge-bases']) {
+      const page = await fetchRetryingShed(`${gateway.url}${path}`);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await page.text()).toContain('<div id="root">');
+    }
+    const html = await (await fetchRetryingShed(`${gateway.url}/`)).text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetchRetryingShed(`${gateway.url}${script!}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    expect((await fetch(`${gateway.probes}/`)).status).toBe(404);
+  });
+
   it('stops on SIGTERM even with an event stream open, ending the stream', async () => {
     const stream = await fetchRetryingShed(`${gateway.url}/api/v1/knowledge-bases/remote/events`, { headers: { authorization: 'Bearer k' } });
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);

@@ -2,7 +2,6 @@ export * from './retrieval.module';
 export * from './retrieval.service';
 export * from './graph-retriever';
 export * from './chunk-retriever';
-export * from './retrieval-evaluation';
 export * from './personalized-pagerank';
 export * from './second-hop';
 export * from './question-decomposer';

@@ -14,7 +14,10 @@ runMain('trellis-standalone', startStandaloneServer, (server, config) =>
     '',
     `Trellis is running: gRPC on ${server.grpcAddress}, health and metrics on http://${config.httpHost}:${server.httpPort}/metrics`,
     ...(server.httpApiPort !== null
-      ? [`HTTP API: http://${config.httpHost}:${server.httpApiPort}/api/docs (REST), /v1 (OpenAI-compatible), /mcp (MCP)`]
+      ? [
+          `HTTP API: http://${config.httpHost}:${server.httpApiPort}/api/docs (REST), /v1 (OpenAI-compatible), /mcp (MCP)`,
+          ...(config.httpApi.console ? [`Web console: http://${config.httpHost}:${server.httpApiPort}/`] : []),
+        ]
       : []),
     `Data directory: ${config.dataDir}`,
     `Embeddings: ${describeEmbeddings(server.runtime.models.embedderInfo)}`,

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import type { TrellisConfig } from '@trellis/config';
 import { createHttpApi } from './http-api';
@@ -5,6 +6,9 @@ import type { HttpApiHandler, HttpApiOptions } from './http-api';
 
 /** The version the OpenAPI document states: the REST API's own, not the package's. */
 export const REST_API_VERSION = 'v1';
+
+/** Where `npm run build` (and the image) put the web console: apps/console/dist of this install, from src/adapters or dist/adapters alike. */
+export const BUILT_CONSOLE_DIR = resolve(__dirname, '../../../../apps/console/dist');
 
 /** A gRPC host to dial: a wildcard listening address means this machine. */
 function dialHost(host: string): string {
@@ -23,6 +27,15 @@ export function httpApiFromConfig(config: TrellisConfig, logger: HttpApiOptions[
     timeoutMs: config.httpApi.timeoutMs,
     retryShed: false,
   });
-  const handle = createHttpApi({ client, maxUploadBytes: config.maxUploadBytes, progressPollMs: config.httpApi.progressPollMs, version: REST_API_VERSION, logger, registry });
+  const consoleDir = config.httpApi.console ? (config.httpApi.consoleDir ?? BUILT_CONSOLE_DIR) : undefined;
+  const handle = createHttpApi({
+    client,
+    maxUploadBytes: config.maxUploadBytes,
+    progressPollMs: config.httpApi.progressPollMs,
+    version: REST_API_VERSION,
+    logger,
+    registry,
+    ...(consoleDir !== undefined ? { consoleDir } : {}),
+  });
   return { handle, close: () => client.close() };
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { TrellisClient } from '@trellis/client';
 import { callerOf } from './api-caller';
+import { createConsoleHandler } from './console-static';
 import { docsPage } from './docs-page';
 import { HttpMetrics } from './http-metrics';
 import { fromGrpcError, httpError } from './http-status';
@@ -30,14 +31,17 @@ export interface HttpApiOptions {
   readonly logger: { error(fields: object, message: string): void };
   /** Where the request counts and durations are registered (the process's /metrics). */
   readonly registry: Registry;
+  /** The web console's built files, served at every other GET path (SPA fallback); none: those paths are not answered. */
+  readonly consoleDir?: string;
 }
 
-/** Handles one request: true when it was an HTTP API path (`/api/...`, `/v1/...`, `/mcp`), false to let the caller answer. */
+/** Handles one request: true when it answered it (an HTTP API path, `/api/...`, `/v1/...`, `/mcp`, or the web console), false to let the caller answer. */
 export type HttpApiHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 /**
  * The HTTP API: REST under /api/v1 (plus /api/openapi.json and /api/docs), the
- * OpenAI-compatible endpoint under /v1 and MCP (streamable HTTP) at /mcp. Every operation is a call of the gRPC API through
+ * OpenAI-compatible endpoint under /v1 and MCP (streamable HTTP) at /mcp, and the web console
+ * (a browser app over the REST API) at every other path. Every operation is a call of the gRPC API through
  * TrellisClient as the HTTP caller; this layer translates JSON and status codes, nothing else.
  */
 export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
@@ -45,13 +49,14 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
   const openApiJson = JSON.stringify(openApi);
   const docs = docsPage(openApi);
   const metrics = new HttpMetrics(options.registry);
+  const consolePages = options.consoleDir !== undefined ? createConsoleHandler(options.consoleDir) : undefined;
   return (req, res) => {
     const url = requestUrl(req);
     if (url === undefined) return false;
     const path = url.pathname;
     const openAi = path === '/v1' || path.startsWith('/v1/');
     const mcp = path === '/mcp';
-    if (!openAi && !mcp && path !== '/api' && !path.startsWith('/api/')) return false;
+    if (!openAi && !mcp && path !== '/api' && !path.startsWith('/api/')) return !PROBE_PATHS.has(path) && (consolePages?.(req, res, path) ?? false);
     let route = fixedRoute(path);
     metrics.observe(req, res, () => route);
     const fail = (error: unknown) => {
@@ -83,6 +88,9 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
     return true;
   };
 }
+
+/** The probe server's own paths: never a page of the console, even on a port of the API's own. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * The request target as a URL. Appended to a fixed origin, so `//host/...` stays a path; a

@@ -2,8 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { cpus, totalmem, loadavg } from 'node:os';
 import type { TrellisClient } from '@trellis/client';
-import { dedupeRanking, parseCorpus, parseQuestions, summarize } from '@trellis/retrieval';
-import type { EvalPassage, EvalQuestion, EvalSummary, QuestionResult } from '@trellis/retrieval';
+import { parseCorpus, parseQuestions, retrievePassages, summarize } from '@trellis/evaluation';
+import type { EvalPassage, EvalSummary, QuestionResult } from '@trellis/evaluation';
 import { statusName, table } from './output';
 
 const POLL_MS = 500;
@@ -51,7 +51,10 @@ export async function evalCommand(client: TrellisClient, corpusFile: string, que
     for (const strategy of GRAPH_MODES.has(mode) ? options.strategies : ['']) {
       const perQuestion: Run['perQuestion'] = [];
       const requestedMode = mode === SERVER_DEFAULT_MODE ? '' : mode;
-      for (const q of questions) perQuestion.push({ id: q.id, ...(await retrievePassages(client, kb, q, requestedMode, strategy, maxK)) });
+      for (const q of questions) {
+        const retrieve = async (topK: number) => (await client.retrieveChunks({ knowledgeBase: kb, query: q.question, mode: requestedMode, topK, strategy })).chunks;
+        perQuestion.push({ id: q.id, ...(await retrievePassages(retrieve, q, maxK, () => performance.now())) });
+      }
       runs.push({ mode, strategy, summary: summarize(perQuestion, options.ks), perQuestion });
     }
   }
@@ -81,23 +84,6 @@ export async function evalCommand(client: TrellisClient, corpusFile: string, que
     out.write(`per-question results written to ${options.json}\n`);
   }
   return 0;
-}
-
-/**
- * The first k distinct passages for a question. Several chunks of one passage count once, so
- * when the answer holds fewer than k passages it asks again for more chunks.
- */
-async function retrievePassages(client: TrellisClient, kb: string, q: EvalQuestion, mode: string, strategy: string, k: number): Promise<QuestionResult> {
-  let topK = k;
-  let latencyMs = 0;
-  for (;;) {
-    const started = performance.now();
-    const { chunks } = await client.retrieveChunks({ knowledgeBase: kb, query: q.question, mode, topK, strategy });
-    latencyMs += performance.now() - started;
-    const retrieved = dedupeRanking(chunks.map((c) => c.sourceUri));
-    if (retrieved.length >= k || chunks.length < topK || topK >= 1000) return { retrieved: retrieved.slice(0, k), gold: q.gold, latencyMs };
-    topK = Math.min(1000, topK * 2);
-  }
 }
 
 async function ingestCorpus(client: TrellisClient, passages: readonly EvalPassage[], out: NodeJS.WriteStream): Promise<string> {

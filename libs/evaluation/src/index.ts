@@ -1,0 +1,2 @@
+export * from './retrieval-evaluation';
+export * from './passage-ranking';
