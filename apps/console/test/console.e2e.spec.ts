@@ -160,6 +160,20 @@ describe('web console', () => {
     await expect.poll(() => page.locator('[data-testid=answer-curie][aria-busy=false]').count()).toBe(2);
     expect(await page.getByTestId('answer-curie').nth(1).locator('.answer').innerText()).toMatch(/Paris/);
     expect(await page.getByRole('alert').count()).toBe(0);
+
+    // The conversation was saved on the server: it is listed, and opening it shows both turns again.
+    const saved = page.getByRole('region', { name: 'Saved conversations' });
+    const entry = saved.getByRole('button', { name: /^Who discovered piezo/ });
+    await entry.waitFor();
+    const conversations = page.locator('aside .history').first().getByRole('button');
+    expect(await conversations.count()).toBe(1);
+    await entry.click();
+    // Opened as a conversation of its own, current, with both saved turns and no stages (nothing streamed).
+    await expect.poll(() => conversations.count()).toBe(2);
+    expect(await conversations.nth(1).getAttribute('aria-pressed')).toBe('true');
+    expect(await page.getByTestId('answer-curie').count()).toBe(2);
+    expect(await page.getByTestId('answer-curie').nth(0).locator('.answer').innerText()).toMatch(/Pierre Curie/);
+    expect(await page.getByTestId('answer-curie').nth(1).locator('.answer').innerText()).toMatch(/Paris/);
   }, TEST_MS);
 
   it("opens an entity's graph, merges two entities and undoes the merge, sets a weight and writes a synopsis", async () => {

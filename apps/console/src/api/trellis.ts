@@ -2,6 +2,7 @@ import { call, postEvents, uploadForm } from './http';
 import type { ServerEvent } from './http';
 import type {
   ChatMessage,
+  ChatSummary,
   ChunkHit,
   ChunkingSettings,
   Entity,
@@ -12,6 +13,7 @@ import type {
   KnowledgeBase,
   Relationship,
   ResolutionSettings,
+  SavedChatMessage,
   TrellisDocument,
 } from './types';
 
@@ -92,11 +94,15 @@ export async function documentChunks(kb: string, documentId: string, hint: strin
 
 export interface ChatTurnRequest {
   question: string;
-  history: ChatMessage[];
+  history?: ChatMessage[];
   topK?: number;
   /** The saved conversation this turn continues (the chat id of the previous answer). */
   chatId?: string;
 }
+/** Saved conversations, newest first. */
+export const listChats = async () => (await call<{ chats: ChatSummary[] }>('/api/v1/chats', { query: { pageSize: 50 } })).chats;
+export const getChat = (chatId: string) => call<{ chat: ChatSummary; messages: SavedChatMessage[] }>(`/api/v1/chats/${seg(chatId)}`);
+export const deleteChat = (chatId: string) => call<{ deleted: boolean }>(`/api/v1/chats/${seg(chatId)}`, { method: 'DELETE' });
 export const chatEvents = (kb: string, request: ChatTurnRequest, signal?: AbortSignal): AsyncGenerator<ServerEvent> => postEvents(`${kbPath(kb)}/chat`, request, signal);
 
 /** A text passage uploaded as a document with the given source URI (the evaluation's passage id). */

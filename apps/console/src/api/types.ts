@@ -162,11 +162,30 @@ export interface Citation {
 
 export interface Answer {
   chatId: string;
+  /** The follow-up as retrieval read it, rewritten with the conversation ('' when unchanged). */
+  condensedQuestion?: string;
   text: string;
   citations: Citation[];
   refinedQuestion: string;
   route: string;
   routeReason: string;
+}
+
+/** A saved conversation (ListChats). */
+export interface ChatSummary {
+  id: string;
+  knowledgeBaseId: string;
+  title: string;
+  messageCount: number;
+  updatedAt: string;
+}
+
+/** One message of a saved conversation (GetChat). */
+export interface SavedChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+  citations: Citation[];
+  condensedQuestion: string;
 }
 
 export interface StageEvent {

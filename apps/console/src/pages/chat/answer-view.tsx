@@ -32,6 +32,7 @@ export function AnswerView({ question, answer, onOpenCitation }: { question: str
         {answer.text || (running ? '' : <span className="muted">No answer text.</span>)}
       </div>
       <ErrorNotice error={answer.error} context="Answer" />
+      {answer.done?.condensedQuestion ? <p className="muted">Read with the conversation as: {answer.done.condensedQuestion}</p> : null}
       {answer.done?.refinedQuestion ? <p className="muted">Refined question: {answer.done.refinedQuestion}</p> : null}
       {answer.citations.length > 0 ? (
         <>

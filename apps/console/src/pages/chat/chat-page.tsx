@@ -8,6 +8,8 @@ import { ChunkViewer } from './chunk-viewer';
 import type { OpenChunk } from './chunk-viewer';
 import { emptyAnswer, streamAnswer } from './chat-stream';
 import type { StreamedAnswer } from './chat-stream';
+import { SavedChats } from './saved-chats';
+import type { OpenedChat } from './saved-chats';
 
 interface Turn {
   readonly question: string;
@@ -32,6 +34,18 @@ function historyFor(conversation: Conversation, knowledgeBase: string): ChatMess
   });
 }
 
+/** A saved conversation as the turns of this page: each question with the answer saved after it. */
+function turnsOf(chat: OpenedChat): Turn[] {
+  const turns: Turn[] = [];
+  chat.messages.forEach((m, i) => {
+    const reply = chat.messages[i + 1];
+    if (m.role !== 'user' || reply?.role !== 'assistant') return;
+    const done = { chatId: chat.chatId, text: reply.content, citations: reply.citations, condensedQuestion: m.condensedQuestion, refinedQuestion: '', route: '', routeReason: '' };
+    turns.push({ question: m.content, answers: [{ ...emptyAnswer(chat.knowledgeBase), text: reply.content, citations: reply.citations, done }] });
+  });
+  return turns;
+}
+
 /** Chat: one question to one or more knowledge bases, each answer streamed with stages and citations. */
 export function ChatPage() {
   const { list, selected } = useKnowledgeBases();
@@ -41,6 +55,7 @@ export function ChatPage() {
   const [currentId, setCurrentId] = useState(1);
   const [open, setOpen] = useState<OpenChunk>();
   const [busy, setBusy] = useState(false);
+  const [answered, setAnswered] = useState(0);
   const abort = useRef<AbortController>(undefined);
   const kbs = chosen.length > 0 ? chosen : selected ? [selected] : [];
   const current = conversations.find((c) => c.id === currentId) ?? conversations[0]!;
@@ -64,10 +79,20 @@ export function ChatPage() {
     await Promise.all(
       kbs.map((kb) => {
         const chatId = chatIdFor(conversation, kb);
-        return streamAnswer(kb, { question: text, history: historyFor(conversation, kb), ...(chatId ? { chatId } : {}) }, (a) => updateTurn(conversation.id, turnIndex, a), signal);
+        // A saved chat brings its own history on the server; only a chat not saved yet sends the page's.
+        return streamAnswer(kb, { question: text, ...(chatId ? { chatId } : { history: historyFor(conversation, kb) }) }, (a) => updateTurn(conversation.id, turnIndex, a), signal);
       }),
     );
     setBusy(false);
+    setAnswered((n) => n + 1);
+  };
+
+  const openSaved = (chat: OpenedChat) => {
+    const id = Math.max(...conversations.map((c) => c.id)) + 1;
+    setConversations((all) => [...all, { id, turns: turnsOf(chat) }]);
+    setCurrentId(id);
+    setChosen([chat.knowledgeBase]);
+    setOpen(undefined);
   };
 
   const newConversation = () => {
@@ -97,7 +122,8 @@ export function ChatPage() {
             New conversation
           </button>
         </div>
-        <p className="muted">Kept in this page until it is reloaded.</p>
+        <p className="muted">Each answered conversation is saved on the server too:</p>
+        <SavedChats knowledgeBases={list.data ?? []} version={answered} onOpen={openSaved} />
         <h2>Knowledge bases</h2>
         <ErrorNotice error={list.error} context="Knowledge bases" />
         {list.data?.length === 0 ? <p className="muted">None yet: create one on the Knowledge bases page.</p> : null}
