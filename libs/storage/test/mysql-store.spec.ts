@@ -11,6 +11,7 @@ import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
+import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases } from './mysql-test-databases';
@@ -73,6 +74,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   describeChunkProgressContract('MysqlStore', freshStore);
   describeStuckWorkContract('MysqlStore', freshStore);
   describeCommunityContract('MysqlStore', freshStore);
+  describeCommunityChangeContract('MysqlStore', freshStore);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -96,7 +98,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages',
             'llm_usage', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
-            'communities', 'community_members', 'community_state',
+            'communities', 'community_members', 'community_state', 'community_changes',
           ]),
         );
 

@@ -11,6 +11,7 @@ import { describeLlmBudgetContract } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
+import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
@@ -22,6 +23,7 @@ describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':mem
 describeChunkProgressContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeStuckWorkContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeCommunityChangeContract('SqliteStore', async () => new SqliteStore(':memory:'));
 
 describe('SqliteStore migrations', () => {
   it('replaces the tenant-less extraction cache of a version 7 file: its entries go, new ones are per tenant', async () => {
@@ -107,7 +109,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);

@@ -9,6 +9,7 @@ import { describeStoreContract } from './store-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
+import { describeCommunityChangeContract } from './community-change-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
@@ -57,6 +58,7 @@ const STORE_METHODS = [
   'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits',
   'recordStage', 'listStages', 'saveChatTurn', 'ping', 'close',
   'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
+  'listCommunitiesOfEntities', 'listAssignedEntities', 'countCommunities', 'listCommunityChanges',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;
 const storeMethodsComplete: [Unlisted] extends [never] ? true : Unlisted = true;
@@ -146,6 +148,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeStuckWorkContract(flavour.name, freshStore);
       describeExtractionCacheContract(flavour.name, freshStore);
       describeCommunityContract(flavour.name, freshStore);
+      describeCommunityChangeContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;

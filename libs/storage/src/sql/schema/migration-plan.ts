@@ -59,6 +59,7 @@ const MIGRATIONS: readonly Migration[] = [
     after: { sqlite: ["UPDATE chunks SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"], mysql: ['UPDATE chunks SET updated_at = UTC_TIMESTAMP(3)'] },
   },
   { version: 13, name: 'communities of the entity graph, their members and reports, and when each knowledge base last needed a refresh' },
+  { version: 14, name: 'entities changed since the last community refresh, for refreshes local to the change' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */
