@@ -103,11 +103,15 @@ export class SqlCommunities {
         await insertMembers(tx, scope, c.id, c.memberIds);
       }
       // Only the marks read: a change recorded since (a new mark, or a version counted up) stays.
-      for (const batch of batches(changes.consumedChanges ?? [], 200)) {
-        await tx.exec(
-          `DELETE FROM community_changes WHERE tenant_id = ? AND kb_id = ? AND (${batch.map(() => '(entity_id = ? AND version = ?)').join(' OR ')})`,
-          [scope.tenantId, scope.kbId, ...batch.flatMap((c) => [c.entityId, c.version])],
-        );
+      // Grouped by version (few distinct values), so a full build's thousands of marks take few statements.
+      const byVersion = new Map<number, string[]>();
+      for (const c of changes.consumedChanges ?? []) {
+        const ids = byVersion.get(c.version);
+        if (ids) ids.push(c.entityId);
+        else byVersion.set(c.version, [c.entityId]);
+      }
+      for (const [version, ids] of byVersion) {
+        await execWhereIn(tx, (m) => `DELETE FROM community_changes WHERE tenant_id = ? AND kb_id = ? AND version = ? AND entity_id IN (${m})`, [scope.tenantId, scope.kbId, version], ids);
       }
       await tx.exec(
         `INSERT INTO community_state (tenant_id, kb_id, changed_at, refreshed_at, changes_tracked) VALUES (?, ?, NULL, ?, 1) ${d.onConflictUpdate(takeInserted(d, ['refreshed_at', 'changes_tracked']))}`,
