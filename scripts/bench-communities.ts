@@ -48,6 +48,8 @@ fake.respondWith((request): ScriptedReply => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Documents re-indexed, and documents deleted, per knowledge base. */
+const CHANGES = 3;
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
@@ -103,15 +105,21 @@ async function main(): Promise<void> {
         const share = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
         rows.push([`${latency} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), '-', share(took, full.durationMs / 1000), share(llm, full.llmCalls), load()]);
       };
-      const target = passages[Math.floor(passages.length / 2)]!;
-      await incremental(`re-index one document (${target.id})`, async () => {
-        // A new sentence relating the passage's subject to a new entity: the graph really changes.
-        const added = ` ${target.title} was later studied by the Trellis Benchmark Society.`;
-        await client.uploadDocument({ knowledgeBase: kb, filename: `${target.id}.txt`, sourceUri: target.id }, Buffer.from(`${target.title}\n${target.text}${added}`));
-      });
-      const removed = passages[Math.floor(passages.length / 3)]!;
-      const removedId = (await client.listAllDocuments(kb)).find((d) => d.sourceUri === removed.id)!.id;
-      await incremental(`delete one document (${removed.id})`, () => client.deleteDocument(kb, removedId));
+      // Three documents of each kind, one change (and one refresh) at a time: one document alone
+      // says little, as what a change costs depends on where in the graph it lands.
+      for (let i = 0; i < CHANGES; i++) {
+        const target = passages[Math.floor(passages.length / 2) + i]!;
+        await incremental(`re-index one document (${target.id})`, async () => {
+          // A new sentence relating the passage's subject to a new entity: the graph really changes.
+          const added = ` ${target.title} was later studied by the Trellis Benchmark Society.`;
+          await client.uploadDocument({ knowledgeBase: kb, filename: `${target.id}.txt`, sourceUri: target.id }, Buffer.from(`${target.title}\n${target.text}${added}`));
+        });
+      }
+      for (let i = 0; i < CHANGES; i++) {
+        const removed = passages[Math.floor(passages.length / 3) + i]!;
+        const removedId = (await client.listAllDocuments(kb)).find((d) => d.sourceUri === removed.id)!.id;
+        await incremental(`delete one document (${removed.id})`, () => client.deleteDocument(kb, removedId));
+      }
 
       const levels = [...new Set(list.communities.map((c) => c.level))].sort();
       const sizes = list.communities.filter((c) => c.level === 0).map((c) => c.size).sort((a, b) => a - b);

@@ -90,7 +90,8 @@ export class CommunityBuilder {
     const local = options.full !== true && changes.tracked;
     const { entities, relationships, previous } = local ? await readRegion(this.graph, this.store, scope, changes.marks.map((m) => m.entityId)) : await this.wholeGraph(scope);
     const full = !local && (options.full === true || previous.length === 0);
-    const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous });
+    const changedIds = local ? new Set(changes.marks.map((m) => m.entityId)) : undefined;
+    const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous, changedIds });
 
     // A community kept with the same content keeps its key facts' relationships; only their
     // chunks are looked up again (a re-indexed document moves its mentions to new chunks).
@@ -102,7 +103,11 @@ export class CommunityBuilder {
     const index = indexGraph(entities, relationships);
     const contents = new Map<string, CommunityContent>();
     const contentOf = (shape: CommunityShape) => contents.get(shape.id) ?? contents.set(shape.id, communityContent(shape.memberIds, index)).get(shape.id)!;
-    const factRelationships = (shape: CommunityShape) => kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id);
+    // Unless no member changed: then no relationship it cites changed either (a change records
+    // both ends of a relationship), and its key facts are kept with their chunks as they are.
+    const untouched = (shape: CommunityShape) => changedIds !== undefined && kept(shape) !== undefined && !shape.memberIds.some((id) => changedIds.has(id));
+    const factRelationships = (shape: CommunityShape) =>
+      untouched(shape) ? [] : (kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id));
     const factIds = [...new Set(hierarchy.communities.flatMap(factRelationships))];
     const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
 
@@ -114,7 +119,7 @@ export class CommunityBuilder {
     const upserts: CommunityWrite[] = [];
     for (const shape of hierarchy.communities) {
       const before = kept(shape);
-      const keyFacts = before ? before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] })) : keyFactsOf(contentOf(shape), chunkIds);
+      const keyFacts = before ? (untouched(shape) ? before.keyFacts : before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] }))) : keyFactsOf(contentOf(shape), chunkIds);
       const reused = cached.get(shape.contentHash);
       const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind, embedding: reused!.embedding };
       const row: CommunityWrite = { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts };
