@@ -1,5 +1,7 @@
-// npm run bench:communities [-- CORPUS_DIR] [--report-latency-ms N] [--keep-data] — what communities cost: a full build against an
-// incremental refresh after one document is re-indexed, and after one is deleted.
+// npm run bench:communities [-- CORPUS_DIR] [--report-latency-ms N[,M...]] [--keep-data] — what communities cost: a full build
+// against an incremental refresh after one document is re-indexed, and after one is deleted.
+// Several latencies run side by side in one run, each in a knowledge base of its own (indexed
+// anew: a second full build in the same one would reuse every report by its content hash).
 // Starts FakeOpenAiServer (a real OpenAI-compatible HTTP server; extraction answers from
 // fake-graph-extraction.ts, community reports as JSON), runs the built standalone server
 // against it, indexes the corpus, builds the communities (RebuildCommunities), then changes one
@@ -18,7 +20,8 @@ import { graphJson } from './fake-graph-extraction';
 const root = resolve(__dirname, '..');
 const args = process.argv.slice(2);
 const latencyFlag = args.indexOf('--report-latency-ms');
-const reportLatencyMs = latencyFlag === -1 ? 0 : Number(args.splice(latencyFlag, 2)[1]);
+const reportLatencies = latencyFlag === -1 ? [0] : args.splice(latencyFlag, 2)[1]!.split(',').map(Number);
+let reportLatencyMs = 0;
 const keepFlag = args.indexOf('--keep-data');
 const keepData = keepFlag !== -1 && args.splice(keepFlag, 1).length === 1;
 const corpusDir = resolve(args[0] ?? join(root, '../shared/datasets/hotpotqa-100'));
@@ -45,6 +48,10 @@ fake.respondWith((request): ScriptedReply => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Documents re-indexed, and documents deleted, per knowledge base. */
+const CHANGES = 3;
+
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function main(): Promise<void> {
   const baseUrl = await fake.start();
@@ -52,65 +59,90 @@ async function main(): Promise<void> {
     env: { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'bench', TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDING_MODEL: 'fake-embed', TRELLIS_EMBEDDING_DIMENSIONS: '64' },
   });
   const client = new TrellisClient({ address: server.grpcAddress, timeoutMs: 600_000 });
-  const kb = 'communities';
-  const refreshSeconds = async (): Promise<number> => {
+  /** Seconds spent in incremental refreshes so far, and how many ran. */
+  const refreshTotals = async (): Promise<{ seconds: number; count: number }> => {
     const text = await (await fetch(`${server.httpUrl}/metrics`)).text();
-    return Number(/^trellis_community_refresh_duration_seconds_sum\{[^}]*kind="incremental"[^}]*\} (\S+)$/m.exec(text)?.[1] ?? 0);
-  };
-  const waitForGraph = async () => {
-    for (;;) {
-      const { documents } = await client.listDocuments(kb);
-      if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) return;
-      await sleep(250);
-    }
-  };
-  /** Until the automatic refresh has read a graph newer than the last change. */
-  const waitForRefresh = async (): Promise<v1.ListCommunitiesResponse> => {
-    for (;;) {
-      const list = await client.listCommunities(kb);
-      if (list.refreshedAt !== '' && list.refreshedAt > list.changedAt && list.communities.every((c) => !c.stale)) return list;
-      await sleep(500);
-    }
+    const sum = (series: string) =>
+      [...text.matchAll(new RegExp(`^trellis_community_refresh_duration_seconds_${series}\\{[^}]*kind="incremental"[^}]*\\} (\\S+)$`, 'gm'))].reduce((total, m) => total + Number(m[1]), 0);
+    return { seconds: sum('sum'), count: sum('count') };
   };
   const rows: string[][] = [];
+  const stats: string[] = [];
   try {
-    await client.createKnowledgeBase({ name: kb });
-    const indexing = performance.now();
-    for (const p of passages) await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-    await waitForGraph();
-    console.log(`indexed ${passages.length} passages in ${((performance.now() - indexing) / 1000).toFixed(1)} s`);
-    const graph = await client.exportGraph(kb);
-
-    const full = await client.rebuildCommunities(kb, false);
-    rows.push(['full build (RebuildCommunities)', String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), full.redetected.join(' / '), '100 %', '100 %']);
-    const list = await client.listCommunities(kb);
-    const incremental = async (label: string, change: () => Promise<void>) => {
-      const seconds = await refreshSeconds();
-      const calls = reportCalls;
-      await change();
+    for (const latency of reportLatencies) {
+      reportLatencyMs = latency;
+      const kb = `communities-${latency}ms`;
+      const waitForGraph = async () => {
+        for (;;) {
+          const documents = await client.listAllDocuments(kb);
+          if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) return;
+          await sleep(250);
+        }
+      };
+      /**
+       * Until the automatic refresh has read a graph newer than the last change. Between
+       * refreshes only the metrics are polled: a ListCommunities reads the whole graph (to say
+       * what is stale), and run while a refresh runs it would share the server's one event loop
+       * with it and stretch the refresh being measured.
+       */
+      const waitForRefresh = async (since: number): Promise<v1.ListCommunitiesResponse> => {
+        for (let seen = since; ; ) {
+          const { count } = await refreshTotals();
+          if (count > seen) {
+            seen = count;
+            const list = await client.listCommunities(kb);
+            if (list.refreshedAt !== '' && list.refreshedAt > list.changedAt && list.communities.every((c) => !c.stale)) return list;
+          }
+          await sleep(250);
+        }
+      };
+      await client.createKnowledgeBase({ name: kb });
+      const indexing = performance.now();
+      for (const p of passages) await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
       await waitForGraph();
-      const after = await waitForRefresh();
-      const took = (await refreshSeconds()) - seconds;
-      const llm = reportCalls - calls;
-      const share = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
-      rows.push([label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), '-', share(took, full.durationMs / 1000), share(llm, full.llmCalls)]);
-    };
-    const target = passages[Math.floor(passages.length / 2)]!;
-    await incremental(`re-index one document (${target.id})`, async () => {
-      // A new sentence relating the passage's subject to a new entity: the graph really changes.
-      const added = ` ${target.title} was later studied by the Trellis Benchmark Society.`;
-      await client.uploadDocument({ knowledgeBase: kb, filename: `${target.id}.txt`, sourceUri: target.id }, Buffer.from(`${target.title}\n${target.text}${added}`));
-    });
-    const removed = passages[Math.floor(passages.length / 3)]!;
-    const removedId = (await client.listDocuments(kb)).documents.find((d) => d.sourceUri === removed.id)!.id;
-    await incremental(`delete one document (${removed.id})`, () => client.deleteDocument(kb, removedId));
+      console.log(`${kb}: indexed ${passages.length} passages in ${((performance.now() - indexing) / 1000).toFixed(1)} s`);
+      const graph = await client.exportGraph(kb);
 
-    const levels = [...new Set(list.communities.map((c) => c.level))].sort();
-    const sizes = list.communities.filter((c) => c.level === 0).map((c) => c.size).sort((a, b) => a - b);
-    console.log(`\ngraph: ${graph.entities.length} entities, ${graph.relationships.length} relationships`);
-    console.log(`communities: ${list.communities.length} (${levels.map((l) => `level ${l}: ${list.communities.filter((c) => c.level === l).length}`).join(', ')}); ${list.unassignedEntities} entities in none (alone or in groups below 2)`);
-    console.log(`level-0 sizes: min ${sizes[0]}, median ${sizes[Math.floor(sizes.length / 2)]}, max ${sizes.at(-1)}`);
-    console.log(`largest at the top level: ${list.communities.filter((c) => c.level === levels.at(-1)).sort((a, b) => b.size - a.size).slice(0, 5).map((c) => `${c.title} (${c.size})`).join('; ')}`);
+      const full = await client.rebuildCommunities(kb, false);
+      rows.push([`${latency} ms`, `full build (RebuildCommunities; detection nodes per level ${full.redetected.join(' / ')})`, String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), '1', '100 %', '100 %', load()]);
+      const list = await client.listCommunities(kb);
+      const incremental = async (label: string, change: () => Promise<void>) => {
+        const before = await refreshTotals();
+        const calls = reportCalls;
+        await change();
+        await waitForGraph();
+        const after = await waitForRefresh(before.count);
+        const totals = await refreshTotals();
+        const took = totals.seconds - before.seconds;
+        const llm = reportCalls - calls;
+        const share = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
+        rows.push([`${latency} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), String(totals.count - before.count), share(took, full.durationMs / 1000), share(llm, full.llmCalls), load()]);
+      };
+      // Three documents of each kind, one change (and one refresh) at a time: one document alone
+      // says little, as what a change costs depends on where in the graph it lands.
+      for (let i = 0; i < CHANGES; i++) {
+        const target = passages[Math.floor(passages.length / 2) + i]!;
+        await incremental(`re-index one document (${target.id})`, async () => {
+          // A new sentence relating the passage's subject to a new entity: the graph really changes.
+          const added = ` ${target.title} was later studied by the Trellis Benchmark Society.`;
+          await client.uploadDocument({ knowledgeBase: kb, filename: `${target.id}.txt`, sourceUri: target.id }, Buffer.from(`${target.title}\n${target.text}${added}`));
+        });
+      }
+      for (let i = 0; i < CHANGES; i++) {
+        const removed = passages[Math.floor(passages.length / 3) + i]!;
+        const removedId = (await client.listAllDocuments(kb)).find((d) => d.sourceUri === removed.id)!.id;
+        await incremental(`delete one document (${removed.id})`, () => client.deleteDocument(kb, removedId));
+      }
+
+      const levels = [...new Set(list.communities.map((c) => c.level))].sort();
+      const sizes = list.communities.filter((c) => c.level === 0).map((c) => c.size).sort((a, b) => a - b);
+      stats.push(
+        `${kb}: graph ${graph.entities.length} entities, ${graph.relationships.length} relationships; communities ${list.communities.length} ` +
+          `(${levels.map((l) => `level ${l}: ${list.communities.filter((c) => c.level === l).length}`).join(', ')}); ${list.unassignedEntities} entities in none; ` +
+          `level-0 sizes: min ${sizes[0]}, median ${sizes[Math.floor(sizes.length / 2)]}, max ${sizes.at(-1)}; largest at the top level: ` +
+          list.communities.filter((c) => c.level === levels.at(-1)).sort((a, b) => b.size - a.size).slice(0, 5).map((c) => `${c.title} (${c.size})`).join('; '),
+      );
+    }
   } finally {
     client.close();
     if (keepData) {
@@ -119,9 +151,10 @@ async function main(): Promise<void> {
     } else await server.dispose();
     await fake.stop();
   }
-  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`corpus: ${corpusDir} (${passages.length} passages); the fake LLM answers report calls after ${reportLatencyMs} ms`);
-  console.log(['run', 'communities', 'time', 'report LLM calls', 'detection nodes per level', 'time vs full', 'LLM calls vs full'].join(' | '));
+  console.log(`\n${stats.join('\n')}`);
+  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`);
+  console.log(`corpus: ${corpusDir} (${passages.length} passages); the fake LLM answers report calls after ${reportLatencies.join(' / ')} ms`);
+  console.log(['report latency', 'run', 'communities', 'time', 'report LLM calls', 'refreshes', 'time vs full', 'LLM calls vs full', 'load average (1, 5, 15 min)'].join(' | '));
   for (const row of rows) console.log(row.join(' | '));
 }
 

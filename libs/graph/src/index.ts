@@ -14,6 +14,7 @@ export * from './communities/community-content';
 export * from './communities/community-hierarchy';
 export * from './communities/community-report';
 export * from './communities/community-builder';
+export * from './communities/community-region';
 export { louvainGroups } from './communities/louvain-partition';
 export type { WeightedEdge } from './communities/louvain-partition';
 export * from './communities/community-staleness';

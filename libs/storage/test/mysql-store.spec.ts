@@ -12,6 +12,7 @@ import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
 import { describeChatContract } from './chat-contract';
+import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases } from './mysql-test-databases';
@@ -75,6 +76,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   describeStuckWorkContract('MysqlStore', freshStore);
   describeCommunityContract('MysqlStore', freshStore);
   describeChatContract('MysqlStore', freshStore);
+  describeCommunityChangeContract('MysqlStore', freshStore);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -98,7 +100,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages', 'chats', 'chat_engines',
             'llm_usage', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
-            'communities', 'community_members', 'community_state',
+            'communities', 'community_members', 'community_state', 'community_changes',
           ]),
         );
 

@@ -12,6 +12,7 @@ import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
 import { describeChatContract } from './chat-contract';
+import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
@@ -24,6 +25,7 @@ describeChunkProgressContract('SqliteStore', async () => new SqliteStore(':memor
 describeStuckWorkContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeChatContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeCommunityChangeContract('SqliteStore', async () => new SqliteStore(':memory:'));
 
 describe('SqliteStore migrations', () => {
   it('replaces the tenant-less extraction cache of a version 7 file: its entries go, new ones are per tenant', async () => {
@@ -109,7 +111,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
@@ -125,9 +127,12 @@ describe('SqliteStore migrations', () => {
     try {
       const path = join(dir, 'trellis.db');
       await new SqliteStore(path).close();
-      // Back to version 13: no chats table, no condensed questions.
+      // Back to version 13: no chats table, no condensed questions (and none of the later migrations).
       const old = new Database(path);
-      old.exec('DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines');
+      old.exec(
+        'DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines; ' +
+          'DROP TABLE community_changes; ALTER TABLE community_state DROP COLUMN changes_tracked',
+      );
       const insert = old.prepare('INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
       insert.run('t1', 'kb1', 'old-chat', 'user', 'Who founded the Radium Institute?', '[]', '2026-01-01T00:00:00.000Z');
       insert.run('t1', 'kb1', 'old-chat', 'assistant', 'Marie Curie [1]', '[{"index":1}]', '2026-01-01T00:00:00.000Z');

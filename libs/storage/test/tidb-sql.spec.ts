@@ -10,6 +10,7 @@ import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
 import { describeChatContract } from './chat-contract';
+import { describeCommunityChangeContract } from './community-change-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
@@ -59,6 +60,7 @@ const STORE_METHODS = [
   'recordStage', 'listStages', 'listProgress', 'saveChatTurn', 'getChat', 'listChats', 'listChatMessages', 'deleteChat',
   'createChatEngine', 'getChatEngine', 'listChatEngines', 'updateChatEngine', 'deleteChatEngine', 'ping', 'close',
   'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
+  'listCommunitiesOfEntities', 'listAssignedEntities', 'countCommunities', 'listCommunityChanges',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;
 const storeMethodsComplete: [Unlisted] extends [never] ? true : Unlisted = true;
@@ -149,6 +151,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeExtractionCacheContract(flavour.name, freshStore);
       describeCommunityContract(flavour.name, freshStore);
       describeChatContract(flavour.name, freshStore);
+      describeCommunityChangeContract(flavour.name, freshStore);
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { KbScope } from '@trellis/contracts';
 import { CommunityBuilder } from './community-builder';
 import type { CommunityGraphSource, CommunityModels, CommunityStore } from './community-builder';
-import type { CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship } from './community-records';
+import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship } from './community-records';
+import { entitySignatures } from './community-content';
 
 const scope: KbScope = { tenantId: 't1', kbId: 'kb1' };
 
@@ -25,32 +26,92 @@ function graph(): { entities: CommunityEntity[]; relationships: CommunityRelatio
   return { entities, relationships };
 }
 
-class MemoryCommunities implements CommunityStore {
+/**
+ * A knowledge base's graph and communities in memory: a typed fake of both ports the builder
+ * reads, keeping change records as the SQL store does (an entity is recorded when its name,
+ * type, description or any of its relationships changed; see community-change-sql.ts), and
+ * counting what a refresh reads.
+ */
+class MemoryKnowledgeBase implements CommunityGraphSource, CommunityStore {
   rows = new Map<string, CommunityRecord>();
   saves: CommunityChanges[] = [];
+  marks = new Map<string, number>();
+  reads = { wholeGraph: 0, entities: 0, relationships: 0, communities: 0 };
+  private built = false;
+
+  /** `recordsChanges` false: a store whose changes were never recorded (a database built before they were). */
+  constructor(
+    private current: Graph,
+    private readonly recordsChanges = true,
+  ) {}
+
+  /** Replaces the graph, recording every entity whose content changed, appeared or went. */
+  setGraph(next: Graph): void {
+    const before = entitySignatures(this.current.entities, this.current.relationships);
+    const after = entitySignatures(next.entities, next.relationships);
+    for (const id of new Set([...before.keys(), ...after.keys()])) if (before.get(id) !== after.get(id)) this.marks.set(id, (this.marks.get(id) ?? 0) + 1);
+    this.current = next;
+  }
+
+  async exportGraph(): Promise<Graph> {
+    this.reads.wholeGraph++;
+    this.reads.entities += this.current.entities.length;
+    this.reads.relationships += this.current.relationships.length;
+    return this.current;
+  }
+  async getEntities(_scope: KbScope, ids: readonly string[]): Promise<CommunityEntity[]> {
+    const wanted = new Set(ids);
+    const found = this.current.entities.filter((e) => wanted.has(e.id));
+    this.reads.entities += found.length;
+    return found;
+  }
+  async relationshipsOfEntities(_scope: KbScope, ids: readonly string[]): Promise<CommunityRelationship[]> {
+    const wanted = new Set(ids);
+    const found = this.current.relationships.filter((r) => wanted.has(r.sourceId) || wanted.has(r.targetId));
+    this.reads.relationships += found.length;
+    return found;
+  }
+  async chunkIdsForRelationships(_scope: KbScope, ids: readonly string[]): Promise<Map<string, string[]>> {
+    return new Map(ids.map((id) => [id, [`chunk-of-${id}`]]));
+  }
   async listCommunities(): Promise<CommunityRecord[]> {
+    this.reads.communities += this.rows.size;
     return [...this.rows.values()];
+  }
+  async listCommunitiesOfEntities(_scope: KbScope, ids: readonly string[]): Promise<CommunityRecord[]> {
+    const found = [...this.rows.values()].filter((c) => c.memberIds.some((id) => ids.includes(id)));
+    this.reads.communities += found.length;
+    return found;
+  }
+  async listAssignedEntities(_scope: KbScope, ids: readonly string[]): Promise<string[]> {
+    const assigned = new Set([...this.rows.values()].flatMap((c) => c.memberIds));
+    return ids.filter((id) => assigned.has(id));
+  }
+  async listCommunityChanges(): Promise<CommunityChangeLog> {
+    return { tracked: this.built && this.recordsChanges, marks: [...this.marks].map(([entityId, version]) => ({ entityId, version })) };
+  }
+  async countCommunities(): Promise<{ communities: number; levels: number }> {
+    return { communities: this.rows.size, levels: new Set([...this.rows.values()].map((c) => c.level)).size };
   }
   async saveCommunities(_scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void> {
     this.saves.push(changes);
     for (const id of changes.removedIds) this.rows.delete(id);
     for (const row of changes.upserts) this.rows.set(row.id, { ...row, updatedAt: refreshedAt });
+    for (const mark of changes.consumedChanges ?? []) if (this.marks.get(mark.entityId) === mark.version) this.marks.delete(mark.entityId);
+    this.built = true;
   }
 }
 
-function setup(withLlm: boolean) {
-  let current = graph();
-  const source: CommunityGraphSource = {
-    exportGraph: async () => current,
-    chunkIdsForRelationships: async (_s, ids) => new Map(ids.map((id) => [id, [`chunk-of-${id}`]])),
-  };
-  const store = new MemoryCommunities();
+type Graph = { entities: CommunityEntity[]; relationships: CommunityRelationship[] };
+
+function setup(withLlm: boolean, initial: Graph = graph(), recordsChanges = true) {
+  const store = new MemoryKnowledgeBase(initial, recordsChanges);
   const briefs: string[] = [];
   const models: CommunityModels = {
     embed: async (texts) => texts.map((t) => new Float32Array([t.length, 1])),
     writeReport: withLlm ? async (brief) => (briefs.push(brief), { title: `LLM title ${briefs.length}`, summary: 'LLM summary' }) : null,
   };
-  return { store, briefs, builder: new CommunityBuilder(source, store, models), change: (f: typeof current) => (current = f) };
+  return { store, briefs, builder: new CommunityBuilder(store, store, models), change: (next: Graph) => store.setGraph(next) };
 }
 
 describe('CommunityBuilder', () => {
@@ -132,5 +193,125 @@ describe('CommunityBuilder', () => {
     const result = await builder.refresh(scope);
     expect(result.removed).toBeGreaterThan(0);
     expect([...store.rows.values()].some((c) => c.memberIds.includes('g3e4'))).toBe(false);
+  });
+});
+
+/** The same four groups twice, unconnected: a change to one copy has nothing to do with the other. */
+function twoGraphs(): Graph {
+  const copy = graph();
+  const h = (id: string) => id.replace(/^g/, 'h').replace(/:g/g, ':h');
+  return {
+    entities: [...graph().entities, ...copy.entities.map((e) => ({ ...e, id: h(e.id), name: h(e.name) }))],
+    relationships: [...graph().relationships, ...copy.relationships.map((r) => ({ ...r, id: h(r.id), sourceId: h(r.sourceId), targetId: h(r.targetId), sourceName: h(r.sourceName), targetName: h(r.targetName) }))],
+  };
+}
+
+/** Every level a partition of (some of) the graph's entities, parents the union of their children. */
+function expectValidHierarchy(rows: readonly CommunityRecord[], entities: readonly CommunityEntity[]): void {
+  const existing = new Set(entities.map((e) => e.id));
+  const byId = new Map(rows.map((c) => [c.id, c]));
+  for (const level of new Set(rows.map((c) => c.level))) {
+    const members = rows.filter((c) => c.level === level).flatMap((c) => c.memberIds);
+    expect(new Set(members).size, `an entity in two communities of level ${level}`).toBe(members.length);
+    for (const id of members) expect(existing.has(id), `${id} is gone but still a member`).toBe(true);
+  }
+  for (const c of rows) {
+    expect(c.memberIds.length).toBeGreaterThanOrEqual(2);
+    if (c.parentId !== null) {
+      const parent = byId.get(c.parentId);
+      expect(parent?.level).toBe(c.level + 1);
+      for (const id of c.memberIds) expect(parent!.memberIds).toContain(id);
+    }
+    const children = rows.filter((r) => r.parentId === c.id);
+    if (c.level > 0) expect([...c.memberIds].sort()).toEqual(children.flatMap((r) => r.memberIds).sort());
+  }
+  // Level 0 holds every entity any level holds.
+  const level0 = new Set(rows.filter((c) => c.level === 0).flatMap((c) => c.memberIds));
+  for (const c of rows) for (const id of c.memberIds) expect(level0.has(id)).toBe(true);
+}
+
+describe('CommunityBuilder: a refresh costs what changed, not the graph', () => {
+  it('reads only the branch that holds the changed entity and writes only communities holding it', async () => {
+    const { store, builder, change } = setup(true, twoGraphs());
+    const full = await builder.refresh(scope);
+    expect(full).toMatchObject({ full: true, read: 'graph', entitiesRead: 40 });
+    const before = new Map(store.rows);
+    const touchedBefore = [...before.values()].filter((c) => c.memberIds.includes('h0e0')).map((c) => c.id);
+    store.reads = { wholeGraph: 0, entities: 0, relationships: 0, communities: 0 };
+
+    const next = twoGraphs();
+    next.entities = next.entities.map((e) => (e.id === 'h0e0' ? { ...e, description: 'Re-indexed with new text.' } : e));
+    change(next);
+    const result = await builder.refresh(scope);
+
+    expect(result).toMatchObject({ full: false, read: 'region', communities: store.rows.size });
+    expect(store.reads.wholeGraph).toBe(0);
+    // The h copy's branch at most (20 entities): never the g copy.
+    expect(store.reads.entities).toBeLessThanOrEqual(20);
+    expect(result.entitiesRead).toBe(store.reads.entities);
+    const save = store.saves.at(-1)!;
+    expect(save.upserts.length).toBeGreaterThan(0);
+    for (const c of save.upserts) expect(c.memberIds).toContain('h0e0');
+    for (const id of save.removedIds) expect(touchedBefore).toContain(id);
+    expect(result.llmCalls).toBe(new Set(save.upserts.map((c) => c.contentHash)).size);
+    for (const [id, row] of before) if (!row.memberIds.includes('h0e0')) expect(store.rows.get(id)).toEqual(row);
+    // The records it started from are consumed; the next refresh has nothing to read.
+    expect(store.marks.size).toBe(0);
+    store.reads = { wholeGraph: 0, entities: 0, relationships: 0, communities: 0 };
+    expect(await builder.refresh(scope)).toMatchObject({ read: 'region', entitiesRead: 0, reportsWritten: 0, llmCalls: 0 });
+    expect(store.reads.communities).toBe(0);
+    expectValidHierarchy([...store.rows.values()], next.entities);
+  });
+
+  it('after a document is deleted, the partition stays valid, its entities are gone, the other copy untouched', async () => {
+    const { store, builder, change } = setup(false, twoGraphs());
+    await builder.refresh(scope);
+    const before = new Map(store.rows);
+    const next = twoGraphs();
+    // The document that alone stated h3e2..h3e4 and h0e4 is deleted.
+    const gone = /^(h3e[234]|h0e4)$/;
+    next.entities = next.entities.filter((e) => !gone.test(e.id));
+    next.relationships = next.relationships.filter((r) => !gone.test(r.sourceId) && !gone.test(r.targetId));
+    change(next);
+    const result = await builder.refresh(scope);
+    expect(result.read).toBe('region');
+    expect(result.removed).toBeGreaterThan(0);
+    const rows = [...store.rows.values()];
+    expectValidHierarchy(rows, next.entities);
+    for (const c of rows) for (const id of c.memberIds) expect(gone.test(id)).toBe(false);
+    for (const [id, row] of before) if (row.memberIds.some((m) => m.startsWith('g'))) expect(store.rows.get(id)).toEqual(row);
+    // The same communities as the refresh over the whole graph this one replaces.
+    const wide = setup(false, twoGraphs(), false);
+    await wide.builder.refresh(scope);
+    wide.change(next);
+    expect(await wide.builder.refresh(scope)).toMatchObject({ read: 'graph', full: false });
+    const rowsOf = (m: MemoryKnowledgeBase) => [...m.rows.values()].map(({ updatedAt: _at, ...row }) => row).sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(rowsOf(store)).toEqual(rowsOf(wide.store));
+  });
+
+  it('a new relationship between two entities in no community makes them one, reading only those two', async () => {
+    const base = twoGraphs();
+    // A loner, related to nothing: in no community.
+    base.entities.push({ id: 'loner', name: 'loner', type: 'thing', description: 'Alone.' });
+    const { store, builder, change } = setup(false, base);
+    await builder.refresh(scope);
+    expect([...store.rows.values()].some((c) => c.memberIds.includes('loner'))).toBe(false);
+    const next = structuredClone(base);
+    next.entities.push({ id: 'friend', name: 'friend', type: 'thing', description: 'Knows the loner.' });
+    next.relationships.push({ id: 'r:friend:loner', sourceId: 'friend', targetId: 'loner', sourceName: 'friend', targetName: 'loner', label: 'knows', description: '', weight: 2 });
+    change(next);
+    const result = await builder.refresh(scope);
+    expect(result.read).toBe('region');
+    expect(result.entitiesRead).toBe(2);
+    expect([...store.rows.values()].find((c) => c.memberIds.includes('loner'))!.memberIds).toEqual(['friend', 'loner']);
+    expectValidHierarchy([...store.rows.values()], next.entities);
+  });
+
+  it('a full rebuild reads the whole graph, whatever was recorded', async () => {
+    const { store, builder } = setup(false, twoGraphs());
+    await builder.refresh(scope);
+    store.reads = { wholeGraph: 0, entities: 0, relationships: 0, communities: 0 };
+    expect(await builder.refresh(scope, { full: true })).toMatchObject({ full: true, read: 'graph', entitiesRead: 40 });
+    expect(store.reads.wholeGraph).toBe(1);
   });
 });

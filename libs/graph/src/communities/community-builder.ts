@@ -1,22 +1,27 @@
 import type { KbScope } from '@trellis/contracts';
-import type { CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship, CommunityReport, CommunityWrite, KeyFact } from './community-records';
+import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship, CommunityReport, CommunityWrite, KeyFact } from './community-records';
 import { buildHierarchy } from './community-hierarchy';
+import { readRegion } from './community-region';
+import type { CommunityRegion, CommunityRegionGraph, CommunityRegionStore } from './community-region';
 import type { CommunityShape } from './community-hierarchy';
 import { KEY_FACTS, communityContent, extractiveReport, indexGraph, keyFactsOf, reportBrief } from './community-report';
 import type { CommunityContent } from './community-report';
 import type { SummaryUsage } from '../summary-refresher';
 
 /** The graph communities are detected on (storage's GraphReadRepository fits). */
-export interface CommunityGraphSource {
+export interface CommunityGraphSource extends CommunityRegionGraph {
   exportGraph(scope: KbScope): Promise<{ entities: CommunityEntity[]; relationships: CommunityRelationship[] }>;
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
 }
 
 /** Where communities are kept (storage's CommunityRepository fits). */
-export interface CommunityStore {
+export interface CommunityStore extends CommunityRegionStore {
   listCommunities(scope: KbScope): Promise<CommunityRecord[]>;
   /** Applies the changes; `refreshedAt` is when the graph they were computed from was read. */
   saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void>;
+  /** The entities changed since the last refresh (see CommunityChangeLog). */
+  listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog>;
+  countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }>;
 }
 
 /** What reports need of the models: structural, so this library does not depend on them. */
@@ -31,6 +36,15 @@ export interface CommunityModels {
 
 export interface CommunityRefreshResult {
   readonly full: boolean;
+  /**
+   * What the refresh read: `graph` the whole graph (a full build, or the first refresh of
+   * communities built before changes were recorded), `region` only the neighbourhood of what
+   * changed (see readRegion).
+   */
+  readonly read: 'graph' | 'region';
+  /** Entities and relationships read from the graph. */
+  readonly entitiesRead: number;
+  readonly relationshipsRead: number;
   readonly communities: number;
   readonly levels: number;
   /** Communities kept from before (same id, members and content). */
@@ -51,10 +65,14 @@ export interface CommunityRefreshResult {
 const REPORT_CONCURRENCY = 4;
 
 /**
- * Keeps a knowledge base's communities and their reports current. A refresh reads the graph,
- * rebuilds the hierarchy incrementally (see buildHierarchy; `full` starts from nothing), and
- * writes a report only for a community whose content hash is new: any other reuses the report
- * (and embedding) stored under that hash, so an unchanged community is never summarised again.
+ * Keeps a knowledge base's communities and their reports current. A refresh reads the region
+ * of the graph that changed since the last one (readRegion: the branches of the hierarchy that
+ * hold a changed entity, and their neighbours in no community), rebuilds the hierarchy there
+ * incrementally (see buildHierarchy), and writes a report only for a community whose content
+ * hash is new: any other reuses the report (and embedding) stored under that hash, so an
+ * unchanged community is never summarised again, and one outside the region is not even read.
+ * Its cost follows the change, not the graph. `full`, and a knowledge base whose changes were
+ * not all recorded, read the whole graph instead (`full` also detects from nothing).
  */
 export class CommunityBuilder {
   constructor(
@@ -67,10 +85,13 @@ export class CommunityBuilder {
 
   async refresh(scope: KbScope, options: { full?: boolean } = {}): Promise<CommunityRefreshResult> {
     const started = this.now();
-    const { entities, relationships } = await this.graph.exportGraph(scope);
-    const previous = await this.store.listCommunities(scope);
-    const full = options.full === true || previous.length === 0;
-    const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous });
+    // Read first: a change recorded after this read is not consumed, and the next refresh sees it.
+    const changes = await this.store.listCommunityChanges(scope);
+    const local = options.full !== true && changes.tracked;
+    const { entities, relationships, previous } = local ? await readRegion(this.graph, this.store, scope, changes.marks.map((m) => m.entityId)) : await this.wholeGraph(scope);
+    const full = !local && (options.full === true || previous.length === 0);
+    const changedIds = local ? new Set(changes.marks.map((m) => m.entityId)) : undefined;
+    const hierarchy = buildHierarchy({ idParts: [scope.tenantId, scope.kbId], entities, relationships, previous: full ? [] : previous, changedIds });
 
     // A community kept with the same content keeps its key facts' relationships; only their
     // chunks are looked up again (a re-indexed document moves its mentions to new chunks).
@@ -82,7 +103,11 @@ export class CommunityBuilder {
     const index = indexGraph(entities, relationships);
     const contents = new Map<string, CommunityContent>();
     const contentOf = (shape: CommunityShape) => contents.get(shape.id) ?? contents.set(shape.id, communityContent(shape.memberIds, index)).get(shape.id)!;
-    const factRelationships = (shape: CommunityShape) => kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id);
+    // Unless no member changed: then no relationship it cites changed either (a change records
+    // both ends of a relationship), and its key facts are kept with their chunks as they are.
+    const untouched = (shape: CommunityShape) => changedIds !== undefined && kept(shape) !== undefined && !shape.memberIds.some((id) => changedIds.has(id));
+    const factRelationships = (shape: CommunityShape) =>
+      untouched(shape) ? [] : (kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id));
     const factIds = [...new Set(hierarchy.communities.flatMap(factRelationships))];
     const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
 
@@ -94,7 +119,7 @@ export class CommunityBuilder {
     const upserts: CommunityWrite[] = [];
     for (const shape of hierarchy.communities) {
       const before = kept(shape);
-      const keyFacts = before ? before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] })) : keyFactsOf(contentOf(shape), chunkIds);
+      const keyFacts = before ? (untouched(shape) ? before.keyFacts : before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] }))) : keyFactsOf(contentOf(shape), chunkIds);
       const reused = cached.get(shape.contentHash);
       const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind, embedding: reused!.embedding };
       const row: CommunityWrite = { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts };
@@ -102,12 +127,17 @@ export class CommunityBuilder {
     }
     const ids = new Set(hierarchy.communities.map((c) => c.id));
     const removedIds = previous.filter((c) => !ids.has(c.id)).map((c) => c.id);
-    await this.store.saveCommunities(scope, { upserts, removedIds }, started.toISOString());
+    await this.store.saveCommunities(scope, { upserts, removedIds, consumedChanges: changes.marks }, started.toISOString());
+    // A region's refresh saw only its own communities: the totals come from the store.
+    const totals = local ? await this.store.countCommunities(scope) : { communities: hierarchy.communities.length, levels: new Set(hierarchy.communities.map((c) => c.level)).size };
     return {
       full,
-      communities: hierarchy.communities.length,
-      levels: new Set(hierarchy.communities.map((c) => c.level)).size,
-      unchanged: hierarchy.communities.length - upserts.length,
+      read: local ? 'region' : 'graph',
+      entitiesRead: entities.length,
+      relationshipsRead: relationships.length,
+      communities: totals.communities,
+      levels: totals.levels,
+      unchanged: totals.communities - upserts.length,
       reportsWritten: fresh.length,
       llmCalls: written.llmCalls,
       llmFailures: written.llmFailures,
@@ -116,6 +146,11 @@ export class CommunityBuilder {
       redetected: hierarchy.redetected,
       durationMs: this.now().getTime() - started.getTime(),
     };
+  }
+
+  private async wholeGraph(scope: KbScope): Promise<CommunityRegion> {
+    const { entities, relationships } = await this.graph.exportGraph(scope);
+    return { entities, relationships, previous: await this.store.listCommunities(scope) };
   }
 
   private async writeReports(

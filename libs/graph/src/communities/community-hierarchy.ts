@@ -35,6 +35,12 @@ export interface HierarchyInput {
   readonly relationships: readonly CommunityRelationship[];
   /** The communities stored before; their unchanged parts are kept as they are. Empty: full build. */
   readonly previous: readonly Pick<CommunityRecord, 'id' | 'level' | 'parentId' | 'memberIds' | 'contentHash'>[];
+  /**
+   * The entities recorded as changed since `previous` was stored, when the records are whole
+   * (see CommunityChangeLog). A stored community holding none of them has the content it had:
+   * its stored hash is taken as it is instead of being computed again from its members.
+   */
+  readonly changedIds?: ReadonlySet<string>;
 }
 
 export interface Hierarchy {
@@ -66,6 +72,10 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
   const previousAt = (level: number) => input.previous.filter((c) => c.level === level);
   // Hashes by member set, computed once: a kept community's hash is checked and then reused.
   const hashes = new Map<string, string>();
+  const changed = input.changedIds;
+  if (changed !== undefined) {
+    for (const c of input.previous) if (!c.memberIds.some((id) => changed.has(id))) hashes.set([...c.memberIds].sort().join('\u0000'), c.contentHash);
+  }
   const hashOf = (memberIds: readonly string[]) => {
     const key = [...memberIds].sort().join('\u0000');
     return hashes.get(key) ?? hashes.set(key, contentHashOf(memberIds, signatures)).get(key)!;

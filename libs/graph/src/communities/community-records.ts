@@ -62,4 +62,23 @@ export type CommunityWrite = Omit<CommunityRecord, 'updatedAt'>;
 export interface CommunityChanges {
   readonly upserts: readonly CommunityWrite[];
   readonly removedIds: readonly string[];
+  /** The change records the refresh started from: removed with the save (see CommunityChangeLog). */
+  readonly consumedChanges?: readonly CommunityChangeMark[];
+}
+
+/** One entity's record of change: `version` counts its changes, so a later change outlives this mark. */
+export interface CommunityChangeMark {
+  readonly entityId: string;
+  readonly version: number;
+}
+
+/**
+ * The entities that changed since the last refresh: every entity whose name, type, description
+ * or relationships changed was recorded in the transaction of its change. `tracked` is false
+ * when that does not hold for the whole time since the last refresh (communities never built,
+ * or built before changes were recorded): the refresh must then read the whole graph.
+ */
+export interface CommunityChangeLog {
+  readonly tracked: boolean;
+  readonly marks: readonly CommunityChangeMark[];
 }

@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import type { CommunityChanges, CommunityRecord } from '@trellis/graph';
+import type { CommunityChangeLog, CommunityChanges, CommunityRecord } from '@trellis/graph';
 
 /** When a knowledge base's graph last changed, and when its communities were refreshed from it. */
 export interface CommunityState {
@@ -12,9 +12,18 @@ export interface CommunityRepository {
   /** Every community of the knowledge base (all levels), members and report embeddings included, by level then id. */
   listCommunities(scope: KbScope): Promise<CommunityRecord[]>;
   getCommunity(scope: KbScope, communityId: string): Promise<CommunityRecord | null>;
+  /** The communities (every level) that hold any of these entities, whole, by level then id. */
+  listCommunitiesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<CommunityRecord[]>;
+  /** Those of these entities that are members of some community (in id order). */
+  listAssignedEntities(scope: KbScope, entityIds: readonly string[]): Promise<string[]>;
+  /** How many communities the knowledge base has, and on how many levels. */
+  countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }>;
+  /** The entities changed since the last refresh (recorded with every graph change), and whether that record is whole. */
+  listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog>;
   /**
    * Writes `upserts` (replacing their members) and removes `removedIds`, in one transaction,
-   * and records `refreshedAt` (when the graph they came from was read) as the last refresh.
+   * removes the change records `consumedChanges` names (those still at that version), and
+   * records `refreshedAt` (when the graph they came from was read) as the last refresh.
    */
   saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void>;
   /** Records that the graph changed at `at` (documents indexed or deleted, an edit): a refresh becomes due. */

@@ -1,12 +1,12 @@
 import type { KbScope } from '@trellis/contracts';
-import type { CommunityChanges, CommunityRecord, KeyFact, ReportKind } from '@trellis/graph';
+import type { CommunityChangeLog, CommunityChanges, CommunityRecord, KeyFact, ReportKind } from '@trellis/graph';
 import type { CommunityState } from '../repositories/community.repository';
 import { batches, fromSqlTime, readJson } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
 import { takeInserted } from './sql-dialect';
 import type { SqlDialect } from './sql-dialect';
-import { execWhereIn, groupByOwner } from './sql-session';
+import { execWhereIn, groupByOwner, rowsWhereIn } from './sql-session';
 import type { SqlDatabase, SqlSession } from './sql-session';
 
 const COLUMNS = 'id, level, parent_id, title, summary, key_facts, report_kind, content_hash, member_count, embedding, updated_at';
@@ -26,6 +26,40 @@ export class SqlCommunities {
       await this.db.rows('SELECT community_id AS owner, entity_id FROM community_members WHERE tenant_id = ? AND kb_id = ? ORDER BY community_id, entity_id', params),
     );
     return rows.map((row) => toCommunity(row, (members.get(String(row.id)) ?? []).map((m) => String(m.entity_id))));
+  }
+
+  /** The communities (every level) holding any of these entities, whole, by level then id. */
+  async listCommunitiesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<CommunityRecord[]> {
+    const params = [scope.tenantId, scope.kbId];
+    const owners = await rowsWhereIn(this.db, (m) => `SELECT DISTINCT community_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND entity_id IN (${m})`, params, [
+      ...new Set(entityIds),
+    ]);
+    const ids = [...new Set(owners.map((r) => String(r.community_id)))].sort();
+    const rows = await rowsWhereIn(this.db, (m) => `SELECT ${COLUMNS} FROM communities WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, params, ids);
+    const members = groupByOwner(
+      await rowsWhereIn(this.db, (m) => `SELECT community_id AS owner, entity_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND community_id IN (${m}) ORDER BY community_id, entity_id`, params, ids),
+    );
+    const out = rows.map((row) => toCommunity(row, (members.get(String(row.id)) ?? []).map((m) => String(m.entity_id))));
+    return out.sort((a, b) => a.level - b.level || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Those of these entities that are members of some community. */
+  async listAssignedEntities(scope: KbScope, entityIds: readonly string[]): Promise<string[]> {
+    const sql = (m: string) => `SELECT DISTINCT entity_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND entity_id IN (${m})`;
+    return [...new Set((await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], [...new Set(entityIds)])).map((r) => String(r.entity_id)))].sort();
+  }
+
+  async countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }> {
+    const [row] = await this.db.rows('SELECT COUNT(*) AS n, COUNT(DISTINCT level) AS levels FROM communities WHERE tenant_id = ? AND kb_id = ?', [scope.tenantId, scope.kbId]);
+    return { communities: Number(row?.n ?? 0), levels: Number(row?.levels ?? 0) };
+  }
+
+  async listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog> {
+    const params = [scope.tenantId, scope.kbId];
+    const [state] = await this.db.rows('SELECT refreshed_at, changes_tracked FROM community_state WHERE tenant_id = ? AND kb_id = ?', params);
+    const rows = await this.db.rows('SELECT entity_id, version FROM community_changes WHERE tenant_id = ? AND kb_id = ? ORDER BY entity_id', params);
+    const tracked = state !== undefined && state.refreshed_at !== null && state.refreshed_at !== undefined && Number(state.changes_tracked) === 1;
+    return { tracked, marks: rows.map((r) => ({ entityId: String(r.entity_id), version: Number(r.version) })) };
   }
 
   async getCommunity(scope: KbScope, communityId: string): Promise<CommunityRecord | null> {
@@ -68,8 +102,19 @@ export class SqlCommunities {
         );
         await insertMembers(tx, scope, c.id, c.memberIds);
       }
+      // Only the marks read: a change recorded since (a new mark, or a version counted up) stays.
+      // Grouped by version (few distinct values), so a full build's thousands of marks take few statements.
+      const byVersion = new Map<number, string[]>();
+      for (const c of changes.consumedChanges ?? []) {
+        const ids = byVersion.get(c.version);
+        if (ids) ids.push(c.entityId);
+        else byVersion.set(c.version, [c.entityId]);
+      }
+      for (const [version, ids] of byVersion) {
+        await execWhereIn(tx, (m) => `DELETE FROM community_changes WHERE tenant_id = ? AND kb_id = ? AND version = ? AND entity_id IN (${m})`, [scope.tenantId, scope.kbId, version], ids);
+      }
       await tx.exec(
-        `INSERT INTO community_state (tenant_id, kb_id, changed_at, refreshed_at) VALUES (?, ?, NULL, ?) ${d.onConflictUpdate(takeInserted(d, ['refreshed_at']))}`,
+        `INSERT INTO community_state (tenant_id, kb_id, changed_at, refreshed_at, changes_tracked) VALUES (?, ?, NULL, ?, 1) ${d.onConflictUpdate(takeInserted(d, ['refreshed_at', 'changes_tracked']))}`,
         [scope.tenantId, scope.kbId, at],
       );
     });

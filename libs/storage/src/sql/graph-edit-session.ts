@@ -19,6 +19,7 @@ import type {
 } from '@trellis/graph';
 import { toEntityRow, toGraphEdit, toOverlayRow, toRecordedChunkExtraction, toRelationshipRow } from '../graph-edit-rows';
 import { marks } from '../row-mappers';
+import { recordEntityChanges, recordRelationshipChanges } from './community-change-sql';
 import { applyOverrides } from './graph-overlay-sql';
 import { refreshDerived, writeChunkExtraction } from './graph-write-sql';
 import type { SqlDialect } from './sql-dialect';
@@ -99,8 +100,11 @@ export class GraphEditSession implements GraphEditRows {
     );
   }
 
-  applyOverrides(touched: Touched): Promise<void> {
-    return applyOverrides(this.tx, this.dialect, this.scope, touched);
+  async applyOverrides(touched: Touched): Promise<void> {
+    // An edited name, description or weight changes the content of the entities it touches.
+    await this.recordEntities([...touched.entityIds]);
+    await this.recordRelationships([...touched.relationshipIds]);
+    await applyOverrides(this.tx, this.dialect, this.scope, touched);
   }
 
   async tombstone(kind: TargetKind, id: string, editId: string): Promise<void> {
@@ -179,6 +183,8 @@ export class GraphEditSession implements GraphEditRows {
   async removeFacts(entityIds: readonly string[], relationshipIds: readonly string[]): Promise<void> {
     const dangling: string[] = [];
     for (const id of entityIds) for (const r of await this.relationshipsTouching(id)) dangling.push(r.id);
+    await this.recordRelationships([...relationshipIds, ...dangling]);
+    await this.recordEntities(entityIds);
     for (const id of new Set([...relationshipIds, ...dangling])) {
       await this.tx.exec('DELETE FROM relationship_mentions WHERE tenant_id = ? AND kb_id = ? AND relationship_id = ?', [...this.key, id]);
       await this.tx.exec(`DELETE FROM relationships ${this.byId}`, [...this.key, id]);
@@ -190,6 +196,7 @@ export class GraphEditSession implements GraphEditRows {
   }
 
   async insertManualEntity(e: ManualEntityWrite): Promise<void> {
+    await this.recordEntities([e.id]);
     await this.tx.exec(
       `INSERT INTO entities (tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, kind, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 'manual', ?)`,
       [...this.key, e.id, e.name, e.normalizedName, e.type, e.description, this.dialect.embeddingValue(e.embedding)],
@@ -197,6 +204,7 @@ export class GraphEditSession implements GraphEditRows {
   }
 
   async insertManualRelationship(l: ManualRelationshipWrite): Promise<void> {
+    await this.recordEntities([l.sourceId, l.targetId]);
     await this.tx.exec(
       `INSERT INTO relationships (tenant_id, kb_id, id, source_id, target_id, label, description, weight, mention_count, kind, embedding)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 'manual', ?) ${this.dialect.onConflictKeep('mention_count')}`,
@@ -205,18 +213,24 @@ export class GraphEditSession implements GraphEditRows {
   }
 
   async moveRelationship(id: string, sourceId: string, targetId: string): Promise<void> {
+    // The ends it leaves and the ends it joins both change.
+    await this.recordRelationships([id]);
+    await this.recordEntities([sourceId, targetId]);
     await this.tx.exec(`UPDATE relationships SET source_id = ?, target_id = ? ${this.byId}`, [sourceId, targetId, ...this.key, id]);
   }
 
   async setEntityFields(id: string, f: { name: string; normalizedName: string; type: string; description: string }): Promise<void> {
+    await this.recordEntities([id]);
     await this.tx.exec(`UPDATE entities SET name = ?, normalized_name = ?, type = ?, description = ? ${this.byId}`, [f.name, f.normalizedName, f.type, f.description, ...this.key, id]);
   }
 
   async setRelationshipFields(id: string, f: { label: string; description: string; weight: number }): Promise<void> {
+    await this.recordRelationships([id]);
     await this.tx.exec(`UPDATE relationships SET label = ?, description = ?, weight = ? ${this.byId}`, [f.label, f.description, f.weight, ...this.key, id]);
   }
 
   async restoreEntity(e: EntityRowSnapshot): Promise<void> {
+    await this.recordEntities([e.id]);
     await this.tx.exec(
       `INSERT INTO entities (tenant_id, kb_id, id, ${ENTITY_COLUMNS.join(', ')}, mention_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
        ${this.dialect.onConflictUpdate(takeInserted(this.dialect, ENTITY_COLUMNS))}`,
@@ -225,11 +239,22 @@ export class GraphEditSession implements GraphEditRows {
   }
 
   async restoreRelationship(r: RelationshipRowSnapshot): Promise<void> {
+    await this.recordRelationships([r.id]);
+    await this.recordEntities([r.sourceId, r.targetId]);
     await this.tx.exec(
       `INSERT INTO relationships (tenant_id, kb_id, id, ${RELATIONSHIP_COLUMNS.join(', ')}, mention_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)
        ${this.dialect.onConflictUpdate(takeInserted(this.dialect, RELATIONSHIP_COLUMNS))}`,
       [...this.key, r.id, r.sourceId, r.targetId, r.label, r.description, r.weight, r.kind, this.embedding(r.embedding)],
     );
+  }
+
+  /** Edits change communities too (see community-change-sql.ts). */
+  private recordEntities(ids: readonly string[]): Promise<void> {
+    return recordEntityChanges(this.tx, this.dialect, this.scope, ids);
+  }
+
+  private recordRelationships(ids: readonly string[]): Promise<void> {
+    return recordRelationshipChanges(this.tx, this.dialect, this.scope, ids);
   }
 
   async logEdit(meta: GraphEditMeta, action: GraphEditAction, targetIds: readonly string[], before: unknown, after: unknown, undo: UndoState): Promise<void> {

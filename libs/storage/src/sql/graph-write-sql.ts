@@ -10,6 +10,7 @@ import type { SqlEngine } from './sql-engine';
 import { execWhereIn, groupByOwner, rowsWhereIn } from './sql-session';
 import type { SqlSession, SqlValue } from './sql-session';
 import { mentionsOf } from './mention-sql';
+import { recordEntityChanges } from './community-change-sql';
 import { CHANGED_SUMMARY } from './summary-sql';
 
 /**
@@ -149,6 +150,14 @@ async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, tab
  */
 export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched): Promise<void> {
   const byId = `WHERE ${dialect.byIdScope()} AND id = ?`;
+  // What communities must look at again: the touched entities and both ends of every touched
+  // relationship (read now, before a relationship without mentions is deleted), recorded once
+  // at the end, in id order, like every other lock this transaction takes.
+  const changed = new Set(touched.entityIds);
+  const ends = await rowsWhereIn(tx, (m) => `SELECT source_id, target_id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, [scope.tenantId, scope.kbId], [
+    ...touched.relationshipIds,
+  ]);
+  for (const r of ends) changed.add(String(r.source_id)).add(String(r.target_id));
   const relationshipMentions = groupByOwner(await mentionsOf(tx, scope, 'relationship_mentions', 'description, strength', touched.relationshipIds));
   const goneRelationships: string[] = [];
   for (const id of [...touched.relationshipIds].sort(compareIds)) {
@@ -200,14 +209,19 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
   const dangling: string[] = [];
   for (const batch of batches(deletedEntities)) {
     const rows = await tx.rows(
-      `SELECT id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id IN (${marks(batch)}) OR target_id IN (${marks(batch)})) ORDER BY id${dialect.forUpdate}`,
+      `SELECT id, source_id, target_id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id IN (${marks(batch)}) OR target_id IN (${marks(batch)})) ORDER BY id${dialect.forUpdate}`,
       [scope.tenantId, scope.kbId, ...batch, ...batch],
     );
-    for (const r of rows) dangling.push(String(r.id));
+    for (const r of rows) {
+      dangling.push(String(r.id));
+      // The entity at the other end lost a relationship: its communities changed too.
+      changed.add(String(r.source_id)).add(String(r.target_id));
+    }
   }
   await deleteByIds(tx, scope, 'relationship_mentions', 'relationship_id', dangling);
   await deleteByIds(tx, scope, 'relationships', 'id', dangling, dialect);
   await applyOverrides(tx, dialect, scope, touched);
+  await recordEntityChanges(tx, dialect, scope, changed);
 }
 
 /** The ids among these whose rows were derived from mentions (not created by hand). */

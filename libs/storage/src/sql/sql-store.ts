@@ -1,5 +1,5 @@
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
-import type { CommunityChanges, CommunityRecord } from '@trellis/graph';
+import type { CommunityChangeLog, CommunityChanges, CommunityRecord } from '@trellis/graph';
 import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
 import type {
   ChatEngineRecord,
@@ -341,6 +341,18 @@ export abstract class SqlStore implements TrellisStore {
   }
   getCommunity(scope: KbScope, communityId: string): Promise<CommunityRecord | null> {
     return this.communities.getCommunity(scope, communityId);
+  }
+  listCommunitiesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<CommunityRecord[]> {
+    return this.communities.listCommunitiesOfEntities(scope, entityIds);
+  }
+  listAssignedEntities(scope: KbScope, entityIds: readonly string[]): Promise<string[]> {
+    return this.communities.listAssignedEntities(scope, entityIds);
+  }
+  countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }> {
+    return this.communities.countCommunities(scope);
+  }
+  listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog> {
+    return this.communities.listCommunityChanges(scope);
   }
   saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void> {
     return this.communities.saveCommunities(scope, changes, refreshedAt);

@@ -3,6 +3,7 @@ import type { PendingSummary, SummaryUpdate } from '@trellis/graph';
 import type { EntityCandidate } from '../records';
 import { ENTITY_COLUMNS, toEntity, toPendingSummaries } from '../row-mappers';
 import type { Row } from '../row-mappers';
+import { recordEntityChanges, recordRelationshipChanges } from './community-change-sql';
 import { mentionsOf } from './mention-sql';
 import type { MentionTable } from './mention-sql';
 import type { SqlDialect } from './sql-dialect';
@@ -45,6 +46,10 @@ export async function listPendingSummaries(session: SqlSession, scope: KbScope, 
 
 /** One compare-and-set update per row: a summary computed from mentions that changed since is dropped. */
 export async function saveSummaries(session: SqlSession, dialect: SqlDialect, scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+  // Recorded first: a crash after it costs a refresh one needless look, never a missed change.
+  // (No transaction here: each update is a compare-and-set of its own.)
+  await recordEntityChanges(session, dialect, scope, updates.filter((u) => u.kind === 'entity').map((u) => u.id));
+  await recordRelationshipChanges(session, dialect, scope, updates.filter((u) => u.kind === 'relationship').map((u) => u.id));
   let saved = 0;
   for (const u of updates) {
     const table = u.kind === 'entity' ? 'entities' : 'relationships';

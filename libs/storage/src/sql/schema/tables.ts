@@ -323,11 +323,23 @@ export const TABLES: readonly TableSpec[] = [
   },
   // When a knowledge base's graph last changed and when its communities were last refreshed
   // from it: a refresh is due once the graph has been quiet for a while (the debounce).
+  // changes_tracked: 1 once a refresh has run with community_changes kept (migration 16); a
+  // knowledge base built before has changes nobody recorded, and is refreshed from the whole graph once.
   {
     name: 'community_state',
     since: 13,
-    columns: { ...SCOPE, changed_at: nullable(TIME), refreshed_at: nullable(TIME) },
+    columns: { ...SCOPE, changed_at: nullable(TIME), refreshed_at: nullable(TIME), changes_tracked: since(ZERO(TINYINT), 16) },
     primaryKey: ['tenant_id', 'kb_id'],
+  },
+  // Entities whose content or relationships changed since the last community refresh, written in
+  // the transaction of the change: what lets a refresh read the neighbourhood of a change instead
+  // of the whole graph. `version` counts the changes, so a refresh removes exactly the marks it
+  // read, and a change that lands while it runs stays for the next one.
+  {
+    name: 'community_changes',
+    since: 16,
+    columns: { ...SCOPE, entity_id: ID, version: ZERO() },
+    primaryKey: ['tenant_id', 'kb_id', 'entity_id'],
   },
 ];
 

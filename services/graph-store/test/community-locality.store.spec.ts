@@ -1,0 +1,232 @@
+import { testStores } from './test-stores';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { stableId } from '@trellis/contracts';
+import type { KbScope } from '@trellis/contracts';
+import type { ResolutionDefaults } from '@trellis/config';
+import { CommunityBuilder, SummaryRefresher } from '@trellis/graph';
+import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityGraphSource, CommunityRecord, CommunityRelationship, CommunityStore } from '@trellis/graph';
+import type { EmbeddingProvider } from '@trellis/models';
+import { repositoriesOf } from '@trellis/storage';
+import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
+import { fakeEmbedding } from '@trellis/testing';
+import { CommunityService } from '../src/community.service';
+import { EntityResolver } from '../src/entity-resolver';
+import { GraphEditService } from '../src/graph-edit.service';
+import { GraphWriterService } from '../src/graph-writer.service';
+
+/**
+ * An incremental community refresh costs what changed: over the real graph pipeline and a real
+ * store (SQLite; the MySQL adapter too when TRELLIS_TEST_MYSQL_URL is set), a refresh after one
+ * document or one edit reads only the communities holding what changed, writes only those, and
+ * leaves a valid hierarchy.
+ */
+
+const embedder: EmbeddingProvider = { model: 'bag-of-words', dimensions: 64, embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 64))) };
+const DEFAULTS: ResolutionDefaults = { mode: 'name', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 };
+const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
+
+function topic(names: readonly string[], about: string): ExtractionResult {
+  return {
+    entities: names.map((name) => ({ name, type: 'thing', description: `${name} is part of ${about}.` })),
+    relationships: names.flatMap((a, i) => names.slice(i + 1).map((b) => ({ source: a, target: b, label: 'relates to', description: `${a} and ${b} in ${about}.`, strength: 8 }))),
+  };
+}
+
+const CORPUS: Record<string, ExtractionResult> = {
+  databases: topic(['TiDB', 'PingCAP', 'TiKV', 'TiFlash', 'MySQL protocol'], 'distributed databases'),
+  planets: topic(['Mercury', 'Venus', 'Earth', 'Mars', 'Sun'], 'the solar system'),
+  composers: topic(['Bach', 'Leipzig', 'Handel', 'Telemann', 'Baroque music'], 'baroque music'),
+  rivers: topic(['Danube', 'Rhine', 'Elbe', 'Vltava', 'Europe'], 'European rivers'),
+};
+
+/**
+ * The real store behind the builder's two ports, counting what a refresh reads and keeping
+ * what it saves: a typed decorator of the store under test, not a mock of its SQL.
+ */
+class CountingStore implements CommunityGraphSource, CommunityStore {
+  reads = { wholeGraph: 0, entities: 0, relationships: 0, communities: 0 };
+  /** Ids of the communities read, however often. */
+  communitiesRead = new Set<string>();
+  saves: CommunityChanges[] = [];
+
+  constructor(private readonly store: TrellisStore) {}
+
+  reset(): void {
+    this.reads = { wholeGraph: 0, entities: 0, relationships: 0, communities: 0 };
+    this.communitiesRead.clear();
+    this.saves = [];
+  }
+  async exportGraph(scope: KbScope): Promise<{ entities: CommunityEntity[]; relationships: CommunityRelationship[] }> {
+    const graph = await this.store.exportGraph(scope);
+    this.reads.wholeGraph++;
+    this.reads.entities += graph.entities.length;
+    this.reads.relationships += graph.relationships.length;
+    return graph;
+  }
+  async getEntities(scope: KbScope, ids: readonly string[]): Promise<CommunityEntity[]> {
+    const found = await this.store.getEntities(scope, ids);
+    this.reads.entities += found.length;
+    return found;
+  }
+  async relationshipsOfEntities(scope: KbScope, ids: readonly string[]): Promise<CommunityRelationship[]> {
+    const found = await this.store.relationshipsOfEntities(scope, ids);
+    this.reads.relationships += found.length;
+    return found;
+  }
+  chunkIdsForRelationships(scope: KbScope, ids: readonly string[]): Promise<Map<string, string[]>> {
+    return this.store.chunkIdsForRelationships(scope, ids);
+  }
+  async listCommunities(scope: KbScope): Promise<CommunityRecord[]> {
+    return this.counted(await this.store.listCommunities(scope));
+  }
+  async listCommunitiesOfEntities(scope: KbScope, ids: readonly string[]): Promise<CommunityRecord[]> {
+    return this.counted(await this.store.listCommunitiesOfEntities(scope, ids));
+  }
+  private counted(communities: CommunityRecord[]): CommunityRecord[] {
+    for (const c of communities) this.communitiesRead.add(c.id);
+    this.reads.communities = this.communitiesRead.size;
+    return communities;
+  }
+  listAssignedEntities(scope: KbScope, ids: readonly string[]): Promise<string[]> {
+    return this.store.listAssignedEntities(scope, ids);
+  }
+  listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog> {
+    return this.store.listCommunityChanges(scope);
+  }
+  countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }> {
+    return this.store.countCommunities(scope);
+  }
+  async saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void> {
+    this.saves.push(changes);
+    await this.store.saveCommunities(scope, changes, refreshedAt);
+  }
+}
+
+/** Each level a partition of live entities (none in two), parents exactly the union of their children. */
+async function expectValidHierarchy(store: TrellisStore, scope: KbScope): Promise<void> {
+  const rows = await store.listCommunities(scope);
+  const live = new Set((await store.exportGraph(scope)).entities.map((e) => e.id));
+  for (const level of new Set(rows.map((c) => c.level))) {
+    const members = rows.filter((c) => c.level === level).flatMap((c) => c.memberIds);
+    expect(new Set(members).size).toBe(members.length);
+    for (const id of members) expect(live.has(id), `deleted entity ${id} is still a member`).toBe(true);
+  }
+  for (const c of rows.filter((r) => r.level > 0)) {
+    const children = rows.filter((r) => r.parentId === c.id);
+    expect(children.every((r) => r.level === c.level - 1)).toBe(true);
+    expect([...c.memberIds].sort()).toEqual(children.flatMap((r) => r.memberIds).sort());
+  }
+  for (const c of rows.filter((r) => r.parentId !== null)) expect(rows.some((p) => p.id === c.parentId)).toBe(true);
+}
+
+const { stores, dropDatabases } = testStores();
+afterAll(dropDatabases);
+
+describe.each(stores)('incremental community refresh on %s', (_name, makeStore) => {
+  let store: TrellisStore;
+  let scope: KbScope;
+  let counting: CountingStore;
+  let service: CommunityService;
+  let index: (documentId: string, extraction: ExtractionResult, version?: number) => Promise<void>;
+  const tenant = { tenantId: 't' };
+  const entityId = (name: string) => stableId('ent', 't', scope.kbId, name.toLowerCase());
+
+  beforeEach(async () => {
+    store = await makeStore();
+    const kb = await store.createKnowledgeBase(tenant, { name: 'topics', description: '', settings: SETTINGS });
+    scope = { tenantId: 't', kbId: kb.id };
+    const repos = repositoriesOf(store);
+    const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
+    const writer = new GraphWriterService(repos, embedder, new EntityResolver(null), refresher, DEFAULTS, false);
+    index = async (documentId, extraction, version = 1) => {
+      const text = `${documentId} v${version}`;
+      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
+      const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
+      await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: (await embedder.embed([text]))[0]! }]);
+      const extractionKey = stableId('ext', documentId, version);
+      await store.putCachedExtraction(scope, extractionKey, extraction);
+      await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey });
+    };
+    for (const [id, extraction] of Object.entries(CORPUS)) await index(id, extraction);
+    counting = new CountingStore(store);
+    service = new CommunityService(repos, new CommunityBuilder(counting, counting, { embed: (texts) => embedder.embed(texts), writeReport: null }));
+    expect(await service.rebuild(tenant, 'topics', false)).toMatchObject({ full: true, read: 'graph', communities: 4 });
+    counting.reset();
+  });
+
+  it("a re-indexed document: the refresh reads and writes only the communities of that document's entities", async () => {
+    const before = await store.listCommunities(scope);
+    const planets = before.find((c) => c.memberIds.includes(entityId('Earth')))!;
+    await index('planets', topic(['Mercury', 'Venus', 'Earth', 'Mars', 'Sun', 'Jupiter'], 'the solar system'), 2);
+
+    const result = await service.rebuild(tenant, 'topics', true);
+    expect(result).toMatchObject({ full: false, read: 'region', communities: 4, removed: 1, reportsWritten: 1 });
+    // The six planets' entities, their relationships and their one community: nothing else.
+    expect(counting.reads).toEqual({ wholeGraph: 0, entities: 6, relationships: 15, communities: 1 });
+    const [save] = counting.saves;
+    expect(save!.upserts.map((c) => [...c.memberIds].sort())).toEqual([['Earth', 'Jupiter', 'Mars', 'Mercury', 'Sun', 'Venus'].map(entityId).sort()]);
+    expect(save!.removedIds).toEqual([planets.id]);
+    const after = await store.listCommunities(scope);
+    for (const c of before.filter((b) => b.id !== planets.id)) expect(after).toContainEqual(c);
+    await expectValidHierarchy(store, scope);
+    // Nothing changed since: the next refresh reads nothing at all.
+    counting.reset();
+    expect(await service.rebuild(tenant, 'topics', true)).toMatchObject({ read: 'region', entitiesRead: 0, reportsWritten: 0 });
+    expect(counting.reads).toEqual({ wholeGraph: 0, entities: 0, relationships: 0, communities: 0 });
+  });
+
+  it('a deleted document: its community goes, the partition stays valid, the others are not read', async () => {
+    const before = await store.listCommunities(scope);
+    // A second document shares Bach with the composers: deleting composers leaves Bach to it.
+    await index('organ', topic(['Bach', 'Organ'], 'the organ'));
+    await service.rebuild(tenant, 'topics', true);
+    const built = await store.listCommunities(scope);
+    const top = built.find((c) => c.parentId === null && c.memberIds.includes(entityId('Bach')))!;
+    const composers = built.filter((c) => c.memberIds.every((id) => top.memberIds.includes(id))).map((c) => c.id);
+    counting.reset();
+    await store.deleteDocument(scope, 'composers');
+
+    const result = await service.rebuild(tenant, 'topics', true);
+    expect(result.read).toBe('region');
+    expect(counting.reads.wholeGraph).toBe(0);
+    // The branch of the composers (with the organ, wherever it landed), and nothing else.
+    expect([...counting.communitiesRead].sort()).toEqual(composers.sort());
+    const after = await store.listCommunities(scope);
+    const names = new Map((await store.exportGraph(scope)).entities.map((e) => [e.id, e.name]));
+    expect(after.map((c) => c.memberIds.map((id) => names.get(id)).sort())).toContainEqual(['Bach', 'Organ']);
+    for (const gone of ['Leipzig', 'Handel', 'Telemann', 'Baroque music']) expect(after.some((c) => c.memberIds.includes(entityId(gone)))).toBe(false);
+    for (const c of before.filter((b) => !b.memberIds.includes(entityId('Bach')))) expect(after).toContainEqual(c);
+    await expectValidHierarchy(store, scope);
+  });
+
+  it('graph edits (a weight, a deletion, a merge) mark exactly the affected communities stale, and the refresh recomputes just those', async () => {
+    const edits = new GraphEditService(repositoriesOf(store), embedder);
+    const ctx = { tenant, knowledgeBase: 'topics', actor: 'test' };
+    const staleThenRefresh = async (edit: () => Promise<unknown>) => {
+      const before = await store.listCommunities(scope);
+      await edit();
+      const stale = (await service.list(tenant, 'topics')).communities.filter((c) => c.stale).map((c) => c.id);
+      expect(stale.length).toBeGreaterThan(0);
+      counting.reset();
+      expect(await service.rebuild(tenant, 'topics', true)).toMatchObject({ read: 'region' });
+      expect(counting.reads.wholeGraph).toBe(0);
+      const after = await store.listCommunities(scope);
+      // Every stale community was recomputed (its row replaced or gone); every other one kept as it was.
+      for (const c of before) {
+        if (stale.includes(c.id)) expect(after).not.toContainEqual(c);
+        else expect(after).toContainEqual(c);
+      }
+      expect((await service.list(tenant, 'topics')).communities.filter((c) => c.stale)).toEqual([]);
+      await expectValidHierarchy(store, scope);
+      return stale;
+    };
+
+    const bach = (await store.exportGraph(scope)).relationships.find((r) => r.sourceName === 'Bach' && r.targetName === 'Leipzig')!;
+    expect(await staleThenRefresh(() => edits.updateRelationship(ctx, bach.id, { weight: 0.5 }))).toHaveLength(1);
+    expect(await staleThenRefresh(() => edits.deleteEntity(ctx, entityId('Elbe')))).toHaveLength(1);
+    expect(await staleThenRefresh(() => edits.mergeEntities(ctx, entityId('Venus'), entityId('Earth')))).toHaveLength(1);
+    const rows = await store.listCommunities(scope);
+    expect(rows.some((c) => c.memberIds.includes(entityId('Venus')) || c.memberIds.includes(entityId('Elbe')))).toBe(false);
+    expect(rows.find((c) => c.memberIds.includes(entityId('Earth')))!.memberIds).toHaveLength(4);
+  });
+});
