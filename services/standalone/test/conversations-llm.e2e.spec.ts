@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import type { v1 } from '@trellis/contracts';
 import { FakeOpenAiServer, fakeProviderEnv, startStandaloneProcess } from '@trellis/testing';
 import type { RecordedRequest, ScriptedReply, StandaloneProcess } from '@trellis/testing';
-import { sample, waitUntilIndexed } from './helpers';
+import { chatTurn, sample, waitUntilIndexed } from './helpers';
 
 const TEXT =
   'The Radium Institute was founded in Paris in 1909 by the University of Paris and the Pasteur Institute. ' +
@@ -22,16 +21,6 @@ const isCondensation = (body: Record<string, unknown>) => {
   const [system] = body.messages as Array<{ role: string; content: string }>;
   return system?.content.startsWith("Rewrite the user's follow-up question") === true;
 };
-
-async function turn(client: TrellisClient, request: Partial<v1.ChatRequest>): Promise<{ stages: Map<string, string>; done: v1.Answer }> {
-  const stages = new Map<string, string>();
-  let done: v1.Answer | undefined;
-  for await (const event of client.chat(request)) {
-    if (event.stage) stages.set(event.stage.name, event.stage.detail);
-    if (event.done) done = event.done;
-  }
-  return { stages, done: done! };
-}
 
 /**
  * Follow-ups condensed by a language model (the fake OpenAI-compatible server): the model's
@@ -79,13 +68,13 @@ describe('standalone end to end: follow-ups condensed by a language model', () =
   });
 
   it("retrieves with the model's rewrite of the follow-up, sent the conversation, and meters the call", async () => {
-    const first = await turn(client, { knowledgeBase: kb, question: 'Who founded the Radium Institute?' });
+    const first = await chatTurn(client, { knowledgeBase: kb, question: 'Who founded the Radium Institute?' });
     expect(condensationRequests()).toHaveLength(0);
     const scrape = async () => (await (await fetch(`${server.httpUrl}/metrics`)).text());
     const callsBefore = sample(await scrape(), 'trellis_llm_requests_total', { operation: 'chat', outcome: 'ok' });
 
     condensations.push({ kind: 'content', content: 'When was the Radium Institute in Paris founded?' });
-    const second = await turn(client, { question: 'When was it founded?', chatId: first.done.chatId });
+    const second = await chatTurn(client, { question: 'When was it founded?', chatId: first.done.chatId });
     expect(second.done.condensedQuestion).toBe('When was the Radium Institute in Paris founded?');
     expect(second.stages.get('condensation')).toBe('When was the Radium Institute in Paris founded?');
     // The refinement (echoing its question) and chunk retrieval ran on the rewrite.
@@ -105,7 +94,7 @@ describe('standalone end to end: follow-ups condensed by a language model', () =
   it('falls back to the deterministic rewrite when the model replies with garbage or not in time', async () => {
     const first = await client.ask({ knowledgeBase: kb, question: 'Who directed the Radium Institute laboratory?' });
     condensations.push({ kind: 'content', content: 'Sure! Here is a rewritten question:\n\n1. When was it founded?\n2. Why?' });
-    const garbage = await turn(client, { question: 'When was it founded?', chatId: first.chatId });
+    const garbage = await chatTurn(client, { question: 'When was it founded?', chatId: first.chatId });
     expect(garbage.done.condensedQuestion).toBe('When was it founded? (Radium Institute)');
     expect(garbage.stages.get('condensation')).toBe('When was it founded? (Radium Institute)');
 

@@ -1,23 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
 import { TrellisClient } from '@trellis/client';
-import type { v1 } from '@trellis/contracts';
 import { startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
-import { grpcCode, trellis, uploadExamples, waitUntilIndexed } from './helpers';
+import { chatTurn, grpcCode, trellis, uploadExamples, waitUntilIndexed } from './helpers';
 
 const KEYS = 'key-of-a=tenant-a,key-of-b=tenant-b';
-
-/** One chat turn, its events collected. */
-async function turn(client: TrellisClient, request: Partial<v1.ChatRequest>): Promise<{ stages: Map<string, string>; done: v1.Answer }> {
-  const stages = new Map<string, string>();
-  let done: v1.Answer | undefined;
-  for await (const event of client.chat(request)) {
-    if (event.stage) stages.set(event.stage.name, event.stage.detail);
-    if (event.done) done = event.done;
-  }
-  return { stages, done: done! };
-}
 
 /**
  * Saved conversations and chat engines on the standalone server without a language model:
@@ -52,14 +40,14 @@ describe('standalone end to end: conversations and chat engines', () => {
   let chatId = '';
 
   it('continues a conversation by chat_id: the follow-up is condensed with the earlier names, and retrieval uses the condensed question', async () => {
-    const first = await turn(a, { knowledgeBase: kb, question: 'Who founded the Radium Institute?' });
+    const first = await chatTurn(a, { knowledgeBase: kb, question: 'Who founded the Radium Institute?' });
     expect(first.stages.has('condensation')).toBe(false);
     expect(first.done.condensedQuestion).toBe('Who founded the Radium Institute?');
     chatId = first.done.chatId;
     expect(chatId).toMatch(/^[0-9a-f-]{36}$/);
 
     // No knowledge base named: the conversation's own.
-    const second = await turn(a, { question: 'When was it founded?', chatId });
+    const second = await chatTurn(a, { question: 'When was it founded?', chatId });
     expect(second.done.chatId).toBe(chatId);
     expect(second.done.condensedQuestion).toMatch(/^When was it founded\? \(.*Radium Institute.*\)$/);
     expect(second.stages.get('condensation')).toBe(second.done.condensedQuestion);
@@ -69,7 +57,7 @@ describe('standalone end to end: conversations and chat engines', () => {
     expect(second.done.text).toMatch(/1909/);
 
     // The next follow-up reads the condensed question of the one before: the name carries on.
-    const third = await turn(a, { question: 'Who directed its Curie laboratory?', chatId });
+    const third = await chatTurn(a, { question: 'Who directed its Curie laboratory?', chatId });
     expect(third.done.condensedQuestion).toContain('Radium Institute');
     expect(third.done.text).toMatch(/Marie Curie/);
 
@@ -138,14 +126,14 @@ describe('standalone end to end: conversations and chat engines', () => {
 
     const plain = await a.ask({ knowledgeBase: kb, question, topK: 5 });
     expect(plain.graphContext).toBe('');
-    const engined = await turn(a, { question, engine: 'vector-2' });
+    const engined = await chatTurn(a, { question, engine: 'vector-2' });
     expect(engined.done.citations.length).toBeGreaterThan(0);
     expect(engined.done.citations.length).toBeLessThanOrEqual(2);
     expect(engined.done.citations.every((c) => c.index <= 2)).toBe(true);
     expect(engined.done.graphContext).not.toBe('');
     expect(engined.stages.get('generation')).toBe('2 sources');
     // top_k of the request overrides the engine's.
-    const one = await turn(a, { question, engine: 'vector-2', topK: 1 });
+    const one = await chatTurn(a, { question, engine: 'vector-2', topK: 1 });
     expect(one.stages.get('generation')).toBe('1 sources');
     expect((await a.getChat(engined.done.chatId)).chat!.engine).toBe('vector-2');
     // A knowledge base outside the engine's list is refused; another tenant has no such engine.
@@ -155,7 +143,7 @@ describe('standalone end to end: conversations and chat engines', () => {
 
     const updated = await a.updateChatEngine('vector-2', { ...created, topK: 3, showGraphContext: false });
     expect(updated).toMatchObject({ name: 'vector-2', topK: 3, showGraphContext: false, mode: 'vector' });
-    const after = await turn(a, { question, engine: 'vector-2' });
+    const after = await chatTurn(a, { question, engine: 'vector-2' });
     expect(after.stages.get('generation')).toBe('3 sources');
     expect(after.done.graphContext).toBe('');
     expect((await a.listChatEngines()).engines.map((e) => e.name)).toEqual(['vector-2']);

@@ -70,3 +70,15 @@ export function sample(scrape: string, name: string, labels: Record<string, stri
   }
   return total;
 }
+
+/** One chat turn over gRPC, its events collected: the stages by name, and the answer. */
+export async function chatTurn(client: TrellisClient, request: Partial<v1.ChatRequest>): Promise<{ stages: Map<string, string>; done: v1.Answer }> {
+  const stages = new Map<string, string>();
+  let done: v1.Answer | undefined;
+  for await (const event of client.chat(request)) {
+    if (event.stage) stages.set(event.stage.name, event.stage.detail);
+    if (event.done) done = event.done;
+  }
+  if (done === undefined) throw new Error('the chat ended without an answer');
+  return { stages, done };
+}

@@ -4,6 +4,7 @@ import { ErrorNotice } from '../../components/error-notice';
 import { KnowledgeBaseSelect, useKnowledgeBases } from '../../components/knowledge-bases';
 import { DEFAULT_MODE, runEvaluation } from './run-evaluation';
 import type { EvaluationRun } from './run-evaluation';
+import { ModeCheckboxes } from '../../components/mode-checkboxes';
 
 const MODES = [DEFAULT_MODE, 'vector', 'fulltext', 'graph', 'hybrid'];
 
@@ -72,17 +73,7 @@ export function EvaluationsPage() {
         </div>
         <div className="actions">
           <KnowledgeBaseSelect id="eval-kb" />
-          <fieldset style={{ border: 0, padding: 0, margin: 0, display: 'inline-flex', gap: '0.6rem' }}>
-            <legend className="muted" style={{ float: 'left', marginRight: '0.4rem' }}>
-              Modes
-            </legend>
-            {MODES.map((m) => (
-              <label key={m} className="inline-field">
-                <input type="checkbox" checked={modes.includes(m)} onChange={(e) => setModes((all) => (e.target.checked ? MODES.filter((x) => x === m || all.includes(x)) : all.filter((x) => x !== m)))} />
-                {m}
-              </label>
-            ))}
-          </fieldset>
+          <ModeCheckboxes options={MODES} chosen={modes} onChange={setModes} />
         </div>
         <div className="actions">
           <button type="submit" disabled={progress !== '' || modes.length === 0}>

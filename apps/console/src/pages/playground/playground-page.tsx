@@ -4,6 +4,7 @@ import { retrieveChunks } from '../../api/trellis';
 import type { ChunkHit } from '../../api/types';
 import { ErrorNotice } from '../../components/error-notice';
 import { KnowledgeBaseSelect, useKnowledgeBases } from '../../components/knowledge-bases';
+import { ModeCheckboxes } from '../../components/mode-checkboxes';
 
 const MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as const;
 
@@ -62,17 +63,7 @@ export function PlaygroundPage() {
               <option value="weighted">weighted</option>
             </select>
           </label>
-          <fieldset style={{ border: 0, padding: 0, margin: 0, display: 'inline-flex', gap: '0.6rem' }}>
-            <legend className="muted" style={{ float: 'left', marginRight: '0.4rem' }}>
-              Modes
-            </legend>
-            {MODES.map((m) => (
-              <label key={m} className="inline-field">
-                <input type="checkbox" checked={modes.includes(m)} onChange={(e) => setModes((all) => (e.target.checked ? MODES.filter((x) => x === m || all.includes(x)) : all.filter((x) => x !== m)))} />
-                {m}
-              </label>
-            ))}
-          </fieldset>
+          <ModeCheckboxes options={MODES} chosen={modes} onChange={setModes} />
         </div>
         <div className="actions">
           <label htmlFor="playground-question" style={{ flex: 1 }}>
