@@ -34,7 +34,7 @@ describe('the trellis CLI', () => {
       expect(hit?.text).toContain('Set the internal token before installing the chart.');
       expect(hit?.text).not.toMatch(/Callout|import/);
 
-      // An MDX file with no text fails; `rm --failed` clears it, `rm` by source URI deletes one.
+      // An MDX file with no text fails; `rm --failed` clears it, `delete` (the same command) by source URI deletes one.
       writeFileSync(join(dir, 'empty.mdx'), "import X from 'x'\n<X />\n");
       expect((await embedded('ingest', 'site', join(dir, 'empty.mdx'))).code).toBe(1);
       expect((await embedded('status', 'site')).stdout).toMatch(/empty\.mdx\s+failed/);
@@ -46,7 +46,7 @@ describe('the trellis CLI', () => {
       expect(status.stdout).not.toContain('empty.mdx');
       expect(status.code).toBe(0);
       const sourceUri = /\+ (\S*deploy\.mdx)/.exec(ingest.stdout)![1]!;
-      expect((await embedded('rm', 'site', sourceUri)).stdout).toContain('deleted 1 document(s)');
+      expect((await embedded('delete', 'site', sourceUri)).stdout).toContain('deleted 1 document(s)');
       expect((await embedded('status', 'site')).stdout).toContain('no documents yet');
       rmSync(dir, { recursive: true, force: true });
     });

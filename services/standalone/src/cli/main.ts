@@ -165,6 +165,7 @@ program
 
 program
   .command('rm <kb> [documents...]')
+  .alias('delete')
   .description('delete documents by id or source URI, and with --failed every document whose indexing failed')
   .option('--failed', 'also delete every failed document')
   .action(run((client, kbName: string, documents: string[], opts: { failed?: boolean }) => removeDocuments(client, kbName, documents, { failed: opts.failed === true }, out)));
