@@ -374,6 +374,9 @@ describe('CommunityBuilder: a change inside a large branch', () => {
     const holding = save.upserts.filter((c) => c.memberIds.some((id) => changedIds.has(id)));
     // The rest of what was written is a sibling of the path, moved under its new parent id.
     for (const c of save.upserts) if (!holding.includes(c)) expect(path.has(c.parentId!) && before.has(c.id)).toBe(true);
+    // Its members stay as stored: the store rewrites only its row.
+    expect([...(save.membersKept ?? [])].sort()).toEqual(save.upserts.filter((c) => before.has(c.id)).map((c) => c.id).sort());
+    expect(save.membersKept!.length).toBeGreaterThan(0);
     // Above level 0, one community per level: the path from the change to the top.
     for (let level = 1; level <= top.level; level++) expect(holding.filter((c) => c.level === level)).toHaveLength(1);
     // A report (an LLM call) for each community whose content changed, and none for a moved sibling.
