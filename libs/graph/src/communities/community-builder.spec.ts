@@ -315,3 +315,72 @@ describe('CommunityBuilder: a refresh costs what changed, not the graph', () => 
     expect(store.reads.wholeGraph).toBe(1);
   });
 });
+
+/** Eight groups of five (cliques) in a chain, neighbours joined by two edges: one branch of several levels. */
+function chainGraph(): Graph {
+  const entities: CommunityEntity[] = [];
+  const relationships: CommunityRelationship[] = [];
+  const link = (a: string, b: string, weight: number) =>
+    relationships.push({ id: `r:${a}:${b}`, sourceId: a, targetId: b, sourceName: a, targetName: b, label: 'relates to', description: `${a} and ${b}`, weight });
+  for (let g = 0; g < 8; g++) {
+    for (let i = 0; i < 5; i++) entities.push({ id: `c${g}e${i}`, name: `c${g}e${i}`, type: 'thing', description: `Entity ${i} of chain group ${g}.` });
+    for (let i = 0; i < 5; i++) for (let j = i + 1; j < 5; j++) link(`c${g}e${i}`, `c${g}e${j}`, 3);
+    if (g > 0) for (const i of [0, 1]) link(`c${g - 1}e${i + 2}`, `c${g}e${i}`, 1);
+  }
+  return { entities, relationships };
+}
+
+describe('CommunityBuilder: a change inside a large branch', () => {
+  it('re-detects only the touched level-0 community and keeps every other community where it was', async () => {
+    const { store, builder, change } = setup(true, chainGraph());
+    await builder.refresh(scope);
+    const before = new Map(store.rows);
+    const top = [...before.values()].filter((c) => c.parentId === null).sort((a, b) => b.memberIds.length - a.memberIds.length)[0]!;
+    // The branch is large: several levels, and many level-0 communities under its top.
+    expect(top.level).toBeGreaterThanOrEqual(1);
+    const leaves = [...before.values()].filter((c) => c.level === 0 && c.memberIds.every((id) => top.memberIds.includes(id)));
+    expect(leaves.length).toBeGreaterThanOrEqual(4);
+    const touched = leaves.find((c) => c.memberIds.includes('c3e4'))!;
+
+    // A re-indexed document relates c3e4 to a new entity: the community of c3e4 gains a member
+    // (a new id), and so do its parent and the top (refreshing them once re-detected every sibling).
+    const next = chainGraph();
+    next.entities.push({ id: 'c3new', name: 'c3new', type: 'thing', description: 'A newcomer.' });
+    for (const other of ['c3e4', 'c3e3']) next.relationships.push({ id: `r:c3new:${other}`, sourceId: 'c3new', targetId: other, sourceName: 'c3new', targetName: other, label: 'joins', description: '', weight: 3 });
+    change(next);
+    const result = await builder.refresh(scope);
+
+    expect(store.rows.has(touched.id)).toBe(false);
+    // Its members and the newcomer were re-detected (on their own they may split); nothing else was.
+    const redone = [...store.rows.values()].filter((c) => c.level === 0 && !before.has(c.id));
+    expect(redone.flatMap((c) => c.memberIds).sort()).toEqual([...touched.memberIds, 'c3new'].sort());
+    // Detection ran on the touched community's members (and the newcomer) alone, at every level.
+    expect(result.redetected[0]).toBe(touched.memberIds.length + 1);
+    expect(result.redetected.slice(1).every((n) => n === 0)).toBe(true);
+    const rows = [...store.rows.values()];
+    expectValidHierarchy(rows, next.entities);
+    // Every community not holding a changed entity is kept as it was: same id, members and report;
+    // only a sibling of the path has a new parent id (its parent gained a member).
+    const path = new Set([...store.rows.values()].filter((c) => c.memberIds.includes('c3e4')).map((c) => c.id));
+    for (const [id, row] of before) {
+      if (row.memberIds.includes('c3e4')) continue;
+      const { parentId, updatedAt: _at, ...rest } = store.rows.get(id)!;
+      expect(rest).toEqual((({ parentId: _p, updatedAt: _u, ...r }) => r)(row));
+      if (parentId !== row.parentId) expect(path.has(parentId!)).toBe(true);
+    }
+    // Only the path changed: one community per level, each holding the changed entity.
+    const save = store.saves.at(-1)!;
+    const changedIds = new Set([...touched.memberIds, 'c3new']);
+    const holding = save.upserts.filter((c) => c.memberIds.some((id) => changedIds.has(id)));
+    // The rest of what was written is a sibling of the path, moved under its new parent id.
+    for (const c of save.upserts) if (!holding.includes(c)) expect(path.has(c.parentId!) && before.has(c.id)).toBe(true);
+    // Its members stay as stored: the store rewrites only its row.
+    expect([...(save.membersKept ?? [])].sort()).toEqual(save.upserts.filter((c) => before.has(c.id)).map((c) => c.id).sort());
+    expect(save.membersKept!.length).toBeGreaterThan(0);
+    // Above level 0, one community per level: the path from the change to the top.
+    for (let level = 1; level <= top.level; level++) expect(holding.filter((c) => c.level === level)).toHaveLength(1);
+    // A report (an LLM call) for each community whose content changed, and none for a moved sibling.
+    expect(result.reportsWritten).toBe(holding.length);
+    expect(result.llmCalls).toBe(new Set(holding.map((c) => c.contentHash)).size);
+  });
+});

@@ -127,7 +127,9 @@ export class CommunityBuilder {
     }
     const ids = new Set(hierarchy.communities.map((c) => c.id));
     const removedIds = previous.filter((c) => !ids.has(c.id)).map((c) => c.id);
-    await this.store.saveCommunities(scope, { upserts, removedIds, consumedChanges: changes.marks }, started.toISOString());
+    // Ids derive from level and members, but the members are compared anyway: cheap, and exact.
+    const membersKept = upserts.filter((u) => sameMembers(previousById.get(u.id)?.memberIds, u.memberIds)).map((u) => u.id);
+    await this.store.saveCommunities(scope, { upserts, removedIds, membersKept, consumedChanges: changes.marks }, started.toISOString());
     // A region's refresh saw only its own communities: the totals come from the store.
     const totals = local ? await this.store.countCommunities(scope) : { communities: hierarchy.communities.length, levels: new Set(hierarchy.communities.map((c) => c.level)).size };
     return {
@@ -200,6 +202,13 @@ function sameRow(before: CommunityRecord | undefined, after: CommunityWrite): bo
     before.kind === after.kind &&
     sameFacts(before.keyFacts, after.keyFacts)
   );
+}
+
+function sameMembers(before: readonly string[] | undefined, after: readonly string[]): boolean {
+  if (before === undefined || before.length !== after.length) return false;
+  const a = [...before].sort();
+  const b = [...after].sort();
+  return a.every((id, i) => id === b[i]);
 }
 
 function sameFacts(a: readonly KeyFact[], b: readonly KeyFact[]): boolean {

@@ -59,9 +59,12 @@ export interface Hierarchy {
  *
  * Incremental: a stored level-0 community whose members all remain with the same content hash
  * is kept exactly, and detection runs only on the rest (the members of changed communities and
- * entities in none); a stored higher community whose children all remain is kept likewise.
- * With nothing stored this is the full build. Ids derive from level and members, so a kept
- * community keeps its id.
+ * entities in none). Above level 0 every community keeps the parent it had, a new or split
+ * one takes the parent of the majority of its members (keepParents), and detection runs only
+ * on communities left without one: the upper levels change along the path of what changed and
+ * nowhere else. With nothing stored this is the full build. Ids derive from level and members,
+ * so a community whose members stay keeps its id (a parent gaining or losing a child gets a new
+ * one, and a new report: its content changed).
  */
 export function buildHierarchy(input: HierarchyInput): Hierarchy {
   const signatures = entitySignatures(input.entities, input.relationships);
@@ -90,15 +93,8 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
   const redetected = [affected0.length];
   for (let level = 1; level < MAX_COMMUNITY_LEVELS; level++) {
     const below = levels[level - 1]!;
-    const belowIds = new Set(below.map((c) => c.id));
-    const childrenOf = new Map<string, string[]>();
-    for (const c of previousAt(level - 1)) if (c.parentId !== null) childrenOf.set(c.parentId, [...(childrenOf.get(c.parentId) ?? []), c.id]);
-    const kept = previousAt(level)
-      .map((parent) => (childrenOf.get(parent.id) ?? []).sort())
-      .filter((children) => children.length > 0 && children.every((id) => belowIds.has(id)));
-    const keptIds = new Set(kept.flat());
-    const affected = below.map((c) => c.id).filter((id) => !keptIds.has(id));
-    const groups = [...kept, ...louvainGroups(affected, communityEdges(below, edges), resolutionAt(level))].filter((g) => g.length >= 2);
+    const { placed, unplaced } = input.previous.length === 0 ? { placed: [], unplaced: below.map((c) => c.id) } : keepParents(below, previousAt(level));
+    const groups = [...placed, ...louvainGroups(unplaced, communityEdges(below, edges), resolutionAt(level)).filter((g) => g.length >= 2)];
     if (groups.length === 0) break;
     const byId = new Map(below.map((c) => [c.id, c]));
     levels.push(
@@ -107,7 +103,7 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
         return { id: idOf(level, memberIds), memberIds, childIds };
       }),
     );
-    redetected.push(affected.length);
+    redetected.push(unplaced.length);
   }
 
   const parentOf = new Map<string, string>();
@@ -116,6 +112,50 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
     level.map((c) => ({ id: c.id, level: index, parentId: parentOf.get(c.id) ?? null, childIds: c.childIds, memberIds: c.memberIds, contentHash: hashOf(c.memberIds) })),
   );
   return { communities, redetected };
+}
+
+/**
+ * The communities of one level grouped under the parents they had: each goes to the stored
+ * community of the next level that held most of its members (a kept community: the parent it
+ * had; a new or split one: the parent of the majority of its members, smallest id on a tie).
+ * A parent left with one child, and a community whose members had no parent, are unplaced:
+ * detection runs on those alone.
+ *
+ * Why keeping them is sound: a higher level is Louvain on the aggregated graph (communities as
+ * nodes), and a move's modularity gain there depends only on the moved node's edges and the
+ * totals of the communities at their other ends. A change leaves every community it does not
+ * touch, and every edge between two such communities, as they were; only the touched
+ * communities (nodes of the aggregated graph) can have a better place. Re-running detection on
+ * every sibling of a touched community, as the refresh once did, re-groups a whole branch (on
+ * the NestJS docs a fifth of the graph) for a change to one of its leaves, and moves reports
+ * that nothing changed; the parent of the majority is where the touched node sat, and a full
+ * rebuild re-optimises globally.
+ */
+function keepParents(
+  below: ReadonlyArray<{ id: string; memberIds: readonly string[] }>,
+  previous: ReadonlyArray<Pick<CommunityRecord, 'id' | 'memberIds'>>,
+): { placed: string[][]; unplaced: string[] } {
+  const parentOfEntity = new Map<string, string>();
+  for (const p of previous) for (const id of p.memberIds) parentOfEntity.set(id, p.id);
+  const children = new Map<string, string[]>();
+  const unplaced: string[] = [];
+  for (const c of below) {
+    const votes = new Map<string, number>();
+    for (const id of c.memberIds) {
+      const parent = parentOfEntity.get(id);
+      if (parent !== undefined) votes.set(parent, (votes.get(parent) ?? 0) + 1);
+    }
+    let best: string | undefined;
+    for (const [parent, n] of votes) if (best === undefined || n > votes.get(best)! || (n === votes.get(best)! && parent < best)) best = parent;
+    if (best === undefined) unplaced.push(c.id);
+    else children.set(best, [...(children.get(best) ?? []), c.id]);
+  }
+  const placed: string[][] = [];
+  for (const ids of children.values()) {
+    if (ids.length >= 2) placed.push(ids.sort());
+    else unplaced.push(...ids);
+  }
+  return { placed, unplaced };
 }
 
 /** The graph of one level's communities: relationships between two of them, weights summed. */

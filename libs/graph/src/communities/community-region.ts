@@ -40,8 +40,10 @@ export interface CommunityRegion {
  * graph that changed, which a full rebuild settles). The region is therefore:
  *
  *  - every branch of the hierarchy (a top community and everything below it) that holds a
- *    changed entity: its level-0 communities are re-checked by content hash and, if changed,
- *    re-detected; its higher levels are re-grouped from the level below, as a full build would;
+ *    changed entity: its level-0 communities are re-checked by content hash and only the
+ *    changed ones re-detected; above level 0 each community keeps its parent (buildHierarchy,
+ *    keepParents). The whole branch is still read, because every ancestor of a change has new
+ *    content: its hash and its report are computed from all of its members;
  *  - the changed entities themselves (new ones are in no community yet);
  *  - entities in no community next to any of these (through others in none): detection left
  *    them alone only because their neighbours were kept, and may now place them.

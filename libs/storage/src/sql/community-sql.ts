@@ -78,7 +78,8 @@ export class SqlCommunities {
     const at = d.time(refreshedAt);
     await this.db.transaction(async (tx) => {
       const where = (marks: string) => `tenant_id = ? AND kb_id = ? AND community_id IN (${marks})`;
-      const replaced = [...changes.removedIds, ...changes.upserts.map((c) => c.id)];
+      const kept = new Set(changes.membersKept ?? []);
+      const replaced = [...changes.removedIds, ...changes.upserts.filter((c) => !kept.has(c.id)).map((c) => c.id)];
       await execWhereIn(tx, (m) => `DELETE FROM community_members WHERE ${where(m)}`, [scope.tenantId, scope.kbId], replaced);
       await execWhereIn(tx, (m) => `DELETE FROM communities WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, [scope.tenantId, scope.kbId], changes.removedIds);
       for (const c of changes.upserts) {
@@ -100,7 +101,7 @@ export class SqlCommunities {
             at,
           ],
         );
-        await insertMembers(tx, scope, c.id, c.memberIds);
+        if (!kept.has(c.id)) await insertMembers(tx, scope, c.id, c.memberIds);
       }
       // Only the marks read: a change recorded since (a new mark, or a version counted up) stays.
       // Grouped by version (few distinct values), so a full build's thousands of marks take few statements.
