@@ -1,14 +1,13 @@
 import { testStores } from './test-stores';
+import { DEFAULTS, SETTINGS, TOPICS, embedder, topic } from './community-fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { ResolutionDefaults } from '@trellis/config';
 import { CommunityBuilder, SummaryRefresher } from '@trellis/graph';
 import { LlmCommunityReporter, OpenAiChatModel, createOpenAiClient } from '@trellis/models';
-import type { EmbeddingProvider } from '@trellis/models';
 import { repositoriesOf } from '@trellis/storage';
-import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
-import { FakeOpenAiServer, fakeEmbedding } from '@trellis/testing';
+import type { ExtractionResult, TrellisStore } from '@trellis/storage';
+import { FakeOpenAiServer } from '@trellis/testing';
 import { CommunityService } from '../src/community.service';
 import { CommunityRefreshLoop } from '../src/community-refresh.loop';
 import { EntityResolver } from '../src/entity-resolver';
@@ -21,23 +20,7 @@ import { GraphWriterService } from '../src/graph-writer.service';
  * the LLM reporter over HTTP against the fake OpenAI server, refreshes run by the refresh loop.
  */
 
-const embedder: EmbeddingProvider = { model: 'bag-of-words', dimensions: 64, embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 64))) };
-const DEFAULTS: ResolutionDefaults = { mode: 'name', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 };
-const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
-
-/** A group of entities all related to each other, as one document would state them. */
-function topic(names: readonly string[], about: string): ExtractionResult {
-  return {
-    entities: names.map((name) => ({ name, type: 'thing', description: `${name} is part of ${about}.` })),
-    relationships: names.flatMap((a, i) => names.slice(i + 1).map((b) => ({ source: a, target: b, label: 'relates to', description: `${a} and ${b} in ${about}.`, strength: 8 }))),
-  };
-}
-
-const CORPUS: Record<string, ExtractionResult> = {
-  databases: topic(['TiDB', 'PingCAP', 'TiKV', 'TiFlash', 'MySQL protocol'], 'distributed databases'),
-  planets: topic(['Mercury', 'Venus', 'Earth', 'Mars', 'Sun'], 'the solar system'),
-  composers: topic(['Bach', 'Leipzig', 'Handel', 'Telemann', 'Baroque music'], 'baroque music'),
-};
+const CORPUS: Record<string, ExtractionResult> = { databases: TOPICS.databases, planets: TOPICS.planets, composers: TOPICS.composers };
 
 const { stores, dropDatabases } = testStores();
 

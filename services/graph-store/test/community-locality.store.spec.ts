@@ -1,14 +1,12 @@
 import { testStores } from './test-stores';
+import { DEFAULTS, SETTINGS, TOPICS, embedder, topic } from './community-fixtures';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { ResolutionDefaults } from '@trellis/config';
 import { CommunityBuilder, SummaryRefresher } from '@trellis/graph';
 import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityGraphSource, CommunityRecord, CommunityRelationship, CommunityStore } from '@trellis/graph';
-import type { EmbeddingProvider } from '@trellis/models';
 import { repositoriesOf } from '@trellis/storage';
-import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
-import { fakeEmbedding } from '@trellis/testing';
+import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { CommunityService } from '../src/community.service';
 import { EntityResolver } from '../src/entity-resolver';
 import { GraphEditService } from '../src/graph-edit.service';
@@ -21,23 +19,7 @@ import { GraphWriterService } from '../src/graph-writer.service';
  * leaves a valid hierarchy.
  */
 
-const embedder: EmbeddingProvider = { model: 'bag-of-words', dimensions: 64, embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 64))) };
-const DEFAULTS: ResolutionDefaults = { mode: 'name', similarityThreshold: 0.6, llmMergeDecisions: false, llmMergeFloor: 0.4, summaryMaxChars: 2000 };
-const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
-
-function topic(names: readonly string[], about: string): ExtractionResult {
-  return {
-    entities: names.map((name) => ({ name, type: 'thing', description: `${name} is part of ${about}.` })),
-    relationships: names.flatMap((a, i) => names.slice(i + 1).map((b) => ({ source: a, target: b, label: 'relates to', description: `${a} and ${b} in ${about}.`, strength: 8 }))),
-  };
-}
-
-const CORPUS: Record<string, ExtractionResult> = {
-  databases: topic(['TiDB', 'PingCAP', 'TiKV', 'TiFlash', 'MySQL protocol'], 'distributed databases'),
-  planets: topic(['Mercury', 'Venus', 'Earth', 'Mars', 'Sun'], 'the solar system'),
-  composers: topic(['Bach', 'Leipzig', 'Handel', 'Telemann', 'Baroque music'], 'baroque music'),
-  rivers: topic(['Danube', 'Rhine', 'Elbe', 'Vltava', 'Europe'], 'European rivers'),
-};
+const CORPUS: Record<string, ExtractionResult> = TOPICS;
 
 /**
  * The real store behind the builder's two ports, counting what a refresh reads and keeping
