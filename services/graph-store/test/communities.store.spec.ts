@@ -1,18 +1,16 @@
 import { testStores } from './test-stores';
-import { DEFAULTS, SETTINGS, TOPICS, embedder, topic } from './community-fixtures';
+import { SETTINGS, TOPICS, embedder, graphIndexer, topic } from './community-fixtures';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import { CommunityBuilder, SummaryRefresher } from '@trellis/graph';
+import { CommunityBuilder } from '@trellis/graph';
 import { LlmCommunityReporter, OpenAiChatModel, createOpenAiClient } from '@trellis/models';
 import { repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer } from '@trellis/testing';
 import { CommunityService } from '../src/community.service';
 import { CommunityRefreshLoop } from '../src/community-refresh.loop';
-import { EntityResolver } from '../src/entity-resolver';
 import { GraphEditService } from '../src/graph-edit.service';
-import { GraphWriterService } from '../src/graph-writer.service';
 
 /**
  * Communities over the real graph pipeline: documents written by the graph writer into a real
@@ -49,18 +47,7 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
     const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'topics', description: '', settings: SETTINGS });
     const scope: KbScope = { tenantId: 't', kbId: kb.id };
     const repos = repositoriesOf(store);
-    const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
-    const writer = new GraphWriterService(repos, embedder, new EntityResolver(null), refresher, DEFAULTS, false);
-    const index = async (documentId: string, extraction: ExtractionResult, version = 1) => {
-      const text = `${documentId} v${version}`;
-      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
-      const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
-      await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: (await embedder.embed([text]))[0]! }]);
-      const extractionKey = stableId('ext', documentId, version);
-      await store.putCachedExtraction(scope, extractionKey, extraction);
-      await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey });
-      return chunkId;
-    };
+    const index = graphIndexer(store, scope);
     for (const [id, extraction] of Object.entries(CORPUS)) await index(id, extraction);
 
     const llm = new OpenAiChatModel(createOpenAiClient({ baseUrl, apiKey: 'test', timeoutMs: 10_000, maxRetries: 0 }), 'fake-model');

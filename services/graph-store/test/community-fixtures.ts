@@ -1,7 +1,13 @@
+import { stableId } from '@trellis/contracts';
+import type { KbScope } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
+import { SummaryRefresher } from '@trellis/graph';
 import type { EmbeddingProvider } from '@trellis/models';
-import type { ExtractionResult, KbSettings } from '@trellis/storage';
+import { repositoriesOf } from '@trellis/storage';
+import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
+import { EntityResolver } from '../src/entity-resolver';
+import { GraphWriterService } from '../src/graph-writer.service';
 
 /** What the community tests index with: bag-of-words vectors, name resolution, default chunking. */
 export const embedder: EmbeddingProvider = { model: 'bag-of-words', dimensions: 64, embed: async (texts) => texts.map((t) => Float32Array.from(fakeEmbedding(t, 64))) };
@@ -23,3 +29,22 @@ export const TOPICS = {
   composers: topic(['Bach', 'Leipzig', 'Handel', 'Telemann', 'Baroque music'], 'baroque music'),
   rivers: topic(['Danube', 'Rhine', 'Elbe', 'Vltava', 'Europe'], 'European rivers'),
 } satisfies Record<string, ExtractionResult>;
+
+/**
+ * Writes a one-chunk document version and its extraction through the real graph writer, as
+ * indexing would; resolves to the chunk's id.
+ */
+export function graphIndexer(store: TrellisStore, scope: KbScope): (documentId: string, extraction: ExtractionResult, version?: number) => Promise<string> {
+  const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
+  const writer = new GraphWriterService(repositoriesOf(store), embedder, new EntityResolver(null), refresher, DEFAULTS, false);
+  return async (documentId, extraction, version = 1) => {
+    const text = `${documentId} v${version}`;
+    await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
+    const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
+    await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: (await embedder.embed([text]))[0]! }]);
+    const extractionKey = stableId('ext', documentId, version);
+    await store.putCachedExtraction(scope, extractionKey, extraction);
+    await writer.onChunkExtracted({ context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey });
+    return chunkId;
+  };
+}

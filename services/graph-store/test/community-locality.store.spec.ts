@@ -1,16 +1,14 @@
 import { testStores } from './test-stores';
-import { DEFAULTS, SETTINGS, TOPICS, embedder, topic } from './community-fixtures';
+import { SETTINGS, TOPICS, embedder, graphIndexer, topic } from './community-fixtures';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import { CommunityBuilder, SummaryRefresher } from '@trellis/graph';
+import { CommunityBuilder } from '@trellis/graph';
 import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityGraphSource, CommunityRecord, CommunityRelationship, CommunityStore } from '@trellis/graph';
 import { repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { CommunityService } from '../src/community.service';
-import { EntityResolver } from '../src/entity-resolver';
 import { GraphEditService } from '../src/graph-edit.service';
-import { GraphWriterService } from '../src/graph-writer.service';
 
 /**
  * An incremental community refresh costs what changed: over the real graph pipeline and a real
@@ -109,7 +107,7 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
   let scope: KbScope;
   let counting: CountingStore;
   let service: CommunityService;
-  let index: (documentId: string, extraction: ExtractionResult, version?: number) => Promise<void>;
+  let index: ReturnType<typeof graphIndexer>;
   const tenant = { tenantId: 't' };
   const entityId = (name: string) => stableId('ent', 't', scope.kbId, name.toLowerCase());
 
@@ -118,17 +116,7 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
     const kb = await store.createKnowledgeBase(tenant, { name: 'topics', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
     const repos = repositoriesOf(store);
-    const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
-    const writer = new GraphWriterService(repos, embedder, new EntityResolver(null), refresher, DEFAULTS, false);
-    index = async (documentId, extraction, version = 1) => {
-      const text = `${documentId} v${version}`;
-      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
-      const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
-      await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: (await embedder.embed([text]))[0]! }]);
-      const extractionKey = stableId('ext', documentId, version);
-      await store.putCachedExtraction(scope, extractionKey, extraction);
-      await writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey });
-    };
+    index = graphIndexer(store, scope);
     for (const [id, extraction] of Object.entries(CORPUS)) await index(id, extraction);
     counting = new CountingStore(store);
     service = new CommunityService(repos, new CommunityBuilder(counting, counting, { embed: (texts) => embedder.embed(texts), writeReport: null }));
