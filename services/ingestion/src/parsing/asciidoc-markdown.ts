@@ -1,4 +1,5 @@
 import { Parser } from 'htmlparser2';
+import { fenceFor } from './source-code';
 
 /** The part of Asciidoctor.js's block API read here. */
 interface AdocBlock {
@@ -58,7 +59,7 @@ async function blockMarkdown(block: AdocBlock): Promise<string[]> {
     case 'literal': {
       const code = block.getSource?.() ?? '';
       const language = String(block.getAttribute('language') ?? '');
-      const fence = '`'.repeat(Math.max(3, ...[...code.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+      const fence = fenceFor(code);
       return [...caption, `${fence}${language}`, code, fence, ''];
     }
     case 'ulist':

@@ -34,7 +34,7 @@ export function sitemapEntries(xml: string, base: URL): SitemapEntries {
         const local = localName(name);
         if (local === 'loc' && inLoc) {
           inLoc = false;
-          const url = httpUrl(decodeXml(loc.trim()), base);
+          const url = resolvedHttpUrl(decodeXml(loc.trim()), base);
           if (url !== null) (parent === 'sitemap' ? sitemaps : pages).push(url);
         } else if (local === 'url' || local === 'sitemap') parent = null;
       },
@@ -58,10 +58,10 @@ export function pageLinks(html: string, page: URL): URL[] {
   const parser = new Parser(
     {
       onopentag(name, attributes) {
-        if (name === 'base' && attributes.href) base = httpUrl(attributes.href, page) ?? base;
+        if (name === 'base' && attributes.href) base = resolvedHttpUrl(attributes.href, page) ?? base;
         else if (name === 'meta' && attributes.name?.toLowerCase() === 'robots' && /\bnofollow\b|\bnone\b/i.test(attributes.content ?? '')) nofollow = true;
         else if (name === 'a' && attributes.href && !/\bnofollow\b/i.test(attributes.rel ?? '')) {
-          const url = httpUrl(attributes.href, base);
+          const url = resolvedHttpUrl(attributes.href, base);
           if (url !== null) links.push(url);
         }
       },
@@ -77,7 +77,8 @@ function localName(tag: string): string {
   return tag.slice(tag.indexOf(':') + 1).toLowerCase();
 }
 
-function httpUrl(href: string, base: URL): URL | null {
+/** `href` resolved against `base`, without its fragment; null unless it is an http(s) URL. */
+function resolvedHttpUrl(href: string, base: URL): URL | null {
   try {
     const url = new URL(href, base);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
