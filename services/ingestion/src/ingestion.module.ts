@@ -25,7 +25,6 @@ import { SweeperSchedule } from './sweeper/sweeper-schedule';
       useFactory: (
         knowledgeBases: KnowledgeBaseRepository,
         documents: DocumentRepository,
-        chunks: ChunkRepository,
         llmUsage: LlmUsageRepository,
         graphSummaries: GraphSummaryRepository,
         communities: CommunityRepository,
@@ -34,9 +33,9 @@ import { SweeperSchedule } from './sweeper/sweeper-schedule';
       ) => {
         const logger = new Logger('KnowledgeBases');
         const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
-        return new KnowledgeBaseService({ knowledgeBases, documents, chunks, llmUsage, communities }, summaries, config.resolution.summaryMaxChars, models.embedderInfo);
+        return new KnowledgeBaseService({ knowledgeBases, documents, llmUsage, communities }, summaries, config.resolution.summaryMaxChars, models.embedderInfo);
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, COMMUNITY_REPOSITORY, MODELS, CONFIG],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, COMMUNITY_REPOSITORY, MODELS, CONFIG],
     },
     {
       provide: DocumentIngestionService,

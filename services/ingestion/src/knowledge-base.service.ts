@@ -49,7 +49,7 @@ const MAX_MODEL_NAME_CHARS = 256;
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'llmUsage' | 'communities'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'llmUsage' | 'communities'>,
     /** Re-summarises and re-embeds what a document delete changed. */
     private readonly summaries: SummaryRefresher,
     /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
