@@ -30,7 +30,9 @@ export function cleanName(raw: string): string | null {
   return name;
 }
 
+/** Words already tagged; cleared when full, so a long-running extractor's memory stays bounded. */
 const discourseCache = new Map<string, boolean>();
+const DISCOURSE_CACHE_WORDS = 10_000;
 
 /** "If", "This", "We", "Hint": a word that structures text rather than naming something. */
 export function isDiscourseWord(word: string): boolean {
@@ -40,6 +42,7 @@ export function isDiscourseWord(word: string): boolean {
   if (known === undefined) {
     const tags = (nlp(lower).json() as Array<{ terms?: Array<{ tags?: string[] }> }>)[0]?.terms?.[0]?.tags ?? [];
     known = tags.some((t) => FUNCTION_TAGS.includes(t));
+    if (discourseCache.size >= DISCOURSE_CACHE_WORDS) discourseCache.clear();
     discourseCache.set(lower, known);
   }
   return known;

@@ -24,7 +24,11 @@ export function SavedChats({ knowledgeBases, version, onOpen }: { knowledgeBases
       const { chat, messages } = await getChat(chatId);
       onOpen({ chatId, knowledgeBase: nameOf(chat.knowledgeBaseId), messages });
     });
-  const remove = (chatId: string) => action.run(async () => (await deleteChat(chatId), chats.reload()));
+  const remove = (chatId: string) =>
+    action.run(async () => {
+      await deleteChat(chatId);
+      chats.reload();
+    });
   return (
     <section aria-label="Saved conversations">
       <h2>Saved</h2>
