@@ -66,16 +66,21 @@ export function describeCommunityContract(name: string, makeStore: () => Promise
       expect(await store.getCommunity(scope, 'c2')).toBeNull();
     });
 
-    it('leaves the members of upserts named in membersKept as stored, and writes the rest of their row', async () => {
-      await store.saveCommunities(scope, { upserts: [community('c1'), community('c2')], removedIds: [] }, '2026-01-01T00:00:00.000Z');
-      const moved = community('c1', { parentId: 'p9', title: 'Moved' });
-      await store.saveCommunities(scope, { upserts: [moved, community('c2', { memberIds: ['e7', 'e8'] })], removedIds: [], membersKept: ['c1'] }, '2026-01-02T00:00:00.000Z');
+    it("writes an upsert's members as a difference: added ones in, gone ones out, other communities' rows untouched", async () => {
+      const parent = community('p1', { level: 1, parentId: null, memberIds: ['e1', 'e2', 'e3'] });
+      await store.saveCommunities(scope, { upserts: [community('c1', { parentId: 'p1' }), parent], removedIds: [] }, '2026-01-01T00:00:00.000Z');
+      const moved = community('c1', { parentId: 'p9', title: 'Moved', memberIds: ['e2', 'e4'] });
+      await store.saveCommunities(scope, { upserts: [moved], removedIds: [] }, '2026-01-02T00:00:00.000Z');
       const listed = await store.listCommunities(scope);
       expect(listed.map((c) => [c.id, c.parentId, c.title, c.memberIds])).toEqual([
-        ['c1', 'p9', 'Moved', ['e1', 'e2']],
-        ['c2', community('c2').parentId, community('c2').title, ['e7', 'e8']],
+        ['c1', 'p9', 'Moved', ['e2', 'e4']],
+        ['p1', null, parent.title, ['e1', 'e2', 'e3']],
       ]);
-      expect(await store.listCommunitiesOfEntities(scope, ['e1'])).toMatchObject([{ id: 'c1', parentId: 'p9' }]);
+      expect((await store.listCommunitiesOfEntities(scope, ['e1'])).map((c) => c.id)).toEqual(['p1']);
+      expect((await store.listCommunitiesOfEntities(scope, ['e4'])).map((c) => c.id)).toEqual(['c1']);
+      // The same members again: nothing to write, nothing lost.
+      await store.saveCommunities(scope, { upserts: [moved], removedIds: [] }, '2026-01-03T00:00:00.000Z');
+      expect((await store.getCommunity(scope, 'c1'))?.memberIds).toEqual(['e2', 'e4']);
     });
 
     it("never shows a tenant another tenant's communities, even under the same ids; the knowledge base's deletion takes them", async () => {

@@ -68,12 +68,13 @@ export class CommunityService {
     const scope = kbScope(kb);
     const community = await this.repos.communities.getCommunity(scope, communityId);
     if (community === null) throw TrellisError.notFound(`community "${communityId}" not found in knowledge base "${kb.name}"`);
-    const graph = await this.repos.graphReads.exportGraph(scope);
-    const { staleIds } = staleness([community], graph.entities, graph.relationships);
+    const [graph, all] = await Promise.all([this.repos.graphReads.exportGraph(scope), this.repos.communities.listCommunities(scope)]);
+    // An ancestor is stale when a community below it is: its whole branch is judged.
+    const { staleIds } = staleness(all, graph.entities, graph.relationships);
     const index = indexGraph(graph.entities, graph.relationships);
     const records = new Map(graph.entities.map((e) => [e.id, e]));
     const ranked = communityContent(community.memberIds, index).entities.slice(0, MAX_MEMBERS_SHOWN);
-    const children = (await this.repos.communities.listCommunities(scope)).filter((c) => c.parentId === community.id).map((c) => c.id);
+    const children = all.filter((c) => c.parentId === community.id).map((c) => c.id);
     return { community: summaryOf(community, staleIds.has(community.id)), members: ranked.map((e) => records.get(e.id)!), childIds: children };
   }
 

@@ -4,6 +4,7 @@ import { CommunityBuilder } from './community-builder';
 import type { CommunityGraphSource, CommunityModels, CommunityStore } from './community-builder';
 import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityRecord, CommunityRelationship } from './community-records';
 import { entitySignatures } from './community-content';
+import { staleness } from './community-staleness';
 
 const scope: KbScope = { tenantId: 't1', kbId: 'kb1' };
 
@@ -168,6 +169,44 @@ describe('CommunityBuilder', () => {
       if (row.memberIds.includes('g0e0')) expect(row.contentHash).not.toBe(before.get(id)?.contentHash);
       else expect(row).toEqual(before.get(id));
     }
+  });
+
+  it("writes a higher community's report from its children's reports, not from its members", async () => {
+    const { store, briefs, builder } = setup(true);
+    await builder.refresh(scope);
+    const rows = [...store.rows.values()];
+    const pair = rows.find((c) => c.level === 1)!;
+    const children = rows.filter((c) => c.parentId === pair.id);
+    // Level 0 first, each from its entities; then the pair, from its two children's LLM reports.
+    const pairBrief = briefs.find((b) => b.startsWith('Groups (2, largest first)') && children.every((c) => b.includes(`- ${c.title} (5 entities): LLM summary`)));
+    expect(pairBrief).toBeDefined();
+    expect(pairBrief).not.toContain('Entity 0 of group');
+    expect(briefs.filter((b) => b.startsWith('Entities (')).length).toBe(4);
+    // Its key facts are its children's most central ones, with their chunks.
+    expect(pair.keyFacts.map((f) => f.relationshipId)).toEqual([children[0]!.keyFacts[0], children[1]!.keyFacts[0], children[0]!.keyFacts[1], children[1]!.keyFacts[1], children[0]!.keyFacts[2]].map((f) => f!.relationshipId));
+  });
+
+  it('without an LLM, a higher community is titled by its largest children and summarised by their lead sentences', async () => {
+    const { store, builder } = setup(false);
+    await builder.refresh(scope);
+    const rows = [...store.rows.values()];
+    const pair = rows.find((c) => c.level === 1 && c.memberIds.includes('g0e0'))!;
+    const children = rows.filter((c) => c.parentId === pair.id).sort((a, b) => a.title.localeCompare(b.title));
+    expect(pair.title).toBe(`${children[0]!.title}; ${children[1]!.title}`);
+    expect(pair.summary).toContain('Entity 0 of group 0.');
+    expect(pair.summary).toContain('Entity 0 of group 1.');
+  });
+
+  it('marks a changed community and its ancestors stale, and nothing else; a refresh settles them', async () => {
+    const { store, builder, change } = setup(false);
+    await builder.refresh(scope);
+    const changed = graph();
+    changed.entities[0] = { ...changed.entities[0]!, description: 'Entity 0 of group 0, re-indexed.' };
+    change(changed);
+    const { staleIds } = staleness([...store.rows.values()], changed.entities, changed.relationships);
+    expect([...staleIds].sort()).toEqual([...store.rows.values()].filter((c) => c.memberIds.includes('g0e0')).map((c) => c.id).sort());
+    await builder.refresh(scope);
+    expect(staleness([...store.rows.values()], changed.entities, changed.relationships).staleIds.size).toBe(0);
   });
 
   it('a new entity attached to a group makes that group stale and joins it', async () => {
@@ -343,11 +382,12 @@ describe('CommunityBuilder: a change inside a large branch', () => {
     const touched = leaves.find((c) => c.memberIds.includes('c3e4'))!;
 
     // A re-indexed document relates c3e4 to a new entity: the community of c3e4 gains a member
-    // (a new id), and so do its parent and the top (refreshing them once re-detected every sibling).
+    // (a new id), and so do its parent and the top, which keep their ids.
     const next = chainGraph();
     next.entities.push({ id: 'c3new', name: 'c3new', type: 'thing', description: 'A newcomer.' });
     for (const other of ['c3e4', 'c3e3']) next.relationships.push({ id: `r:c3new:${other}`, sourceId: 'c3new', targetId: other, sourceName: 'c3new', targetName: other, label: 'joins', description: '', weight: 3 });
     change(next);
+    store.reads = { wholeGraph: 0, entities: 0, relationships: 0, communities: 0 };
     const result = await builder.refresh(scope);
 
     expect(store.rows.has(touched.id)).toBe(false);
@@ -357,29 +397,28 @@ describe('CommunityBuilder: a change inside a large branch', () => {
     // Detection ran on the touched community's members (and the newcomer) alone, at every level.
     expect(result.redetected[0]).toBe(touched.memberIds.length + 1);
     expect(result.redetected.slice(1).every((n) => n === 0)).toBe(true);
+    // Only those entities were read: the ancestors' content comes from their children's reports.
+    expect(store.reads.entities).toBe(touched.memberIds.length + 1);
     const rows = [...store.rows.values()];
     expectValidHierarchy(rows, next.entities);
-    // Every community not holding a changed entity is kept as it was: same id, members and report;
-    // only a sibling of the path has a new parent id (its parent gained a member).
-    const path = new Set([...store.rows.values()].filter((c) => c.memberIds.includes('c3e4')).map((c) => c.id));
-    for (const [id, row] of before) {
-      if (row.memberIds.includes('c3e4')) continue;
-      const { parentId, updatedAt: _at, ...rest } = store.rows.get(id)!;
-      expect(rest).toEqual((({ parentId: _p, updatedAt: _u, ...r }) => r)(row));
-      if (parentId !== row.parentId) expect(path.has(parentId!)).toBe(true);
-    }
-    // Only the path changed: one community per level, each holding the changed entity.
+    // Every community not holding a changed entity is kept exactly as it was, parent link included.
+    for (const [id, row] of before) if (!row.memberIds.includes('c3e4')) expect(store.rows.get(id)).toEqual(row);
+    // Only the path was written: one community per level, each holding the changed entity;
+    // above level 0 each keeps its id.
     const save = store.saves.at(-1)!;
     const changedIds = new Set([...touched.memberIds, 'c3new']);
     const holding = save.upserts.filter((c) => c.memberIds.some((id) => changedIds.has(id)));
-    // The rest of what was written is a sibling of the path, moved under its new parent id.
-    for (const c of save.upserts) if (!holding.includes(c)) expect(path.has(c.parentId!) && before.has(c.id)).toBe(true);
-    // Its members stay as stored: the store rewrites only its row.
-    expect([...(save.membersKept ?? [])].sort()).toEqual(save.upserts.filter((c) => before.has(c.id)).map((c) => c.id).sort());
-    expect(save.membersKept!.length).toBeGreaterThan(0);
-    // Above level 0, one community per level: the path from the change to the top.
-    for (let level = 1; level <= top.level; level++) expect(holding.filter((c) => c.level === level)).toHaveLength(1);
-    // A report (an LLM call) for each community whose content changed, and none for a moved sibling.
+    expect(holding).toEqual(save.upserts);
+    for (let level = 1; level <= top.level; level++) {
+      const atLevel = holding.filter((c) => c.level === level);
+      expect(atLevel).toHaveLength(1);
+      expect(before.has(atLevel[0]!.id)).toBe(true);
+    }
+    // An ancestor's report comes from its children's: the top's key facts are theirs.
+    const newTop = store.rows.get(top.id)!;
+    const childFacts = new Set(rows.filter((c) => c.parentId === top.id).flatMap((c) => c.keyFacts.map((f) => f.relationshipId)));
+    for (const fact of newTop.keyFacts) expect(childFacts.has(fact.relationshipId)).toBe(true);
+    // A report (an LLM call) for each community whose content changed.
     expect(result.reportsWritten).toBe(holding.length);
     expect(result.llmCalls).toBe(new Set(holding.map((c) => c.contentHash)).size);
   });

@@ -4,8 +4,8 @@ import { buildHierarchy } from './community-hierarchy';
 import { readRegion } from './community-region';
 import type { CommunityRegion, CommunityRegionGraph, CommunityRegionStore } from './community-region';
 import type { CommunityShape } from './community-hierarchy';
-import { KEY_FACTS, communityContent, extractiveReport, indexGraph, keyFactsOf, reportBrief } from './community-report';
-import type { CommunityContent } from './community-report';
+import { KEY_FACTS, childrenBrief, communityContent, extractiveReport, indexGraph, keyFactsFromChildren, keyFactsOf, reportBrief, reportFromChildren } from './community-report';
+import type { ChildReport, CommunityContent } from './community-report';
 import type { SummaryUsage } from '../summary-refresher';
 
 /** The graph communities are detected on (storage's GraphReadRepository fits). */
@@ -61,6 +61,8 @@ export interface CommunityRefreshResult {
   readonly durationMs: number;
 }
 
+const NO_EMBEDDING = new Float32Array(0);
+
 /** LLM reports written at once, within the shared call budget. */
 const REPORT_CONCURRENCY = 4;
 
@@ -106,44 +108,66 @@ export class CommunityBuilder {
     // Unless no member changed: then no relationship it cites changed either (a change records
     // both ends of a relationship), and its key facts are kept with their chunks as they are.
     const untouched = (shape: CommunityShape) => changedIds !== undefined && kept(shape) !== undefined && !shape.memberIds.some((id) => changedIds.has(id));
+    // Level 0 only: a higher community's facts are its children's (keyFactsFromChildren).
     const factRelationships = (shape: CommunityShape) =>
-      untouched(shape) ? [] : (kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id));
+      shape.level > 0 || untouched(shape) ? [] : (kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id));
     const factIds = [...new Set(hierarchy.communities.flatMap(factRelationships))];
     const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
+    const level0Facts = (shape: CommunityShape) => {
+      const before = kept(shape);
+      if (before === undefined) return keyFactsOf(contentOf(shape), chunkIds);
+      return untouched(shape) ? before.keyFacts : before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] }));
+    };
 
+    // Level by level, so that a community above level 0 is written from its children's final reports.
     const wantedKind = this.models.writeReport === null ? 'extractive' : 'llm';
     const cached = new Map(previous.filter((c) => c.kind === wantedKind).map((c) => [c.contentHash, c]));
-    const fresh = hierarchy.communities.filter((c) => !cached.has(c.contentHash));
-    const written = await this.writeReports(fresh, contentOf, chunkIds);
-
-    const upserts: CommunityWrite[] = [];
-    for (const shape of hierarchy.communities) {
-      const before = kept(shape);
-      const keyFacts = before ? (untouched(shape) ? before.keyFacts : before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] }))) : keyFactsOf(contentOf(shape), chunkIds);
-      const reused = cached.get(shape.contentHash);
-      const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind, embedding: reused!.embedding };
-      const row: CommunityWrite = { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts };
-      if (!sameRow(previousById.get(shape.id), row)) upserts.push(row);
+    const rows = new Map<string, CommunityWrite>();
+    const childrenOf = (shape: CommunityShape): ChildReport[] =>
+      shape.childIds.map((id) => rows.get(id)!).map((c) => ({ title: c.title, summary: c.summary, keyFacts: c.keyFacts, size: c.memberIds.length }));
+    const draftOf = (shape: CommunityShape): ReportDraft =>
+      shape.level === 0
+        ? { extractive: extractiveReport(contentOf(shape), level0Facts(shape)), brief: reportBrief(contentOf(shape)) }
+        : { extractive: reportFromChildren(childrenOf(shape)), brief: childrenBrief(childrenOf(shape)) };
+    const totals = { reportsWritten: 0, llmCalls: 0, llmFailures: 0, usage: { inputTokens: 0, outputTokens: 0 } };
+    const freshIds = new Set<string>();
+    for (const level of [...new Set(hierarchy.communities.map((c) => c.level))].sort((a, b) => a - b)) {
+      const shapes = hierarchy.communities.filter((c) => c.level === level);
+      const fresh = shapes.filter((c) => !cached.has(c.contentHash));
+      const written = await this.writeReports(fresh, draftOf);
+      totals.reportsWritten += fresh.length;
+      totals.llmCalls += written.llmCalls;
+      totals.llmFailures += written.llmFailures;
+      totals.usage.inputTokens += written.usage.inputTokens;
+      totals.usage.outputTokens += written.usage.outputTokens;
+      for (const shape of shapes) {
+        const keyFacts = level === 0 ? level0Facts(shape) : keyFactsFromChildren(childrenOf(shape));
+        const reused = cached.get(shape.contentHash);
+        const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind };
+        if (written.reports.has(shape.id)) freshIds.add(shape.id);
+        rows.set(shape.id, { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts, embedding: reused?.embedding ?? NO_EMBEDDING });
+      }
     }
+    // New reports are embedded at the end, in one call for every level: a parent needs its children's text, not their vectors.
+    await this.embedReports([...freshIds].map((id) => rows.get(id)!), rows);
+    const upserts = [...rows.values()].filter((row) => !sameRow(previousById.get(row.id), row));
     const ids = new Set(hierarchy.communities.map((c) => c.id));
     const removedIds = previous.filter((c) => !ids.has(c.id)).map((c) => c.id);
-    // Ids derive from level and members, but the members are compared anyway: cheap, and exact.
-    const membersKept = upserts.filter((u) => sameMembers(previousById.get(u.id)?.memberIds, u.memberIds)).map((u) => u.id);
-    await this.store.saveCommunities(scope, { upserts, removedIds, membersKept, consumedChanges: changes.marks }, started.toISOString());
+    await this.store.saveCommunities(scope, { upserts, removedIds, consumedChanges: changes.marks }, started.toISOString());
     // A region's refresh saw only its own communities: the totals come from the store.
-    const totals = local ? await this.store.countCommunities(scope) : { communities: hierarchy.communities.length, levels: new Set(hierarchy.communities.map((c) => c.level)).size };
+    const counts = local ? await this.store.countCommunities(scope) : { communities: hierarchy.communities.length, levels: new Set(hierarchy.communities.map((c) => c.level)).size };
     return {
       full,
       read: local ? 'region' : 'graph',
       entitiesRead: entities.length,
       relationshipsRead: relationships.length,
-      communities: totals.communities,
-      levels: totals.levels,
-      unchanged: totals.communities - upserts.length,
-      reportsWritten: fresh.length,
-      llmCalls: written.llmCalls,
-      llmFailures: written.llmFailures,
-      llmUsage: written.usage,
+      communities: counts.communities,
+      levels: counts.levels,
+      unchanged: counts.communities - upserts.length,
+      reportsWritten: totals.reportsWritten,
+      llmCalls: totals.llmCalls,
+      llmFailures: totals.llmFailures,
+      llmUsage: totals.usage,
       removed: removedIds.length,
       redetected: hierarchy.redetected,
       durationMs: this.now().getTime() - started.getTime(),
@@ -155,11 +179,19 @@ export class CommunityBuilder {
     return { entities, relationships, previous: await this.store.listCommunities(scope) };
   }
 
+  /** Embeds "title: summary" of each of these rows (once per distinct text) into `rows`. */
+  private async embedReports(fresh: readonly CommunityWrite[], rows: Map<string, CommunityWrite>): Promise<void> {
+    const texts = [...new Set(fresh.map((r) => `${r.title}: ${r.summary}`))];
+    if (texts.length === 0) return;
+    const vectors = await this.models.embed(texts);
+    const byText = new Map(texts.map((t, i) => [t, vectors[i]!]));
+    for (const r of fresh) rows.set(r.id, { ...r, embedding: byText.get(`${r.title}: ${r.summary}`)! });
+  }
+
   private async writeReports(
     shapes: readonly CommunityShape[],
-    contentOf: (shape: CommunityShape) => CommunityContent,
-    chunkIds: ReadonlyMap<string, readonly string[]>,
-  ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>; llmCalls: number; llmFailures: number; usage: SummaryUsage }> {
+    draftOf: (shape: CommunityShape) => ReportDraft,
+  ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'>>; llmCalls: number; llmFailures: number; usage: SummaryUsage }> {
     // Communities with the same content (a parent with one child) share one report.
     const byHash = new Map<string, CommunityShape>();
     for (const s of shapes) if (!byHash.has(s.contentHash)) byHash.set(s.contentHash, s);
@@ -169,12 +201,11 @@ export class CommunityBuilder {
     const usage = { inputTokens: 0, outputTokens: 0 };
     const onUsage = (u: SummaryUsage) => ((usage.inputTokens += u.inputTokens), (usage.outputTokens += u.outputTokens));
     const reports = await pool(unique, REPORT_CONCURRENCY, async (shape) => {
-      const content = contentOf(shape);
-      const extractive = extractiveReport(content, keyFactsOf(content, chunkIds));
+      const { extractive, brief } = draftOf(shape);
       if (this.models.writeReport === null) return extractive;
       llmCalls++;
       try {
-        const written = await this.models.writeReport(reportBrief(content), onUsage);
+        const written = await this.models.writeReport(brief, onUsage);
         return { ...extractive, title: written.title.trim() || extractive.title, summary: written.summary.trim() || extractive.summary, kind: 'llm' as const };
       } catch (error) {
         // A failing LLM must not leave a community without a report: the extractive one is true.
@@ -183,12 +214,17 @@ export class CommunityBuilder {
         return extractive;
       }
     });
-    const vectors = unique.length === 0 ? [] : await this.models.embed(reports.map((r) => `${r.title}: ${r.summary}`));
-    const out = new Map<string, Omit<CommunityReport, 'keyFacts'> & { embedding: Float32Array }>();
-    const ofHash = new Map(unique.map((s, i) => [s.contentHash, { title: reports[i]!.title, summary: reports[i]!.summary, kind: reports[i]!.kind, embedding: vectors[i]! }]));
+    const out = new Map<string, Omit<CommunityReport, 'keyFacts'>>();
+    const ofHash = new Map(unique.map((s, i) => [s.contentHash, { title: reports[i]!.title, summary: reports[i]!.summary, kind: reports[i]!.kind }]));
     for (const s of shapes) out.set(s.id, ofHash.get(s.contentHash)!);
     return { reports: out, llmCalls, llmFailures, usage };
   }
+}
+
+/** A report before the LLM: the extractive one, and the brief the LLM would write from. */
+interface ReportDraft {
+  readonly extractive: CommunityReport;
+  readonly brief: string;
 }
 
 function sameRow(before: CommunityRecord | undefined, after: CommunityWrite): boolean {
@@ -202,13 +238,6 @@ function sameRow(before: CommunityRecord | undefined, after: CommunityWrite): bo
     before.kind === after.kind &&
     sameFacts(before.keyFacts, after.keyFacts)
   );
-}
-
-function sameMembers(before: readonly string[] | undefined, after: readonly string[]): boolean {
-  if (before === undefined || before.length !== after.length) return false;
-  const a = [...before].sort();
-  const b = [...after].sort();
-  return a.every((id, i) => id === b[i]);
 }
 
 function sameFacts(a: readonly KeyFact[], b: readonly KeyFact[]): boolean {

@@ -31,3 +31,16 @@ export function contentHashOf(memberIds: readonly string[], signatures: Readonly
   }
   return hash.digest('hex');
 }
+
+/**
+ * The content hash of a community above level 0: of its children's hashes. It changes exactly
+ * when a member's signature changes (that changes the hash of the child holding it) or the
+ * children change, as a hash of all members would, and it needs no member's content: a refresh
+ * inside a large branch computes the path's ancestors without reading the rest of the branch.
+ */
+export function childrenHashOf(childHashes: readonly string[]): string {
+  const hash = createHash('sha256');
+  hash.update('children\u0000');
+  for (const h of [...childHashes].sort()) hash.update(`${h}\u0000`);
+  return hash.digest('hex');
+}

@@ -1,6 +1,6 @@
 import { stableId } from '@trellis/contracts';
 import type { CommunityEntity, CommunityRecord, CommunityRelationship } from './community-records';
-import { contentHashOf, entitySignatures } from './community-content';
+import { childrenHashOf, contentHashOf, entitySignatures } from './community-content';
 import { louvainGroups } from './louvain-partition';
 import type { WeightedEdge } from './louvain-partition';
 
@@ -38,7 +38,7 @@ export interface HierarchyInput {
   /**
    * The entities recorded as changed since `previous` was stored, when the records are whole
    * (see CommunityChangeLog). A stored community holding none of them has the content it had:
-   * its stored hash is taken as it is instead of being computed again from its members.
+   * it is kept with its stored hash, and its members need not be among `entities`.
    */
   readonly changedIds?: ReadonlySet<string>;
 }
@@ -55,63 +55,80 @@ export interface Hierarchy {
  * Louvain again on the graph of the level below (communities as nodes, the weights of the
  * relationships between them summed) at half the resolution (resolutionAt). A higher community
  * has at least two children; a community that merges with nothing is the top of its branch,
- * and the hierarchy stops at a level that merges nothing.
+ * and the hierarchy stops at a level that merges nothing. A level-0 community's content hash
+ * is of its members' content; a higher one's is of its children's hashes (childrenHashOf).
  *
- * Incremental: a stored level-0 community whose members all remain with the same content hash
- * is kept exactly, and detection runs only on the rest (the members of changed communities and
- * entities in none). Above level 0 every community keeps the parent it had, a new or split
- * one takes the parent of the majority of its members (keepParents), and detection runs only
- * on communities left without one: the upper levels change along the path of what changed and
- * nowhere else. With nothing stored this is the full build. Ids derive from level and members,
- * so a community whose members stay keeps its id (a parent gaining or losing a child gets a new
- * one, and a new report: its content changed).
+ * Incremental: a stored level-0 community kept with the same content is kept exactly, and
+ * detection runs only on the rest (the members of changed communities and entities in none).
+ * With `changedIds`, a stored community holding no changed entity is kept as it is without its
+ * members being read: `entities` need only hold the changed communities' members. Above level 0
+ * every community keeps the parent it had, a new or split one takes the parent of the majority
+ * of its members (keepParents), and detection runs only on communities left without one: the
+ * upper levels change along the path of what changed and nowhere else. A parent that keeps
+ * children keeps its id, so its other children keep their parent link. With nothing stored
+ * this is the full build, and every id derives from level and members.
  */
 export function buildHierarchy(input: HierarchyInput): Hierarchy {
   const signatures = entitySignatures(input.entities, input.relationships);
   const entityIds = new Set(input.entities.map((e) => e.id));
   const edges: WeightedEdge[] = input.relationships.map((r) => ({ source: r.sourceId, target: r.targetId, weight: r.weight }));
   const idOf = (level: number, memberIds: readonly string[]) => stableId('community', ...input.idParts, level, [...memberIds].sort().join('\u0000'));
-
   const previousAt = (level: number) => input.previous.filter((c) => c.level === level);
-  // Hashes by member set, computed once: a kept community's hash is checked and then reused.
-  const hashes = new Map<string, string>();
   const changed = input.changedIds;
-  if (changed !== undefined) {
-    for (const c of input.previous) if (!c.memberIds.some((id) => changed.has(id))) hashes.set([...c.memberIds].sort().join('\u0000'), c.contentHash);
-  }
-  const hashOf = (memberIds: readonly string[]) => {
-    const key = [...memberIds].sort().join('\u0000');
-    return hashes.get(key) ?? hashes.set(key, contentHashOf(memberIds, signatures)).get(key)!;
-  };
-  const cleanLevel0 = previousAt(0).filter((c) => c.memberIds.every((id) => entityIds.has(id)) && hashOf(c.memberIds) === c.contentHash);
-  const kept0 = cleanLevel0.map((c) => [...c.memberIds].sort());
-  const assigned = new Set(kept0.flat());
-  const affected0 = [...entityIds].filter((id) => !assigned.has(id));
-  const groups0 = [...kept0, ...louvainGroups(affected0, edges)].filter((g) => g.length >= MIN_COMMUNITY_SIZE);
+  const untouched = (memberIds: readonly string[]) => changed !== undefined && !memberIds.some((id) => changed.has(id));
 
-  const levels: Array<Array<{ id: string; memberIds: string[]; childIds: string[] }>> = [groups0.map((memberIds) => ({ id: idOf(0, memberIds), memberIds, childIds: [] }))];
+  const sameContent = (c: { memberIds: readonly string[]; contentHash: string }) =>
+    untouched(c.memberIds) || (c.memberIds.every((id) => entityIds.has(id)) && contentHashOf(c.memberIds, signatures) === c.contentHash);
+  const kept0 = previousAt(0).filter(sameContent);
+  const assigned = new Set(kept0.flatMap((c) => c.memberIds));
+  const affected0 = [...entityIds].filter((id) => !assigned.has(id));
+  const found0 = louvainGroups(affected0, edges).filter((g) => g.length >= MIN_COMMUNITY_SIZE);
+  const levels: LevelCommunity[][] = [
+    [
+      ...kept0.map((c) => ({ id: idOf(0, c.memberIds), memberIds: [...c.memberIds].sort(), childIds: [], contentHash: c.contentHash })),
+      ...found0.map((memberIds) => ({ id: idOf(0, memberIds), memberIds, childIds: [], contentHash: contentHashOf(memberIds, signatures) })),
+    ],
+  ];
   const redetected = [affected0.length];
   for (let level = 1; level < MAX_COMMUNITY_LEVELS; level++) {
     const below = levels[level - 1]!;
-    const { placed, unplaced } = input.previous.length === 0 ? { placed: [], unplaced: below.map((c) => c.id) } : keepParents(below, previousAt(level));
-    const groups = [...placed, ...louvainGroups(unplaced, communityEdges(below, edges), resolutionAt(level)).filter((g) => g.length >= 2)];
-    if (groups.length === 0) break;
+    const stored = previousAt(level);
+    const { placed, unplaced } = input.previous.length === 0 ? { placed: [], unplaced: below.map((c) => c.id) } : keepParents(below, stored);
+    const found = louvainGroups(unplaced, communityEdges(below, edges), resolutionAt(level)).filter((g) => g.length >= 2);
+    if (placed.length + found.length === 0) break;
     const byId = new Map(below.map((c) => [c.id, c]));
-    levels.push(
-      groups.map((childIds) => {
-        const memberIds = childIds.flatMap((id) => byId.get(id)!.memberIds).sort();
-        return { id: idOf(level, memberIds), memberIds, childIds };
+    const storedById = new Map(stored.map((c) => [c.id, c]));
+    const used = new Set(placed.map((p) => p.parentId));
+    const community = (id: string, childIds: string[]): LevelCommunity => {
+      const memberIds = childIds.flatMap((child) => byId.get(child)!.memberIds).sort();
+      const before = storedById.get(id);
+      // A kept parent holding no changed entity has the children it had: its stored hash holds.
+      const contentHash = before !== undefined && untouched(memberIds) ? before.contentHash : childrenHashOf(childIds.map((child) => byId.get(child)!.contentHash));
+      return { id, memberIds, childIds, contentHash };
+    };
+    levels.push([
+      ...placed.map((p) => community(p.parentId, p.childIds)),
+      ...found.map((childIds) => {
+        const memberIds = childIds.flatMap((child) => byId.get(child)!.memberIds);
+        const id = idOf(level, memberIds);
+        // An id is taken by a parent that kept its id while its members moved on: derive another.
+        return community(used.has(id) ? stableId(id, 'moved') : id, childIds);
       }),
-    );
+    ]);
     redetected.push(unplaced.length);
   }
 
   const parentOf = new Map<string, string>();
   for (const level of levels) for (const c of level) for (const child of c.childIds) parentOf.set(child, c.id);
-  const communities = levels.flatMap((level, index) =>
-    level.map((c) => ({ id: c.id, level: index, parentId: parentOf.get(c.id) ?? null, childIds: c.childIds, memberIds: c.memberIds, contentHash: hashOf(c.memberIds) })),
-  );
+  const communities = levels.flatMap((level, index) => level.map((c) => ({ ...c, level: index, parentId: parentOf.get(c.id) ?? null })));
   return { communities, redetected };
+}
+
+interface LevelCommunity {
+  readonly id: string;
+  readonly memberIds: string[];
+  readonly childIds: string[];
+  readonly contentHash: string;
 }
 
 /**
@@ -134,7 +151,7 @@ export function buildHierarchy(input: HierarchyInput): Hierarchy {
 function keepParents(
   below: ReadonlyArray<{ id: string; memberIds: readonly string[] }>,
   previous: ReadonlyArray<Pick<CommunityRecord, 'id' | 'memberIds'>>,
-): { placed: string[][]; unplaced: string[] } {
+): { placed: Array<{ parentId: string; childIds: string[] }>; unplaced: string[] } {
   const parentOfEntity = new Map<string, string>();
   for (const p of previous) for (const id of p.memberIds) parentOfEntity.set(id, p.id);
   const children = new Map<string, string[]>();
@@ -150,9 +167,9 @@ function keepParents(
     if (best === undefined) unplaced.push(c.id);
     else children.set(best, [...(children.get(best) ?? []), c.id]);
   }
-  const placed: string[][] = [];
-  for (const ids of children.values()) {
-    if (ids.length >= 2) placed.push(ids.sort());
+  const placed: Array<{ parentId: string; childIds: string[] }> = [];
+  for (const [parentId, ids] of children) {
+    if (ids.length >= 2) placed.push({ parentId, childIds: ids.sort() });
     else unplaced.push(...ids);
   }
   return { placed, unplaced };

@@ -58,17 +58,10 @@ export interface CommunityRecord extends CommunityReport {
 
 export type CommunityWrite = Omit<CommunityRecord, 'updatedAt'>;
 
-/** A knowledge base's communities replaced: rows to write and ids that no longer exist. */
+/** A knowledge base's communities replaced: rows to write (members included) and ids that no longer exist. */
 export interface CommunityChanges {
   readonly upserts: readonly CommunityWrite[];
   readonly removedIds: readonly string[];
-  /**
-   * Ids among `upserts` whose stored members are already exactly theirs (a community moved
-   * under a new parent, or re-summarised): their member rows may be left as they are. A refresh
-   * inside a large branch moves many such siblings, and rewriting their members was most of
-   * its writes.
-   */
-  readonly membersKept?: readonly string[];
   /** The change records the refresh started from: removed with the save (see CommunityChangeLog). */
   readonly consumedChanges?: readonly CommunityChangeMark[];
 }

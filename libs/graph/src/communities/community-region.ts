@@ -18,9 +18,9 @@ export interface CommunityRegionStore {
 
 /** The part of the graph a change can move, with the stored communities inside it. */
 export interface CommunityRegion {
-  /** Entities of the region that still exist. */
+  /** Entities of the region that still exist: of the changed level-0 communities, not whole branches. */
   readonly entities: readonly CommunityEntity[];
-  /** Every relationship with an end in the region (so each entity's content hash is whole). */
+  /** Every relationship with an end among `entities` (so each entity's content hash is whole). */
   readonly relationships: readonly CommunityRelationship[];
   /** The stored communities of the region, every level: each whole branch, up to its top. */
   readonly previous: readonly CommunityRecord[];
@@ -39,12 +39,14 @@ export interface CommunityRegion {
  * same edges and the same local optimum (only the global 1/m scale moves, by the share of the
  * graph that changed, which a full rebuild settles). The region is therefore:
  *
- *  - every branch of the hierarchy (a top community and everything below it) that holds a
- *    changed entity: its level-0 communities are re-checked by content hash and only the
- *    changed ones re-detected; above level 0 each community keeps its parent (buildHierarchy,
- *    keepParents). The whole branch is still read, because every ancestor of a change has new
- *    content: its hash and its report are computed from all of its members;
- *  - the changed entities themselves (new ones are in no community yet);
+ *  - the stored communities of every branch of the hierarchy (a top community and everything
+ *    below it) that holds a changed entity, as records: above level 0 each community keeps its
+ *    parent (buildHierarchy, keepParents), and an ancestor's members, content hash and report
+ *    come from its children (childrenHashOf, reportFromChildren), so no entity of an untouched
+ *    sibling is read;
+ *  - the entities and relationships of the level-0 communities that hold a changed entity, and
+ *    of the changed entities themselves (new ones are in no community yet): detection re-runs
+ *    on these;
  *  - entities in no community next to any of these (through others in none): detection left
  *    them alone only because their neighbours were kept, and may now place them.
  *
@@ -53,13 +55,13 @@ export interface CommunityRegion {
  */
 export async function readRegion(graph: CommunityRegionGraph, store: CommunityRegionStore, scope: KbScope, changedIds: readonly string[]): Promise<CommunityRegion> {
   if (changedIds.length === 0) return { entities: [], relationships: [], previous: [] };
-  const tops = (await store.listCommunitiesOfEntities(scope, changedIds)).filter((c) => c.parentId === null);
-  const branchMembers = [...new Set(tops.flatMap((c) => c.memberIds))];
+  const holding = await store.listCommunitiesOfEntities(scope, changedIds);
+  const tops = holding.filter((c) => c.parentId === null);
   // A top at level 0 is its whole branch; the branches of higher tops are read by their members.
   const higher = [...new Set(tops.filter((c) => c.level > 0).flatMap((c) => c.memberIds))];
   const below = higher.length === 0 ? [] : (await store.listCommunitiesOfEntities(scope, higher)).filter((c) => c.parentId !== null);
   const previous = [...tops, ...below];
-  const region = new Set([...branchMembers, ...changedIds]);
+  const region = new Set([...holding.filter((c) => c.level === 0).flatMap((c) => c.memberIds), ...changedIds]);
 
   // Each round reads the relationships of the entities added last; neighbours in no community
   // join the region, and their own relationships are read in the next round.

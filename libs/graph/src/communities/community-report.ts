@@ -88,6 +88,55 @@ export function reportBrief(content: CommunityContent): string {
   return `Entities (${content.entities.length}, most central first):\n${entities.join('\n')}\n\nRelationships (${content.relationships.length}, strongest first):\n${relationships.join('\n')}`;
 }
 
+/** What a community above level 0 is written from: its children's reports (their members are not read). */
+export interface ChildReport {
+  readonly title: string;
+  readonly summary: string;
+  readonly keyFacts: readonly KeyFact[];
+  readonly size: number;
+}
+
+/** Children by size, largest first, then title: the order an ancestor's report follows. */
+function bySize(children: readonly ChildReport[]): ChildReport[] {
+  return [...children].sort((a, b) => b.size - a.size || a.title.localeCompare(b.title));
+}
+
+/**
+ * An ancestor's key facts: the most central fact of each of its largest children, then their
+ * second ones, and so on. Each child's facts are its heaviest relationships, so these are the
+ * heaviest of the groups that make up most of the ancestor.
+ */
+export function keyFactsFromChildren(children: readonly ChildReport[]): KeyFact[] {
+  const ordered = bySize(children);
+  const out: KeyFact[] = [];
+  for (let rank = 0; out.length < KEY_FACTS && ordered.some((c) => c.keyFacts.length > rank); rank++) {
+    for (const child of ordered) if (out.length < KEY_FACTS && child.keyFacts[rank] !== undefined) out.push(child.keyFacts[rank]!);
+  }
+  return out;
+}
+
+/**
+ * The report of a community above level 0 without a language model, written from its
+ * children's reports as a hierarchical summary is (the members' own content went into those):
+ * the titles of its two largest children, their summaries' lead sentences in order of size,
+ * and keyFactsFromChildren.
+ */
+export function reportFromChildren(children: readonly ChildReport[]): CommunityReport {
+  const ordered = bySize(children);
+  const rest = ordered.length - 2;
+  const title = ordered.slice(0, 2).map((c) => c.title).join('; ') + (rest > 0 ? ` (+${rest} more groups)` : '');
+  const summary = clip(ordered.map((c) => withStop(firstSentence(c.summary) || c.title)).join(' '), SUMMARY_CHARS);
+  return { title, summary, keyFacts: keyFactsFromChildren(children), kind: 'extractive' };
+}
+
+/** What an LLM reads to write an ancestor's report: its largest children's reports, bounded. */
+export function childrenBrief(children: readonly ChildReport[]): string {
+  const ordered = bySize(children);
+  const lines = ordered.slice(0, BRIEF_ENTITIES).map((c) => `- ${c.title} (${c.size} entities): ${clip(c.summary, BRIEF_DESCRIPTION_CHARS)}`);
+  const facts = keyFactsFromChildren(children).map((f) => `- ${clip(f.text, BRIEF_DESCRIPTION_CHARS)}`);
+  return `Groups (${ordered.length}, largest first):\n${lines.join('\n')}\n\nCentral facts:\n${facts.join('\n')}`;
+}
+
 function withStop(sentence: string): string {
   return /[.!?…]$/.test(sentence) ? sentence : `${sentence}.`;
 }

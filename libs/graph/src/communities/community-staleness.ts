@@ -8,14 +8,24 @@ export interface Staleness {
   readonly unassigned: number;
 }
 
-/** Which stored communities the current graph has moved away from: what the next refresh recomputes. */
+/**
+ * Which stored communities the current graph has moved away from: what the next refresh
+ * recomputes. A level-0 community is stale when a member went or its members' content hash
+ * changed; a higher one when a member went or a community below it is stale (its hash is of
+ * its children's, see childrenHashOf). Pass whole branches: an ancestor is judged by its children.
+ */
 export function staleness(
-  communities: readonly Pick<CommunityRecord, 'id' | 'memberIds' | 'contentHash'>[],
+  communities: readonly Pick<CommunityRecord, 'id' | 'level' | 'parentId' | 'memberIds' | 'contentHash'>[],
   entities: readonly CommunityEntity[],
   relationships: readonly CommunityRelationship[],
 ): Staleness {
   const signatures = entitySignatures(entities, relationships);
-  const staleIds = new Set(communities.filter((c) => !c.memberIds.every((id) => signatures.has(id)) || contentHashOf(c.memberIds, signatures) !== c.contentHash).map((c) => c.id));
+  const staleIds = new Set<string>();
+  for (const c of [...communities].sort((a, b) => a.level - b.level)) {
+    const gone = !c.memberIds.every((id) => signatures.has(id));
+    if (gone || (c.level === 0 ? contentHashOf(c.memberIds, signatures) !== c.contentHash : false)) staleIds.add(c.id);
+    if (staleIds.has(c.id) && c.parentId !== null) staleIds.add(c.parentId);
+  }
   const assigned = new Set(communities.flatMap((c) => c.memberIds));
   return { staleIds, unassigned: entities.filter((e) => !assigned.has(e.id)).length };
 }

@@ -21,7 +21,7 @@ export interface CommunityRepository {
   /** The entities changed since the last refresh (recorded with every graph change), and whether that record is whole. */
   listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog>;
   /**
-   * Writes `upserts` (replacing their members, except those `membersKept` names) and removes `removedIds`, in one transaction,
+   * Writes `upserts` (their members as given: only the member rows that differ are written) and removes `removedIds`, in one transaction,
    * removes the change records `consumedChanges` names (those still at that version), and
    * records `refreshedAt` (when the graph they came from was read) as the last refresh.
    */

@@ -77,11 +77,15 @@ export class SqlCommunities {
     const d = this.dialect;
     const at = d.time(refreshedAt);
     await this.db.transaction(async (tx) => {
+      const params = [scope.tenantId, scope.kbId];
       const where = (marks: string) => `tenant_id = ? AND kb_id = ? AND community_id IN (${marks})`;
-      const kept = new Set(changes.membersKept ?? []);
-      const replaced = [...changes.removedIds, ...changes.upserts.filter((c) => !kept.has(c.id)).map((c) => c.id)];
-      await execWhereIn(tx, (m) => `DELETE FROM community_members WHERE ${where(m)}`, [scope.tenantId, scope.kbId], replaced);
-      await execWhereIn(tx, (m) => `DELETE FROM communities WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, [scope.tenantId, scope.kbId], changes.removedIds);
+      await execWhereIn(tx, (m) => `DELETE FROM community_members WHERE ${where(m)}`, params, changes.removedIds);
+      await execWhereIn(tx, (m) => `DELETE FROM communities WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, params, changes.removedIds);
+      // Members are written as a difference: an ancestor on the path of a change keeps its id
+      // and all but a few of its (possibly hundreds of) members.
+      const stored = groupByOwner(
+        await rowsWhereIn(tx, (m) => `SELECT community_id AS owner, entity_id FROM community_members WHERE ${where(m)}`, params, changes.upserts.map((c) => c.id)),
+      );
       for (const c of changes.upserts) {
         await tx.exec(
           `INSERT INTO communities (tenant_id, kb_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${d.onConflictUpdate(takeInserted(d, UPDATED))}`,
@@ -101,7 +105,11 @@ export class SqlCommunities {
             at,
           ],
         );
-        if (!kept.has(c.id)) await insertMembers(tx, scope, c.id, c.memberIds);
+        const before = new Set((stored.get(c.id) ?? []).map((m) => String(m.entity_id)));
+        const after = new Set(c.memberIds);
+        const gone = [...before].filter((id) => !after.has(id));
+        await execWhereIn(tx, (m) => `DELETE FROM community_members WHERE tenant_id = ? AND kb_id = ? AND community_id = ? AND entity_id IN (${m})`, [...params, c.id], gone);
+        await insertMembers(tx, scope, c.id, c.memberIds.filter((id) => !before.has(id)));
       }
       // Only the marks read: a change recorded since (a new mark, or a version counted up) stays.
       // Grouped by version (few distinct values), so a full build's thousands of marks take few statements.
