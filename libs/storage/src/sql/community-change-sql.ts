@@ -28,7 +28,7 @@ export async function recordEntityChanges(session: SqlSession, dialect: SqlDiale
 export async function recordRelationshipChanges(session: SqlSession, dialect: SqlDialect, scope: KbScope, relationshipIds: Iterable<string>): Promise<void> {
   const ids = [...new Set(relationshipIds)];
   if (ids.length === 0) return;
-  const sql = (m: string) => `SELECT source_id, target_id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`;
+  const sql = (m: string) => `SELECT source_id, target_id FROM relationships WHERE ${dialect.byIdScope()} AND id IN (${m})`;
   const rows = await rowsWhereIn(session, sql, [scope.tenantId, scope.kbId], ids);
   await recordEntityChanges(session, dialect, scope, rows.flatMap((r) => [String(r.source_id), String(r.target_id)]));
 }

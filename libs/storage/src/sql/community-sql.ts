@@ -35,7 +35,7 @@ export class SqlCommunities {
       ...new Set(entityIds),
     ]);
     const ids = [...new Set(owners.map((r) => String(r.community_id)))].sort();
-    const rows = await rowsWhereIn(this.db, (m) => `SELECT ${COLUMNS} FROM communities WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, params, ids);
+    const rows = await rowsWhereIn(this.db, (m) => `SELECT ${COLUMNS} FROM communities WHERE ${this.dialect.byIdScope()} AND id IN (${m})`, params, ids);
     const members = groupByOwner(
       await rowsWhereIn(this.db, (m) => `SELECT community_id AS owner, entity_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND community_id IN (${m}) ORDER BY community_id, entity_id`, params, ids),
     );
@@ -63,7 +63,7 @@ export class SqlCommunities {
   }
 
   async getCommunity(scope: KbScope, communityId: string): Promise<CommunityRecord | null> {
-    const [row] = await this.db.rows(`SELECT ${COLUMNS} FROM communities WHERE tenant_id = ? AND kb_id = ? AND id = ?`, [scope.tenantId, scope.kbId, communityId]);
+    const [row] = await this.db.rows(`SELECT ${COLUMNS} FROM communities WHERE ${this.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, communityId]);
     if (row === undefined) return null;
     const members = await this.db.rows('SELECT entity_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND community_id = ? ORDER BY entity_id', [
       scope.tenantId,
@@ -80,7 +80,7 @@ export class SqlCommunities {
       const params = [scope.tenantId, scope.kbId];
       const where = (marks: string) => `tenant_id = ? AND kb_id = ? AND community_id IN (${marks})`;
       await execWhereIn(tx, (m) => `DELETE FROM community_members WHERE ${where(m)}`, params, changes.removedIds);
-      await execWhereIn(tx, (m) => `DELETE FROM communities WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, params, changes.removedIds);
+      await execWhereIn(tx, (m) => `DELETE FROM communities WHERE ${d.byIdScope()} AND id IN (${m})`, params, changes.removedIds);
       // Members are written as a difference: an ancestor on the path of a change keeps its id
       // and all but a few of its (possibly hundreds of) members.
       const stored = groupByOwner(

@@ -73,7 +73,7 @@ export class SqlGraphChanges {
   }
 
   async getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
-    const [row] = await this.db.rows('SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND id = ?', [scope.tenantId, scope.kbId, editId]);
+    const [row] = await this.db.rows(`SELECT * FROM graph_edits WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, editId]);
     return row ? toGraphEdit(row) : null;
   }
 

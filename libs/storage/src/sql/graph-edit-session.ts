@@ -83,7 +83,7 @@ export class GraphEditSession implements GraphEditRows {
   /** Chunk writers lock the rows they name before settling on the overlay: holding them makes a concurrent write wait for this edit. */
   async lockEntities(ids: readonly string[]): Promise<void> {
     if (!this.dialect.locksRows || ids.length === 0) return;
-    await this.tx.rows(`SELECT id FROM entities WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks(ids)}) ORDER BY id FOR UPDATE`, [...this.key, ...ids]);
+    await this.tx.rows(`SELECT id FROM entities WHERE ${this.dialect.byIdScope()} AND id IN (${marks(ids)}) ORDER BY id FOR UPDATE`, [...this.key, ...ids]);
   }
 
   async overlay(kind: TargetKind, id: string): Promise<OverlayRow | null> {
@@ -129,7 +129,7 @@ export class GraphEditSession implements GraphEditRows {
   }
 
   async endMerge(editId: string, at: string): Promise<void> {
-    await this.tx.exec('UPDATE graph_merges SET undone_at = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?', [this.dialect.time(at), ...this.key, editId]);
+    await this.tx.exec(`UPDATE graph_merges SET undone_at = ? WHERE ${this.dialect.byIdScope()} AND id = ?`, [this.dialect.time(at), ...this.key, editId]);
   }
 
   async chunksMentioning(entityIds: readonly string[], relationshipIds: readonly string[]): Promise<string[]> {
@@ -265,7 +265,7 @@ export class GraphEditSession implements GraphEditRows {
   }
 
   async loggedEdit(editId: string): Promise<{ edit: GraphEditRecord; undo: UndoState } | undefined> {
-    const [row] = await this.tx.rows(`SELECT * FROM graph_edits WHERE tenant_id = ? AND kb_id = ? AND id = ?${this.dialect.forUpdate}`, [...this.key, editId]);
+    const [row] = await this.tx.rows(`SELECT * FROM graph_edits WHERE ${this.dialect.byIdScope()} AND id = ?${this.dialect.forUpdate}`, [...this.key, editId]);
     return row === undefined ? undefined : { edit: toGraphEdit(row), undo: JSON.parse(String(row.undo_state)) as UndoState };
   }
 
@@ -275,7 +275,7 @@ export class GraphEditSession implements GraphEditRows {
   }
 
   async markUndone(editId: string, meta: GraphEditMeta): Promise<void> {
-    await this.tx.exec('UPDATE graph_edits SET undone_at = ?, undone_by = ? WHERE tenant_id = ? AND kb_id = ? AND id = ?', [this.dialect.time(meta.at), meta.actor, ...this.key, editId]);
+    await this.tx.exec(`UPDATE graph_edits SET undone_at = ?, undone_by = ? WHERE ${this.dialect.byIdScope()} AND id = ?`, [this.dialect.time(meta.at), meta.actor, ...this.key, editId]);
   }
 
   private embedding(v: Float32Array | null) {

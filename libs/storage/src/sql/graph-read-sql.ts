@@ -100,7 +100,7 @@ export class SqlGraphReads {
       `SELECT DISTINCT m.name, m.entity_id FROM chunks c
        JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
        JOIN entity_mentions m ON m.tenant_id = o.tenant_id AND m.kb_id = o.kb_id AND m.chunk_id = o.id
-       WHERE c.tenant_id = ? AND c.kb_id = ? AND c.id = ? ORDER BY m.entity_id, m.name`,
+       WHERE ${this.engine.dialect.byIdScope('c')} AND c.id = ? ORDER BY m.entity_id, m.name`,
       [scope.tenantId, scope.kbId, chunkId],
     );
     return rows.map((r) => ({ name: String(r.name), entityId: String(r.entity_id) }));

@@ -137,7 +137,7 @@ async function mentionedBy(tx: SqlSession, scope: KbScope, chunkIds: readonly st
 
 async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, table: 'entities' | 'relationships', ids: readonly string[]): Promise<void> {
   if (!dialect.locksRows) return;
-  await rowsWhereIn(tx, (m) => `SELECT id FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND id IN (${m}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId], [...ids].sort(compareIds));
+  await rowsWhereIn(tx, (m) => `SELECT id FROM ${table} WHERE ${dialect.byIdScope()} AND id IN (${m}) ORDER BY id FOR UPDATE`, [scope.tenantId, scope.kbId], [...ids].sort(compareIds));
 }
 
 /**
@@ -154,7 +154,7 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
   // relationship (read now, before a relationship without mentions is deleted), recorded once
   // at the end, in id order, like every other lock this transaction takes.
   const changed = new Set(touched.entityIds);
-  const ends = await rowsWhereIn(tx, (m) => `SELECT source_id, target_id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND id IN (${m})`, [scope.tenantId, scope.kbId], [
+  const ends = await rowsWhereIn(tx, (m) => `SELECT source_id, target_id FROM relationships WHERE ${dialect.byIdScope()} AND id IN (${m})`, [scope.tenantId, scope.kbId], [
     ...touched.relationshipIds,
   ]);
   for (const r of ends) changed.add(String(r.source_id)).add(String(r.target_id));
