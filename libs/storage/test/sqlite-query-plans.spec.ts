@@ -53,7 +53,7 @@ describe('SQLite query plans', () => {
       for (const sql of prepared) {
         if (!BY_ID.test(sql) || !/kb_id/.test(sql) || !/^\s*(SELECT|UPDATE|DELETE)/i.test(sql)) continue;
         const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
-        const plan = originalPrepare.call(db, `EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>;
+        const plan = originalPrepare.call(db, `EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>;
         const bad = plan.filter((step) => SCOPE_ONLY.test(step.detail));
         if (bad.length > 0) scans.push(`${sql.replace(/\s+/g, ' ').slice(0, 200)}\n    ${bad.map((s) => s.detail).join('; ')}`);
       }
