@@ -9,7 +9,7 @@
 // the load average beside each figure. Exits non-zero when LightRAG cannot be installed or a
 // system builds an empty graph.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
@@ -99,10 +99,12 @@ async function benchLightRag(llm: PeerLlm, python: string, scratch: string): Pro
 }
 
 async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
+  const main = join(root, 'services/standalone/dist/main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: build the standalone server first (npm run build)`);
   const grpcPort = await freePort();
   const httpPort = await freePort();
   const env = fakeProviderEnv(llm.baseUrl, dimensions, { TRELLIS_LLM_MAX_CONCURRENCY: String(concurrency) });
-  const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], {
+  const server = spawn(process.execPath, [main], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env, TRELLIS_DATA_DIR: join(scratch, 'data'), TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
