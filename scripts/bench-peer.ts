@@ -1,0 +1,233 @@
+// npm run bench:peer [-- --passages 300] [--questions 50] [--latency-ms 200] [--concurrency 8]
+//   [--query-latency-ms 0] [--uploads 1] [--corpus DIR] — LightRAG (lightrag-hku from PyPI, pinned) and
+// Trellis standalone side by side: the same passages, the same fake OpenAI-compatible model
+// (a real HTTP server answering each system's extraction prompt in the format it expects,
+// after a fixed latency, and serving deterministic embeddings to both), the same number of
+// concurrent LLM calls, one extraction call per chunk (LightRAG's gleaning off, Trellis's
+// gleaning passes 0). Prints ingest wall and CPU time (each system's process tree), LLM calls
+// per chunk by purpose, hybrid retrieval latency for the same questions, and the ratios, with
+// the load average beside each figure. Exits non-zero when LightRAG cannot be installed or a
+// system builds an empty graph.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { TrellisClient } from '@trellis/client';
+import { fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
+import { PeerLlm } from './bench-peer-llm';
+import type { CallCounts } from './bench-peer-llm';
+import { LIGHTRAG_VERSION, LightRagDriver, ensureLightRag } from './bench-peer-lightrag';
+import { treeCpuSeconds } from './process-cpu';
+
+const root = resolve(__dirname, '..');
+const argv = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : fallback;
+};
+const count = (name: string, fallback: number) => {
+  const n = Number(option(name, String(fallback)));
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} takes a whole number, not ${option(name, '')}`);
+  return n;
+};
+
+const corpusDir = resolve(option('corpus', join(root, '../shared/datasets/hotpotqa-100')));
+const passageLimit = Math.max(1, count('passages', 300));
+const questionLimit = count('questions', 50);
+const latencyMs = count('latency-ms', 200);
+const queryLatencyMs = count('query-latency-ms', 0);
+const concurrency = count('concurrency', 8);
+// Trellis's UploadDocument calls in flight at once; 1 is what `trellis ingest` does.
+const uploads = Math.max(1, count('uploads', 1));
+const dimensions = 64;
+
+type Passage = { id: string; title: string; text: string };
+const jsonl = <T>(file: string): T[] => readFileSync(join(corpusDir, file), 'utf8').split('\n').filter(Boolean).map((l: string) => JSON.parse(l) as T);
+const passages = jsonl<Passage>('corpus.jsonl').slice(0, passageLimit);
+const questions = jsonl<{ question: string }>('questions.jsonl').slice(0, questionLimit).map((q) => q.question);
+
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/** What one system did, as the bench measured it. */
+interface SystemRun {
+  name: string;
+  chunks: number;
+  entities: number;
+  relationships: number;
+  ingestSeconds: number;
+  /** When the last document had been handed over (Trellis uploads one RPC per passage). */
+  handedOverSeconds?: number;
+  ingestCpuSeconds: number;
+  ingestLoad: string;
+  ingestCalls: CallCounts;
+  queryMs: number[];
+  queryLoad: string;
+  queryCalls: CallCounts;
+}
+
+function requireGraph(run: Omit<SystemRun, 'queryMs' | 'queryLoad' | 'queryCalls'>): void {
+  if (run.chunks === 0 || run.entities === 0 || run.relationships === 0) {
+    throw new Error(`${run.name} built an empty graph (${run.chunks} chunks, ${run.entities} entities, ${run.relationships} relationships): the comparison would mean nothing`);
+  }
+}
+
+async function benchLightRag(llm: PeerLlm, python: string, scratch: string): Promise<SystemRun> {
+  const corpusFile = join(scratch, 'corpus.jsonl');
+  const questionsFile = join(scratch, 'questions.jsonl');
+  writeFileSync(corpusFile, passages.map((p) => JSON.stringify(p)).join('\n') + '\n');
+  writeFileSync(questionsFile, questions.map((question) => JSON.stringify({ question })).join('\n') + '\n');
+  const driver = await LightRagDriver.start({ python, baseUrl: llm.baseUrl, corpusFile, questionsFile, workDir: scratch, maxAsync: concurrency, parallelInsert: concurrency, dimensions });
+  try {
+    llm.latencyMs = latencyMs;
+    llm.snapshot();
+    const cpuBefore = treeCpuSeconds(driver.pid);
+    const started = performance.now();
+    const ingest = await driver.send<{ documents: Record<string, number>; chunks: number; entities: number; relationships: number }>('ingest');
+    const ingestSeconds = (performance.now() - started) / 1000;
+    const ingestCpuSeconds = treeCpuSeconds(driver.pid) - cpuBefore;
+    const ingestCalls = llm.snapshot();
+    const ingestLoad = load();
+    const processed = ingest.documents.processed ?? 0;
+    if (processed !== passages.length) throw new Error(`LightRAG processed ${processed} of ${passages.length} passages (statuses ${JSON.stringify(ingest.documents)})`);
+    const run = { name: `LightRAG ${LIGHTRAG_VERSION}`, chunks: ingest.chunks, entities: ingest.entities, relationships: ingest.relationships, ingestSeconds, ingestCpuSeconds, ingestLoad, ingestCalls };
+    requireGraph(run);
+    llm.latencyMs = queryLatencyMs;
+    await driver.send('warmup');
+    llm.snapshot();
+    const query = await driver.send<{ latenciesMs: number[]; emptyContexts: number }>('query');
+    if (query.emptyContexts === questions.length) throw new Error('LightRAG retrieved no context for any question');
+    return { ...run, queryMs: query.latenciesMs, queryLoad: load(), queryCalls: llm.snapshot() };
+  } finally {
+    await driver.quit();
+  }
+}
+
+async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
+  const main = join(root, 'services/standalone/dist/main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: build the standalone server first (npm run build)`);
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const env = fakeProviderEnv(llm.baseUrl, dimensions, { TRELLIS_LLM_MAX_CONCURRENCY: String(concurrency) });
+  const server = spawn(process.execPath, [main], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env, TRELLIS_DATA_DIR: join(scratch, 'data'), TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((r) => server.once('exit', r));
+  const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 120_000 });
+  try {
+    await waitFor(() => fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false), 60_000, 'the Trellis standalone server');
+    await client.createKnowledgeBase({ name: 'peer', extraction: { entityTypes: [], instructions: '', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
+    llm.latencyMs = latencyMs;
+    llm.snapshot();
+    const cpuBefore = treeCpuSeconds(server.pid!);
+    const started = performance.now();
+    const queue = [...passages];
+    const uploader = async () => {
+      for (let p = queue.shift(); p; p = queue.shift()) {
+        await client.uploadDocument({ knowledgeBase: 'peer', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
+      }
+    };
+    await Promise.all(Array.from({ length: uploads }, uploader));
+    const handedOverSeconds = (performance.now() - started) / 1000;
+    let documents = await client.listAllDocuments('peer');
+    while (!documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
+      await new Promise((r) => setTimeout(r, 100));
+      documents = await client.listAllDocuments('peer');
+    }
+    const ingestSeconds = (performance.now() - started) / 1000;
+    const ingestCpuSeconds = treeCpuSeconds(server.pid!) - cpuBefore;
+    const ingestCalls = llm.snapshot();
+    const ingestLoad = load();
+    const failed = documents.filter((d) => d.status === 'INDEX_STATUS_FAILED').length;
+    if (failed > 0 || documents.length !== passages.length) throw new Error(`Trellis graphed ${documents.length - failed} of ${passages.length} passages (${failed} failed)`);
+    const graph = await client.exportGraph('peer');
+    const chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+    const run = { name: 'Trellis standalone', chunks, entities: graph.entities.length, relationships: graph.relationships.length, ingestSeconds, handedOverSeconds, ingestCpuSeconds, ingestLoad, ingestCalls };
+    requireGraph(run);
+    llm.latencyMs = queryLatencyMs;
+    await client.retrieve({ knowledgeBase: 'peer', query: 'warm up' });
+    llm.snapshot();
+    const queryMs: number[] = [];
+    let empty = 0;
+    for (const question of questions) {
+      const t = performance.now();
+      const result = await client.retrieve({ knowledgeBase: 'peer', query: question, topK: 5 });
+      queryMs.push(performance.now() - t);
+      if (result.chunks.length === 0) empty += 1;
+    }
+    if (empty === questions.length) throw new Error('Trellis retrieved nothing for any question');
+    return { ...run, queryMs, queryLoad: load(), queryCalls: llm.snapshot() };
+  } finally {
+    client.close();
+    server.kill('SIGTERM');
+    await exited;
+  }
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+};
+
+function report(lightrag: SystemRun, trellis: SystemRun): void {
+  const per = (n: number, run: SystemRun) => (n / run.chunks).toFixed(2);
+  const callsLine = (run: SystemRun) =>
+    Object.entries(run.ingestCalls.chat)
+      .filter(([, n]) => n > 0)
+      .map(([purpose, n]) => `${purpose.replace(/^\S+ /, '')} ${n}`)
+      .join(', ');
+  const extraction = (run: SystemRun) => run.ingestCalls.chat['trellis extraction'] + run.ingestCalls.chat['trellis gleaning'] + run.ingestCalls.chat['lightrag extraction'];
+  const floor = (run: SystemRun) => (run.ingestCalls.chatTotal * latencyMs) / 1000 / concurrency;
+  const throughput = (run: SystemRun) => run.chunks / run.ingestSeconds;
+  const ratio = (n: number) => `${n.toFixed(1)}×`;
+  const rows: string[][] = [
+    ['', lightrag.name, trellis.name, 'Trellis vs LightRAG'],
+    ['chunks (from passages)', `${lightrag.chunks}`, `${trellis.chunks}`, ''],
+    ['graph: entities / relationships', `${lightrag.entities} / ${lightrag.relationships}`, `${trellis.entities} / ${trellis.relationships}`, ''],
+    ['LLM calls while indexing', `${lightrag.ingestCalls.chatTotal} (${callsLine(lightrag)})`, `${trellis.ingestCalls.chatTotal} (${callsLine(trellis)})`, ''],
+    ['extraction calls per chunk', per(extraction(lightrag), lightrag), per(extraction(trellis), trellis), ''],
+    ['all LLM calls per chunk', per(lightrag.ingestCalls.chatTotal, lightrag), per(trellis.ingestCalls.chatTotal, trellis), ''],
+    ['most LLM calls in flight', `${lightrag.ingestCalls.maxInFlight}`, `${trellis.ingestCalls.maxInFlight}`, ''],
+    ['embedding requests (texts)', `${lightrag.ingestCalls.embeddingRequests} (${lightrag.ingestCalls.embeddedTexts})`, `${trellis.ingestCalls.embeddingRequests} (${trellis.ingestCalls.embeddedTexts})`, ''],
+    ['LLM floor: calls × latency ÷ concurrency', `${floor(lightrag).toFixed(1)} s`, `${floor(trellis).toFixed(1)} s`, ''],
+    ['ingest wall time', `${lightrag.ingestSeconds.toFixed(1)} s (load ${lightrag.ingestLoad})`, `${trellis.ingestSeconds.toFixed(1)} s (load ${trellis.ingestLoad})`, `${ratio(lightrag.ingestSeconds / trellis.ingestSeconds)} faster`],
+    ['of which handing the documents over', 'one ainsert() call', `${trellis.handedOverSeconds?.toFixed(1)} s (${passages.length} UploadDocument calls, ${uploads === 1 ? 'one at a time' : `${uploads} at a time`})`, ''],
+    ['ingest throughput', `${throughput(lightrag).toFixed(2)} chunks/s`, `${throughput(trellis).toFixed(2)} chunks/s`, `${ratio(throughput(trellis) / throughput(lightrag))} (target ≥ 20×)`],
+    ['ingest CPU (process tree)', `${lightrag.ingestCpuSeconds.toFixed(1)} s`, `${trellis.ingestCpuSeconds.toFixed(1)} s`, `${ratio(lightrag.ingestCpuSeconds / trellis.ingestCpuSeconds)} less`],
+    ['CPU per chunk', `${((lightrag.ingestCpuSeconds / lightrag.chunks) * 1000).toFixed(1)} ms`, `${((trellis.ingestCpuSeconds / trellis.chunks) * 1000).toFixed(1)} ms`, ''],
+    [`hybrid retrieval p50 / p95 (${questions.length} questions)`, ...[lightrag, trellis].map((r) => `${percentile(r.queryMs, 50).toFixed(1)} / ${percentile(r.queryMs, 95).toFixed(1)} ms (load ${r.queryLoad})`), `${ratio(percentile(lightrag.queryMs, 50) / percentile(trellis.queryMs, 50))} faster at p50`],
+    ['LLM calls per query', (lightrag.queryCalls.chatTotal / questions.length).toFixed(2), (trellis.queryCalls.chatTotal / questions.length).toFixed(2), ''],
+  ];
+  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; ${new Date().toISOString()}`);
+  console.log(`corpus: ${corpusDir}, first ${passages.length} passages; fake LLM latency ${latencyMs} ms while indexing, ${queryLatencyMs} ms while querying; concurrency ${concurrency}`);
+  console.log(rows.map((r) => `| ${r.join(' | ')} |`).join('\n').replace(/\n/, `\n|${' --- |'.repeat(4)}\n`));
+}
+
+async function main(): Promise<void> {
+  const python = ensureLightRag();
+  const llm = new PeerLlm(dimensions);
+  await llm.start();
+  const scratch = mkdtempSync(join(tmpdir(), 'trellis-bench-peer-'));
+  try {
+    console.log(`indexing ${passages.length} passages with Trellis… (load ${load()})`);
+    const trellis = await benchTrellis(llm, mkdirIn(scratch, 'trellis'));
+    console.log(`Trellis: ${trellis.ingestSeconds.toFixed(1)} s (load ${trellis.ingestLoad}); indexing with LightRAG ${LIGHTRAG_VERSION}…`);
+    const lightrag = await benchLightRag(llm, python, mkdirIn(scratch, 'lightrag'));
+    report(lightrag, trellis);
+  } finally {
+    await llm.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function mkdirIn(parent: string, name: string): string {
+  const dir = join(parent, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+main().catch((error: unknown) => {
+  console.error(`bench:peer failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
