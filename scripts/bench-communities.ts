@@ -131,7 +131,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < CHANGES; i++) {
         const removed = passages[Math.floor(passages.length / 3) + i]!;
         const removedId = (await client.listAllDocuments(kb)).find((d) => d.sourceUri === removed.id)!.id;
-        await incremental(`delete one document (${removed.id})`, () => client.deleteDocument(kb, removedId));
+        await incremental(`delete one document (${removed.id})`, async () => void (await client.deleteDocument(kb, removedId)));
       }
 
       const levels = [...new Set(list.communities.map((c) => c.level))].sort();
