@@ -53,11 +53,16 @@ export class AdmissionGate {
     return admission.cancel;
   }
 
-  /** The refusal, with a back-off long enough for the queue (or the loop's backlog) to move on, short enough not to idle a client. */
+  /**
+   * The refusal, with a back-off long enough for the queue (or the loop's backlog) to move on,
+   * short enough not to idle a client; spread ±25 % so that callers refused together do not
+   * all come back together.
+   */
   refusal(reason: RejectReason): Refusal {
     const { maxConcurrent, maxQueued, maxQueueWaitMs } = this.limiter.limits;
     const loopMs = this.loop?.maxMs ?? 0;
-    const retryAfterMs = reason === 'event_loop_busy' ? Math.max(250, loopMs * 5) : Math.max(100, maxQueueWaitMs * 4);
+    const backOffMs = reason === 'event_loop_busy' ? Math.max(250, loopMs * 5) : Math.max(100, maxQueueWaitMs * 4);
+    const retryAfterMs = Math.round(backOffMs * (0.75 + Math.random() * 0.5));
     const metadata = new Metadata();
     metadata.set(RETRY_AFTER_HEADER, String(retryAfterMs));
     const why =

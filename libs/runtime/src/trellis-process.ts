@@ -22,6 +22,8 @@ import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
 import { coreSockets, startCoreFront } from './front/core-front';
 import type { CoreFront, CoreSockets } from './front/core-front';
+import { RunningCalls } from './front/running-calls';
+import { RunningCallsInterceptor } from './front/running-calls.interceptor';
 import { RuntimeModule } from './runtime.module';
 import { createRuntime } from './runtime';
 import type { Runtime } from './runtime';
@@ -91,6 +93,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   const loopDelay = new EventLoopDelay();
   const sockets: CoreSockets | undefined = spec.frontThread === true && spec.grpcServices.length > 0 ? coreSockets() : undefined;
   let front: CoreFront | undefined;
+  const runningCalls = new RunningCalls();
   @Module({})
   class RootModule {}
   const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
@@ -103,6 +106,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent), new MalformedRequestInterceptor());
       // After telemetry, so shed calls are counted and traced as RESOURCE_EXHAUSTED too. Behind a front, the front sheds.
       if (config.admission.maxConcurrent > 0 && sockets === undefined) micro.useGlobalInterceptors(admissionControl(config, runtime, loopDelay));
+      if (sockets !== undefined) micro.useGlobalInterceptors(new RunningCallsInterceptor(runningCalls));
       await micro.listen();
       app = micro;
     } else {
@@ -125,7 +129,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       ...(shared ? { fallback: api!.handle } : {}),
     });
     if (sockets !== undefined) {
-      front = await startCoreFront({ config, services: spec.grpcServices, sockets, loopDelay: loopDelay.start(), readiness, metrics: runtime.metrics, logger: runtime.logger });
+      front = await startCoreFront({ config, services: spec.grpcServices, sockets, loopDelay: loopDelay.start(), runningCalls, readiness, metrics: runtime.metrics, logger: runtime.logger });
     }
     const apiServer = api !== undefined && !shared ? await listenHttp(config.httpHost, config.httpApi.port!, api.handle) : undefined;
     await runtime.bus.start();

@@ -7,6 +7,7 @@ import { READINESS_TIMEOUT_MS, checkWithin } from '@trellis/observability';
 import type { Logger, TrellisMetrics } from '@trellis/observability';
 import { startFrontThread } from './front-thread';
 import type { FrontThread } from './front-thread';
+import type { RunningCalls } from './running-calls';
 
 /** How often the core runs its readiness check for the front to answer /readyz from. */
 const READINESS_REPORT_INTERVAL_MS = 1_000;
@@ -36,6 +37,8 @@ export interface CoreFrontOptions {
   readonly sockets: CoreSockets;
   /** The core's event loop, started: its ticks are the front's heartbeat and delay reading. */
   readonly loopDelay: EventLoopDelay;
+  /** The calls the core is running (counted by `RunningCallsInterceptor`). */
+  readonly runningCalls: RunningCalls;
   readonly readiness: () => Promise<void>;
   readonly metrics: TrellisMetrics;
   readonly logger: Logger;
@@ -69,6 +72,7 @@ export async function startCoreFront(options: CoreFrontOptions): Promise<CoreFro
       apiKeys: config.apiKeys,
       ...(config.internalToken === undefined ? {} : { internalToken: config.internalToken }),
       coreLoop: { shared: options.loopDelay.shared, intervalMs: options.loopDelay.intervalMs },
+      coreCalls: options.runningCalls.shared,
     },
     {
       counts: (inFlight, queued) => {

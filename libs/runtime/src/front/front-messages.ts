@@ -22,6 +22,8 @@ export interface FrontSettings {
   readonly internalToken?: string;
   /** `EventLoopDelay.shared` and its tick interval: the core's heartbeat and delay. */
   readonly coreLoop: { readonly shared: SharedArrayBuffer; readonly intervalMs: number };
+  /** `RunningCalls.shared`: the calls the core is running. */
+  readonly coreCalls: SharedArrayBuffer;
 }
 
 /** Messages from the core (main thread) to the front. */

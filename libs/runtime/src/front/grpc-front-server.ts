@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Client, Server, ServerCredentials, credentials } from '@grpc/grpc-js';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { Refusal } from '@trellis/grpc-edge';
 import { loadSync } from '@grpc/proto-loader';
 import type { HealthImplementation } from 'grpc-health-check';
 import {
@@ -15,8 +16,10 @@ import {
   protoDirectory,
 } from '@trellis/grpc-edge';
 import type { AdmissionReport } from './admission-report';
+import { CorePacer } from './core-pacer';
 import type { FrontSettings } from './front-messages';
 import { forwardCall, passBytes } from './grpc-forwarder';
+import { RunningCalls } from './running-calls';
 
 const MESSAGE_LIMITS = { 'grpc.max_receive_message_length': MAX_GRPC_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_GRPC_MESSAGE_BYTES };
 
@@ -39,34 +42,57 @@ export function methodPaths(protoFiles: readonly string[]): string[] {
   return paths;
 }
 
-function admissionGate(settings: FrontSettings, report: AdmissionReport): AdmissionGate | undefined {
+function admissionOf(settings: FrontSettings, report: AdmissionReport): Admission | undefined {
   const { maxConcurrent, maxQueued, maxQueueWaitMs, maxEventLoopDelayMs } = settings.admission;
   if (maxConcurrent === 0) return undefined;
   const limiter = new RequestLimiter({ maxConcurrent, maxQueued, maxQueueWaitMs }, (running, queued) => report.counts(running, queued));
   const delay = new SharedLoopDelay(settings.coreLoop.shared, settings.coreLoop.intervalMs);
-  return new AdmissionGate(limiter, maxEventLoopDelayMs > 0 ? { delay, maxMs: maxEventLoopDelayMs } : undefined);
+  const gate = new AdmissionGate(limiter, maxEventLoopDelayMs > 0 ? { delay, maxMs: maxEventLoopDelayMs } : undefined);
+  const running = new RunningCalls(settings.coreCalls);
+  return { gate, pacer: new CorePacer(() => running.count()), maxQueueWaitMs };
+}
+
+interface Admission {
+  readonly gate: AdmissionGate;
+  readonly pacer: CorePacer;
+  readonly maxQueueWaitMs: number;
 }
 
 /**
  * The handler of one method: admission (refused at once, from this thread, when the server is
- * full or the core's loop is behind), then the call forwarded to the core holding its slot.
+ * full or the core's loop is behind), then, holding its slot, the call forwarded to the core as
+ * soon as the core has started the one before; all within the queue wait, or refused.
  */
-function admittedForwarding(path: string, core: Client, gate: AdmissionGate | undefined, tenants: TenantResolver, report: AdmissionReport) {
+function admittedForwarding(path: string, core: Client, admission: Admission | undefined, tenants: TenantResolver, report: AdmissionReport) {
   const method = path.slice(path.lastIndexOf('/') + 1);
   return (call: ServerDuplexStream<Buffer, Buffer>) => {
-    if (gate === undefined) return forwardCall(core, call, () => undefined);
+    if (admission === undefined) return forwardCall(core, call, () => undefined);
+    const { gate, pacer, maxQueueWaitMs } = admission;
     const started = performance.now();
     let gone = false;
-    const cancel = gate.enter(
+    let cancel: () => void = () => undefined;
+    const refuse = (refusal: Refusal) => {
+      report.refused({ method, reason: refusal.reason, seconds: (performance.now() - started) / 1000 });
+      call.emit('error', refusal);
+    };
+    cancel = gate.enter(
       admissionTenant(tenants, call.metadata),
       (slot) => {
         if (gone) return slot.release();
-        forwardCall(core, call, () => slot.release());
+        cancel = pacer.submit(
+          started + maxQueueWaitMs,
+          (ended) =>
+            forwardCall(core, call, () => {
+              ended();
+              slot.release();
+            }),
+          () => {
+            slot.release();
+            refuse(gate.refusal('queue_timeout'));
+          },
+        );
       },
-      (refusal) => {
-        report.refused({ method, reason: refusal.reason, seconds: (performance.now() - started) / 1000 });
-        call.emit('error', refusal);
-      },
+      refuse,
     );
     call.once('cancelled', () => {
       gone = true;
@@ -89,10 +115,10 @@ export interface FrontGrpc {
 export async function startFrontGrpc(settings: FrontSettings, health: HealthImplementation, report: AdmissionReport): Promise<FrontGrpc> {
   const core = new Client(settings.coreGrpcAddress, credentials.createInsecure(), MESSAGE_LIMITS);
   const server = new Server(MESSAGE_LIMITS);
-  const gate = admissionGate(settings, report);
+  const admission = admissionOf(settings, report);
   const tenants = new TenantResolver(settings.apiKeys, settings.internalToken);
   for (const path of methodPaths(settings.protoFiles)) {
-    server.register(path, admittedForwarding(path, core, gate, tenants, report), passBytes, passBytes, 'bidi');
+    server.register(path, admittedForwarding(path, core, admission, tenants, report), passBytes, passBytes, 'bidi');
   }
   health.addToServer(server);
   grpcReflection(settings.protoFiles).addToServer(server);
