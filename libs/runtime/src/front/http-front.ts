@@ -1,5 +1,5 @@
 import { Agent, createServer, request } from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CoreState, Verdict } from './core-state';
 
@@ -15,13 +15,41 @@ function answer(res: ServerResponse, verdict: Verdict, okBody: string, failedPre
   res.end(verdict.ok ? okBody : `${failedPrefix}: ${verdict.reason}\n`);
 }
 
+/**
+ * Sends the request body on to the core, each piece after the reads of the current turn, so an
+ * answer the core sent before it stopped reading (413 past the upload limit, then it closes)
+ * is seen before another piece is written into the closed socket; `stop` ends the relay.
+ */
+function relayBody(req: IncomingMessage, upstream: ClientRequest): { stop(): void } {
+  let stopped = false;
+  req.on('data', (piece: Buffer) => {
+    req.pause();
+    setImmediate(() => {
+      if (stopped) return;
+      if (upstream.write(piece)) req.resume();
+      else upstream.once('drain', () => req.resume());
+    });
+  });
+  req.on('end', () => setImmediate(() => stopped || upstream.end()));
+  return { stop: () => (stopped = true) };
+}
+
 /** Passes one request to the core's HTTP server and its response back, streamed both ways (event streams too). */
 function proxy(req: IncomingMessage, res: ServerResponse, socketPath: string, agent: Agent): void {
+  let answered = false;
   const upstream = request({ socketPath, agent, method: req.method, path: req.url, headers: endToEnd(req.headers) }, (response) => {
-    res.writeHead(response.statusCode ?? 502, endToEnd(response.headers));
+    const headers = endToEnd(response.headers);
+    // The core reads no more of this request: neither does the front, and the caller is told so.
+    if (response.headers.connection === 'close') {
+      body.stop();
+      headers['connection'] = 'close';
+    }
+    res.writeHead(response.statusCode ?? 502, headers);
     response.pipe(res);
+    response.once('end', () => (answered = true));
   });
   upstream.on('error', (error) => {
+    if (answered) return;
     if (res.headersSent) return void res.destroy();
     res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' }).end(`the server could not answer: ${error.message}\n`);
   });
@@ -29,7 +57,10 @@ function proxy(req: IncomingMessage, res: ServerResponse, socketPath: string, ag
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
   });
-  req.pipe(upstream);
+  // The headers go at once, not with the first piece of body: the core may answer from them
+  // alone (413 for a declared length past the limit) before the caller sends its body.
+  upstream.flushHeaders();
+  const body = relayBody(req, upstream);
 }
 
 /**
