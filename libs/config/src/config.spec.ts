@@ -13,6 +13,8 @@ describe('loadConfig', () => {
     expect(loadConfig({}, 't').admission).toEqual({ maxConcurrent: 16, maxQueued: 32, maxQueueWaitMs: 50, maxEventLoopDelayMs: 100 });
     const env = { TRELLIS_MAX_CONCURRENT_REQUESTS: '0', TRELLIS_MAX_QUEUED_REQUESTS: '5', TRELLIS_MAX_QUEUE_WAIT_MS: '20', TRELLIS_MAX_EVENT_LOOP_DELAY_MS: '0' };
     expect(loadConfig(env, 't').admission).toEqual({ maxConcurrent: 0, maxQueued: 5, maxQueueWaitMs: 20, maxEventLoopDelayMs: 0 });
+    expect(loadConfig({}, 't').frontThread).toBe(true);
+    expect(loadConfig({ TRELLIS_FRONT_THREAD: 'false' }, 't').frontThread).toBe(false);
     expect(() => loadConfig({ TRELLIS_MAX_QUEUE_WAIT_MS: '0', TRELLIS_MAX_CONCURRENT_REQUESTS: '-1' }, 't')).toThrow(/TRELLIS_MAX_QUEUE_WAIT_MS[\s\S]*TRELLIS_MAX_CONCURRENT_REQUESTS|TRELLIS_MAX_CONCURRENT_REQUESTS[\s\S]*TRELLIS_MAX_QUEUE_WAIT_MS/);
   });
 

@@ -41,6 +41,14 @@ export interface TrellisConfig extends Infrastructure, AccessSettings {
    * behind than this (synchronous query work piling up); 0 turns this check off. Default 100.
    */
   readonly admission: { readonly maxConcurrent: number; readonly maxQueued: number; readonly maxQueueWaitMs: number; readonly maxEventLoopDelayMs: number };
+  /**
+   * TRELLIS_FRONT_THREAD (standalone server only): a worker thread owns the public gRPC and
+   * HTTP ports, applies the load shedding above, answers gRPC health, /healthz and /readyz
+   * itself, and forwards everything else to the main thread over Unix sockets, so refusals and
+   * health checks are answered at once while query work keeps the main thread busy. Default
+   * true; false serves both ports from the main thread (the distributed services always do).
+   */
+  readonly frontThread: boolean;
   /** TRELLIS_LOG_LEVEL: fatal, error, warn, info, debug, trace or silent. */
   readonly logLevel: string;
   readonly kafka: {
@@ -142,6 +150,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       maxQueueWaitMs: env.int('TRELLIS_MAX_QUEUE_WAIT_MS', 50, 1, 60_000),
       maxEventLoopDelayMs: env.int('TRELLIS_MAX_EVENT_LOOP_DELAY_MS', 100, 0, 60_000),
     },
+    frontThread: env.flag('TRELLIS_FRONT_THREAD', true),
     logLevel: env.choice('TRELLIS_LOG_LEVEL', LOG_LEVELS, 'info'),
     kafka: {
       topicPrefix: env.text('TRELLIS_KAFKA_TOPIC_PREFIX') ?? '',

@@ -5,6 +5,7 @@ import { Observable, Subject, lastValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { TrellisMetrics } from '@trellis/observability';
 import { RETRY_AFTER_HEADER } from '@trellis/wire';
+import { AdmissionGate } from './admission-gate';
 import { GrpcAdmissionInterceptor } from './grpc-admission.interceptor';
 import { EventLoopDelay } from './event-loop-delay';
 import { RequestLimiter } from './request-limiter';
@@ -23,7 +24,7 @@ function rpcContext(metadata = new Metadata()): ExecutionContextHost {
 function setup(limits = { maxConcurrent: 1, maxQueued: 0, maxQueueWaitMs: 50 }, loop?: { delay: EventLoopDelay; maxMs: number }) {
   const metrics = new TrellisMetrics('test');
   const limiter = new RequestLimiter(limits);
-  const interceptor = new GrpcAdmissionInterceptor(limiter, new TenantResolver(new Map()), metrics, loop);
+  const interceptor = new GrpcAdmissionInterceptor(new AdmissionGate(limiter, loop), new TenantResolver(new Map()), metrics);
   return { metrics, limiter, interceptor };
 }
 

@@ -14,15 +14,17 @@ export type TrellisGrpcService = 'knowledge_base' | 'graph' | 'retrieval' | 'cha
 /**
  * Nest gRPC transport options for the given services, with the standard health service
  * (overall and per service SERVING) and server reflection so grpcurl works without protos.
+ * Listens on `url` when given (the standalone core behind its front thread), else on the
+ * configured host and port.
  */
-export function grpcServerOptions(config: TrellisConfig, services: readonly TrellisGrpcService[], health: HealthImplementation): GrpcOptions {
+export function grpcServerOptions(config: TrellisConfig, services: readonly TrellisGrpcService[], health: HealthImplementation, url?: string): GrpcOptions {
   const protoDir = protoDirectory();
   return {
     transport: Transport.GRPC,
     options: {
       package: 'trellis.v1',
       protoPath: services.map((s) => join(protoDir, 'trellis/v1', `${s}.proto`)),
-      url: `${config.grpcHost}:${config.grpcPort}`,
+      url: url ?? `${config.grpcHost}:${config.grpcPort}`,
       loader: { ...GRPC_LOADER_OPTIONS, includeDirs: [protoDir] },
       maxReceiveMessageLength: MAX_GRPC_MESSAGE_BYTES,
       maxSendMessageLength: MAX_GRPC_MESSAGE_BYTES,

@@ -8,6 +8,7 @@ export * from './graph-actor';
 export * from './malformed-request';
 export * from './grpc-method';
 export * from './request-limiter';
+export * from './admission-gate';
 export * from './grpc-admission.interceptor';
 export * from './event-loop-delay';
 // The client's half of the wire, re-exported for the servers that also call other services.

@@ -9,6 +9,8 @@ import { READINESS_TIMEOUT_MS } from './metrics';
 export interface ProbeServerOptions {
   readonly host: string;
   readonly port: number;
+  /** Listen on this Unix socket instead of host and port (behind the standalone server's front thread). */
+  readonly socketPath?: string;
   readonly registry: Registry;
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   readonly readiness: () => Promise<void>;
@@ -23,7 +25,8 @@ export interface ProbeServerOptions {
 /**
  * `/healthz` (the process runs), `/readyz` (its dependencies answer, within a bounded time)
  * and `/metrics`. These share the main thread with query work: gRPC admission control keeps
- * that work bounded so the probes stay answered under load.
+ * that work bounded so the probes stay answered under load. (The standalone server's front
+ * thread answers /healthz and /readyz itself and passes the rest here.)
  */
 export async function startProbeServer(options: ProbeServerOptions): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
@@ -57,9 +60,11 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<{ s
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
+    if (options.socketPath !== undefined) server.listen(options.socketPath, () => resolve());
+    else server.listen(options.port, options.host, () => resolve());
   });
-  return { server, port: (server.address() as AddressInfo).port };
+  const address = server.address();
+  return { server, port: typeof address === 'object' && address !== null ? (address as AddressInfo).port : 0 };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { TrellisConfig } from '@trellis/config';
 import { closeHttpServer, listenHttp, loadTelemetrySettings, startProbeServer, startTracing } from '@trellis/observability';
 import type { TelemetrySettings, TracingHandle } from '@trellis/observability';
 import {
+  AdmissionGate,
   EventLoopDelay,
   GrpcAdmissionInterceptor,
   GrpcExceptionFilter,
@@ -19,6 +20,10 @@ import {
 } from '@trellis/grpc-edge';
 import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
+import { coreSockets, startCoreFront } from './front/core-front';
+import type { CoreFront, CoreSockets } from './front/core-front';
+import { RunningCalls } from './front/running-calls';
+import { RunningCallsInterceptor } from './front/running-calls.interceptor';
 import { RuntimeModule } from './runtime.module';
 import { createRuntime } from './runtime';
 import type { Runtime } from './runtime';
@@ -38,6 +43,12 @@ export interface ProcessSpec {
    * API), on the probe port or on `config.httpApi.port`; called once gRPC listens.
    */
   readonly httpApi?: (runtime: Runtime) => HttpApiMount;
+  /**
+   * Serve the public gRPC and probe ports from a front thread (see `front/`), the process's own
+   * servers listening on Unix sockets behind it. Standalone only: its query work is synchronous
+   * on the main thread, so without it refusals and health checks wait for that work.
+   */
+  readonly frontThread?: boolean;
 }
 
 /** A request handler that answers the paths it owns (returns true), and what to close on stop. */
@@ -80,6 +91,9 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   );
   const health = createHealth();
   const loopDelay = new EventLoopDelay();
+  const sockets: CoreSockets | undefined = spec.frontThread === true && spec.grpcServices.length > 0 ? coreSockets() : undefined;
+  let front: CoreFront | undefined;
+  const runningCalls = new RunningCalls();
   @Module({})
   class RootModule {}
   const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
@@ -87,11 +101,12 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   let api: HttpApiMount | undefined;
   try {
     if (spec.grpcServices.length > 0) {
-      const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health), logger: ['error', 'warn'] });
+      const micro = await NestFactory.createMicroservice(root, { ...grpcServerOptions(config, spec.grpcServices, health, sockets?.grpcUrl), logger: ['error', 'warn'] });
       micro.useGlobalFilters(new GrpcExceptionFilter(runtime.logger));
       micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent), new MalformedRequestInterceptor());
-      // After telemetry, so shed calls are counted and traced as RESOURCE_EXHAUSTED too.
-      if (config.admission.maxConcurrent > 0) micro.useGlobalInterceptors(admissionControl(config, runtime, loopDelay));
+      // After telemetry, so shed calls are counted and traced as RESOURCE_EXHAUSTED too. Behind a front, the front sheds.
+      if (config.admission.maxConcurrent > 0 && sockets === undefined) micro.useGlobalInterceptors(admissionControl(config, runtime, loopDelay));
+      if (sockets !== undefined) micro.useGlobalInterceptors(new RunningCallsInterceptor(runningCalls));
       await micro.listen();
       app = micro;
     } else {
@@ -107,37 +122,50 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     const probes = await startProbeServer({
       host: config.httpHost,
       port: config.httpPort,
+      ...(sockets ? { socketPath: sockets.httpSocket } : {}),
       registry: runtime.metrics.registry,
       readiness,
       metricsToken: config.metricsToken,
       ...(shared ? { fallback: api!.handle } : {}),
     });
+    if (sockets !== undefined) {
+      front = await startCoreFront({ config, services: spec.grpcServices, sockets, loopDelay: loopDelay.start(), runningCalls, readiness, metrics: runtime.metrics, logger: runtime.logger });
+    }
     const apiServer = api !== undefined && !shared ? await listenHttp(config.httpHost, config.httpApi.port!, api.handle) : undefined;
     await runtime.bus.start();
     await spec.afterStart?.(app, runtime);
     health.setStatus('', 'SERVING');
-    const grpcAddress = spec.grpcServices.length > 0 ? `${config.grpcHost}:${config.grpcPort}` : null;
-    runtime.logger.info({ grpc: grpcAddress, http: probes.port, mode: config.mode, llm: config.openai.enabled }, `${config.serviceName} ready`);
+    front?.setServing(true);
+    const grpcAddress = spec.grpcServices.length > 0 ? `${config.grpcHost}:${front?.grpcPort ?? config.grpcPort}` : null;
+    const httpPort = front?.httpPort ?? probes.port;
+    runtime.logger.info({ grpc: grpcAddress, http: httpPort, mode: config.mode, llm: config.openai.enabled, frontThread: front !== undefined }, `${config.serviceName} ready`);
     const nest = app;
+    const frontInUse = front;
     return {
       runtime,
       grpcAddress,
-      httpPort: probes.port,
-      httpApiPort: apiServer?.port ?? (shared ? probes.port : null),
+      httpPort,
+      httpApiPort: apiServer?.port ?? (shared ? httpPort : null),
       close: async () => {
         health.setStatus('', 'NOT_SERVING');
+        frontInUse?.setServing(false);
         runtime.availability.close();
+        // The public ports first (the front passes the HTTP API's requests in flight through, then drains gRPC).
+        await frontInUse?.close();
         loopDelay.stop();
         // HTTP first, while gRPC still answers the HTTP API's calls in flight.
         await Promise.all([probes.server, apiServer?.server].map((server) => server && closeHttpServer(server)));
         api?.close();
         await runtime.bus.stop();
         await nest.close();
+        sockets?.remove();
         await runtime.database.close();
         await tracing.shutdown();
       },
     };
   } catch (error) {
+    await front?.close().catch(() => undefined);
+    sockets?.remove();
     loopDelay.stop();
     api?.close();
     await app?.close().catch(() => undefined);
@@ -156,7 +184,7 @@ function admissionControl(config: TrellisConfig, runtime: Runtime, loopDelay: Ev
   });
   const { maxEventLoopDelayMs } = config.admission;
   const loop = maxEventLoopDelayMs > 0 ? { delay: loopDelay.start(), maxMs: maxEventLoopDelayMs } : undefined;
-  return new GrpcAdmissionInterceptor(limiter, new TenantResolver(config.apiKeys, config.internalToken), runtime.metrics, loop);
+  return new GrpcAdmissionInterceptor(new AdmissionGate(limiter, loop), new TenantResolver(config.apiKeys, config.internalToken), runtime.metrics);
 }
 
 /**

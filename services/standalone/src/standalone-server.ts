@@ -13,12 +13,13 @@ import { RetrievalModule, RetrievalService } from '@trellis/retrieval';
  * Trellis in one process: the six services' modules sharing one runtime (SQLite store and
  * in-process bus in standalone mode), all four gRPC APIs on one port, the HTTP API (REST,
  * OpenAI-compatible) calling them over loopback, and on start the indexing of whatever a
- * previous run left unfinished.
+ * previous run left unfinished. A front thread owns the public ports (TRELLIS_FRONT_THREAD).
  */
 export function startStandaloneServer(config: TrellisConfig): Promise<RunningProcess> {
   return startTrellisProcess({
     config,
     grpcServices: ['knowledge_base', 'graph', 'retrieval', 'chat'],
+    frontThread: config.frontThread,
     httpApi: (runtime) => httpApiFromConfig(config, runtime.logger, runtime.metrics.registry),
     modules: () => [
       IngestionModule,
