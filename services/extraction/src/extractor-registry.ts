@@ -1,7 +1,7 @@
 import type { Models } from '@trellis/models';
 import type { KbSettings } from '@trellis/storage';
 import type { Extractor } from './extractor';
-import { extractionPrompt } from './extraction-prompt';
+import { extractionPrompt } from '@trellis/models';
 import { JsonModeMemory, LlmExtractor } from './llm-extractor';
 import { LocalExtractor } from './local/local-extractor';
 

@@ -1,9 +1,7 @@
-import { isRejectedRequest } from '@trellis/models';
-import type { ChatMessage, ChatModel, CompletionOptions } from '@trellis/models';
+import { EXTRACTION_SCHEMA, GLEANING_PROMPT, extractionMessages, isRejectedRequest } from '@trellis/models';
+import type { ChatMessage, ChatModel, CompletionOptions, ExtractionPrompt } from '@trellis/models';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from './extractor';
-import { EXTRACTION_SCHEMA, GLEANING_PROMPT } from './extraction-prompt';
-import type { ExtractionPrompt } from './extraction-prompt';
 import { ExtractionReport } from './extraction-report';
 import { parseJsonLoosely, validateExtraction } from './extraction-validation';
 
@@ -43,10 +41,7 @@ export class LlmExtractor implements Extractor {
   }
 
   async extract(text: string, context: { heading: string }, report = new ExtractionReport()): Promise<ExtractionResult> {
-    const messages: ChatMessage[] = [
-      { role: 'system', content: this.prompt.system },
-      { role: 'user', content: context.heading ? `Section: ${context.heading}\n\n${text}` : text },
-    ];
+    const messages = extractionMessages(this.prompt, text, context.heading);
     const first = await this.ask(messages, report);
     const replies = [parseJsonLoosely(first, report)];
     if (this.prompt.gleaningPasses > 0) {

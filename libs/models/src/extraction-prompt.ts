@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ExtractionOutputMode, KbSettings } from '@trellis/storage';
+import type { ChatMessage } from './chat-model';
 
 /** Bump when the default prompt or schema changes: every cached extraction is then redone. */
 export const EXTRACTION_PROMPT_VERSION = 'graph-v2';
@@ -85,4 +86,12 @@ export function extractionPrompt(settings: Pick<KbSettings, 'extraction' | 'extr
   const custom = overrides.some((o, i) => (i === 4 ? o !== '0' : o !== ''));
   const hash = createHash('sha256').update(JSON.stringify(overrides)).digest('hex').slice(0, 12);
   return { system, entityTypes, gleaningPasses, outputMode: e?.outputMode ?? 'auto', version: custom ? `${EXTRACTION_PROMPT_VERSION}-${hash}` : EXTRACTION_PROMPT_VERSION };
+}
+
+/** The first turn of a chunk's extraction: the prompt, and the chunk under its section heading. */
+export function extractionMessages(prompt: Pick<ExtractionPrompt, 'system'>, text: string, heading: string): ChatMessage[] {
+  return [
+    { role: 'system', content: prompt.system },
+    { role: 'user', content: heading ? `Section: ${heading}\n\n${text}` : text },
+  ];
 }
