@@ -10,6 +10,7 @@ export * from './repositories/graph-read.repository';
 export * from './repositories/graph-edit.repository';
 export * from './repositories/llm-usage.repository';
 export * from './repositories/llm-budget.repository';
+export * from './repositories/budget-pause.repository';
 export * from './repositories/chat.repository';
 export * from './repositories/chat-engine.repository';
 export * from './repositories/community.repository';

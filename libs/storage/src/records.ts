@@ -43,6 +43,29 @@ export interface LlmUsage {
   cacheHits: number;
 }
 
+/** What a language-model call was for: extracting a chunk, summarising the graph, or writing community reports. */
+export type LlmPurpose = 'extraction' | 'summary' | 'community';
+
+export const LLM_PURPOSES: readonly LlmPurpose[] = ['extraction', 'summary', 'community'];
+
+/** LLM work of a knowledge base over a span of days, for one purpose. */
+export interface LlmSpend {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** US dollars, as `LlmUsage.estimatedCostUsd`. */
+  estimatedCostUsd: number;
+}
+
+/** A chunk whose LLM extraction waits for its knowledge base's budget. */
+export interface PausedChunk {
+  chunkId: string;
+  documentId: string;
+  version: number;
+  contentHash: string;
+  pausedAt: string;
+}
+
 /** Per-knowledge-base entity resolution. Zero or empty values mean "server default". */
 export interface ResolutionSettings {
   /** '' (server default), 'name' (same normalised name → same entity) or 'embedding'. */

@@ -43,8 +43,8 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
       await store.recordStage(scope, { documentId: 'd2', version: 1, stage: 'chunking', startedAt: at, finishedAt: at });
       await store.recordStage(scope, { documentId: 'd2', version: 2, stage: 'extraction', startedAt: at, finishedAt: at });
-      await store.addLlmUsage(scope, 'd2', 2, { calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 });
-      await store.addLlmUsage(scope, 'd2', 1, { calls: 9, inputTokens: 90, outputTokens: 9, estimatedCostUsd: 9, cacheHits: 0 });
+      await store.addLlmUsage(scope, 'd2', 2, { calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 }, 'extraction');
+      await store.addLlmUsage(scope, 'd2', 1, { calls: 9, inputTokens: 90, outputTokens: 9, estimatedCostUsd: 9, cacheHits: 0 }, 'extraction');
       const progress = await store.listProgress(scope, [
         { documentId: 'd1', version: 1 },
         { documentId: 'd2', version: 2 },

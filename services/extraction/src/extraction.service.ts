@@ -60,13 +60,13 @@ export class ExtractionService {
         estimatedCostUsd: estimateCost(this.prices, extractor.model, report.inputTokens, report.outputTokens),
         cacheHits: 0,
       };
-      if (usage.calls > 0) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage);
+      if (usage.calls > 0) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage, 'extraction');
       this.telemetry?.extracted(kb.name, report, usage);
     } else {
       // Written by another knowledge base of the tenant: this one keeps its own copy, so the
       // entry stays while this knowledge base uses it and goes when this one is deleted.
       if (cached.kbId !== scope.kbId) await this.repos.extractionCache.putCachedExtraction(scope, key, cached.result);
-      await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 });
+      await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 }, 'extraction');
       this.telemetry?.cacheHit(kb.name);
     }
     await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted');

@@ -137,7 +137,7 @@ export class SqlDocuments {
   deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
     return this.removeVersions(scope, async (tx) => {
       await removeDocumentChunks(tx, this.engine, scope, documentId);
-      for (const table of ['document_texts', 'document_stages']) {
+      for (const table of ['document_texts', 'document_stages', 'llm_paused_chunks']) {
         await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ?`, [scope.tenantId, scope.kbId, documentId]);
       }
       return (await tx.exec(`DELETE FROM documents WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId])) > 0;
@@ -147,7 +147,7 @@ export class SqlDocuments {
   deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
     return this.removeVersions(scope, async (tx) => {
       const removed = await removeDocumentChunks(tx, this.engine, scope, documentId, currentVersion);
-      for (const table of ['document_texts', 'document_stages']) {
+      for (const table of ['document_texts', 'document_stages', 'llm_paused_chunks']) {
         await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`, [scope.tenantId, scope.kbId, documentId, currentVersion]);
       }
       return removed;
