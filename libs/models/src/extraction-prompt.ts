@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { stableId } from '@trellis/contracts';
 import type { ExtractionOutputMode, KbSettings } from '@trellis/storage';
 import type { ChatMessage } from './chat-model';
 
@@ -94,4 +95,14 @@ export function extractionMessages(prompt: Pick<ExtractionPrompt, 'system'>, tex
     { role: 'system', content: prompt.system },
     { role: 'user', content: heading ? `Section: ${heading}\n\n${text}` : text },
   ];
+}
+
+/** The model a knowledge base extracts with: its own, or the server's (TRELLIS_LLM_MODEL). */
+export function extractionModelName(settings: Pick<KbSettings, 'llmModel'>, serverModel: string): string {
+  return settings.llmModel || serverModel;
+}
+
+/** The key of a chunk's cached extraction: the same text, model and prompt give the same graph. */
+export function extractionCacheKey(chunkContentHash: string, model: string, promptVersion: string): string {
+  return stableId('ext', chunkContentHash, model, promptVersion);
 }

@@ -27,3 +27,4 @@ export type { VectorStorage } from './mysql/vector-sql';
 export type { StoreLogger } from './mysql/store-logger';
 export { NO_LLM_USAGE } from './llm-budget';
 export * from './knowledge-base-settings';
+export * from './kb-llm-budget';

@@ -14,6 +14,16 @@ export interface KbSettings {
   extraction?: ExtractionSettings;
   /** How chunk entities are matched to graph entities; absent or zero fields: server defaults. */
   resolution?: ResolutionSettings;
+  /** Most LLM work per UTC day and month; absent or zero fields: no limit. */
+  llmBudget?: LlmBudgetSettings;
+}
+
+/** Limits on a knowledge base's LLM spend (input and output tokens together, or US dollars); 0: none. */
+export interface LlmBudgetSettings {
+  dailyTokens: number;
+  monthlyTokens: number;
+  dailyUsd: number;
+  monthlyUsd: number;
 }
 
 /** How a knowledge base's LLM extraction is prompted and called. Empty values mean "default". */

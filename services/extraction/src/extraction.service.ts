@@ -1,4 +1,5 @@
-import { TrellisError, stableId } from '@trellis/contracts';
+import { TrellisError } from '@trellis/contracts';
+import { extractionCacheKey } from '@trellis/models';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
@@ -47,7 +48,7 @@ export class ExtractionService {
     // Passed on to graph-store, also when this event came without them.
     const context = ctx.knowledgeBase ? ctx : { ...ctx, knowledgeBase: toEventSettings(kb) };
     const extractor = this.extractors.forKnowledgeBase(kb.settings);
-    const key = stableId('ext', chunk.contentHash, extractor.model, extractor.promptVersion);
+    const key = extractionCacheKey(chunk.contentHash, extractor.model, extractor.promptVersion);
     const cached = await this.repos.extractionCache.getCachedExtraction(scope, key);
     if (cached === null) {
       const report = new ExtractionReport();

@@ -1,16 +1,12 @@
 import type { KbScope } from '@trellis/contracts';
 import { LLM_PURPOSES } from '../records';
 import type { LlmPurpose, LlmSpend, PausedChunk } from '../records';
+import { spendDay } from '../kb-llm-budget';
 import { fromSqlTime } from '../row-mappers';
 import type { SqlDialect } from './sql-dialect';
 import type { SqlDatabase, SqlSession } from './sql-session';
 
 const SPEND_COUNTERS = ['calls', 'input_tokens', 'output_tokens', 'estimated_cost_usd'] as const;
-
-/** The UTC day of `at` as llm_spend keys it. */
-export function spendDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
-}
 
 /**
  * A knowledge base's LLM spend per UTC day and purpose (what budgets count and estimates learn
