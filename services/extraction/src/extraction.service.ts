@@ -9,11 +9,14 @@ import { NO_LLM_USAGE } from '@trellis/storage';
 import type { KbSettings, LlmUsage, TrellisRepositories } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { ExtractionReport } from './extraction-report';
+import type { BudgetGate } from './budget/budget-gate';
 
 /** Where extraction reports what it did, for metrics; knowledge bases by name. */
 export interface ExtractionTelemetry {
   extracted(knowledgeBase: string, report: ExtractionReport, usage: LlmUsage): void;
   cacheHit(knowledgeBase: string): void;
+  /** A chunk's LLM extraction waits for the knowledge base's budget. */
+  pausedChunk(knowledgeBase: string): void;
 }
 
 /** Picks the extractor for a knowledge base's settings. */
@@ -25,15 +28,18 @@ export interface ExtractorSource {
  * Handles `chunk.ready`: extracts the chunk's entities and relationships with its knowledge
  * base's extractor (chosen by the settings the event carries), or takes them from the tenant's
  * cache keyed by (content hash, model, prompt version), records what the LLM work cost for the
- * document, and publishes `chunk.extracted`.
+ * document, and publishes `chunk.extracted`. While the knowledge base's LLM budget is spent, a
+ * chunk that would need an LLM call is put on the paused list instead (BudgetResumer announces
+ * it again when the budget allows); cached and local extraction go on.
  */
 export class ExtractionService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'llmUsage'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'llmUsage' | 'budgetPauses'>,
     private readonly bus: EventBus,
     private readonly extractors: ExtractorSource,
     private readonly prices: LlmPriceTable = new Map(),
     private readonly telemetry?: ExtractionTelemetry,
+    private readonly budget?: Pick<BudgetGate, 'exhausted'>,
   ) {}
 
   async onChunkReady(event: events.ChunkReady): Promise<void> {
@@ -51,6 +57,11 @@ export class ExtractionService {
     const key = extractionCacheKey(chunk.contentHash, extractor.model, extractor.promptVersion);
     const cached = await this.repos.extractionCache.getCachedExtraction(scope, key);
     if (cached === null) {
+      if (extractor.usesLlm && this.budget !== undefined && (await this.budget.exhausted(scope)) !== null) {
+        await this.repos.budgetPauses.pauseChunk(scope, { chunkId: chunk.id, documentId: ctx.documentId, version: ctx.documentVersion, contentHash: chunk.contentHash });
+        this.telemetry?.pausedChunk(kb.name);
+        return;
+      }
       const report = new ExtractionReport();
       const result = await extractor.extract(chunk.text, { heading: chunk.heading }, report);
       await this.repos.extractionCache.putCachedExtraction(scope, key, result);

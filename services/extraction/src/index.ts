@@ -6,3 +6,6 @@ export * from './extraction-report';
 export * from './extraction-validation';
 export * from './local/local-extractor';
 export * from './llm-extractor';
+export * from './budget/budget-gate';
+export * from './budget/budget-resumer';
+export * from './budget/budget-resume-schedule';

@@ -26,6 +26,8 @@ export class JsonModeMemory {
  * gleaning turn when the knowledge base asks for it), validated item by item.
  */
 export class LlmExtractor implements Extractor {
+  readonly usesLlm = true;
+
   constructor(
     private readonly llm: ChatModel,
     private readonly prompt: ExtractionPrompt,
