@@ -29,7 +29,7 @@ import type {
 import { BudgetGate } from './budget/budget-gate';
 import { BudgetMetrics } from './budget/budget-metrics';
 import { BudgetResumer } from './budget/budget-resumer';
-import { BudgetResumeSchedule } from './budget/budget-resume-schedule';
+import { BudgetResumeSchedule } from './handlers/budget-resume-schedule';
 import { ExtractionService } from './extraction.service';
 import { ExtractionMetrics } from './extraction-metrics';
 import { ExtractorRegistry } from './extractor-registry';

@@ -8,4 +8,4 @@ export * from './local/local-extractor';
 export * from './llm-extractor';
 export * from './budget/budget-gate';
 export * from './budget/budget-resumer';
-export * from './budget/budget-resume-schedule';
+export * from './handlers/budget-resume-schedule';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { runMain, startTrellisProcess } from '@trellis/runtime';
 import { ExtractionModule } from './extraction.module';
-import { BudgetResumeSchedule } from './budget/budget-resume-schedule';
+import { BudgetResumeSchedule } from './handlers/budget-resume-schedule';
 
 /** The extraction service alone, configured from the environment. */
 runMain('trellis-extraction', (config) =>

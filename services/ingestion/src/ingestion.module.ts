@@ -36,7 +36,7 @@ import { IngestEstimator } from './estimate/ingest-estimator';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
 import { KnowledgeBaseService } from './knowledge-base.service';
 import { StuckWorkSweeper } from './sweeper/stuck-work-sweeper';
-import { SweeperSchedule } from './sweeper/sweeper-schedule';
+import { SweeperSchedule } from './handlers/sweeper-schedule';
 
 @Module({
   controllers: [KnowledgeBaseController],

@@ -1,5 +1,5 @@
 import { IntervalSchedule } from '@trellis/runtime';
-import type { BudgetResumer } from './budget-resumer';
+import type { BudgetResumer } from '../budget/budget-resumer';
 
 /** The budget resumer's schedule (TRELLIS_BUDGET_RESUME_INTERVAL_MS); started once the bus runs. */
 export class BudgetResumeSchedule extends IntervalSchedule {
