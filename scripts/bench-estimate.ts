@@ -73,7 +73,7 @@ async function main(): Promise<void> {
       const fakeCounted = counted.prompt + counted.completion - fakeBefore.prompt - fakeBefore.completion;
       const e = estimate;
       const estimated = e.extraction!.inputTokens + e.extraction!.outputTokens + e.summaries!.inputTokens + e.summaries!.outputTokens;
-      const pct = (x: number) => `${x >= 0 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %`;
+      const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %`;
       rows.push([
         label,
         String(subset.length),

@@ -65,6 +65,11 @@ export interface LlmSpend {
   outputTokens: number;
   /** US dollars, as `LlmUsage.estimatedCostUsd`. */
   estimatedCostUsd: number;
+  /**
+   * The same calls' input as Trellis counts prompts (cl100k, `countPromptTokens`), where the
+   * caller counted it: how the provider's own count relates to Trellis's, for ingest estimates.
+   */
+  countedInputTokens: number;
 }
 
 /** A chunk whose LLM extraction waits for its knowledge base's budget. */

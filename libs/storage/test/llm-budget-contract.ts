@@ -57,7 +57,7 @@ export function describeLlmBudgetContract(name: string, makeStore: () => Promise
       const day = (iso: string) => new Date(`${iso}T12:00:00.000Z`);
       const other = { tenantId: 't2', kbId: scope.kbId };
       await store.addLlmUsage(scope, 'd1', 1, usage(2), 'extraction', day('2026-10-31'));
-      await store.addLlmUsage(scope, 'd1', 1, usage(3), 'extraction', day('2026-11-01'));
+      await store.addLlmUsage(scope, 'd1', 1, { ...usage(3), countedInputTokens: 270 }, 'extraction', day('2026-11-01'));
       await store.addLlmUsage(scope, 'd2', 1, usage(1), 'extraction', day('2026-11-02'));
       await store.addLlmUsage(scope, 'd2', 1, usage(1), 'summary', day('2026-11-02'));
       // Cache hits cost no call: they count for the document but are no spend.
@@ -65,9 +65,9 @@ export function describeLlmBudgetContract(name: string, makeStore: () => Promise
       await store.addLlmUsage(other, 'd1', 1, usage(50), 'extraction', day('2026-11-02'));
       const november = await store.getLlmSpend(scope, '2026-11-01');
       expect(november).toEqual({
-        extraction: { calls: 4, inputTokens: 400, outputTokens: 40, estimatedCostUsd: 2 },
-        summary: { calls: 1, inputTokens: 100, outputTokens: 10, estimatedCostUsd: 0.5 },
-        community: { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0 },
+        extraction: { calls: 4, inputTokens: 400, outputTokens: 40, estimatedCostUsd: 2, countedInputTokens: 270 },
+        summary: { calls: 1, inputTokens: 100, outputTokens: 10, estimatedCostUsd: 0.5, countedInputTokens: 0 },
+        community: { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, countedInputTokens: 0 },
       });
       expect((await store.getLlmSpend(scope, '2026-11-02')).extraction.calls).toBe(1);
       expect((await store.getLlmSpend(scope, '0000-00-00')).extraction.calls).toBe(6);

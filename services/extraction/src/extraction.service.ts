@@ -72,7 +72,7 @@ export class ExtractionService {
         estimatedCostUsd: estimateCost(this.prices, extractor.model, report.inputTokens, report.outputTokens),
         cacheHits: 0,
       };
-      if (usage.calls > 0) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage, 'extraction');
+      if (usage.calls > 0) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...usage, countedInputTokens: report.countedInputTokens }, 'extraction');
       this.telemetry?.extracted(kb.name, report, usage);
     } else {
       // Written by another knowledge base of the tenant: this one keeps its own copy, so the

@@ -1,4 +1,4 @@
-import { EXTRACTION_SCHEMA, GLEANING_PROMPT, extractionMessages, isRejectedRequest } from '@trellis/models';
+import { EXTRACTION_SCHEMA, GLEANING_PROMPT, countPromptTokens, extractionMessages, isRejectedRequest } from '@trellis/models';
 import type { ChatMessage, ChatModel, CompletionOptions, ExtractionPrompt } from '@trellis/models';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from './extractor';
@@ -74,7 +74,7 @@ export class LlmExtractor implements Extractor {
       onUsage: (u) => (usage = u),
     };
     const reply = await this.llm.complete(messages, options);
-    report.addCall(usage);
+    report.addCall(usage, countPromptTokens(messages));
     return reply;
   }
 }

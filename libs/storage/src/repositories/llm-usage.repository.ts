@@ -10,8 +10,9 @@ export interface LlmUsageRepository {
   /**
    * Adds to what indexing a document version cost, and (when it made calls) to the knowledge
    * base's spend for `purpose` on the UTC day of `at` (default now), in one transaction.
+   * `countedInputTokens`, when given, is the calls' input as Trellis counts prompts.
    */
-  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage, purpose: LlmPurpose, at?: Date): Promise<void>;
+  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage & { countedInputTokens?: number }, purpose: LlmPurpose, at?: Date): Promise<void>;
   /** Usage of one document version; zeros when none was recorded. */
   getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage>;
   /** Usage summed over every document and version of the knowledge base. */

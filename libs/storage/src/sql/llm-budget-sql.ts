@@ -22,7 +22,7 @@ export class SqlLlmBudget {
   ) {}
 
   /** Usage of a document version, and the same work in the knowledge base's spend of the day (calls only). */
-  async addUsage(scope: KbScope, documentId: string, version: number, u: LlmUsage, purpose: LlmPurpose, at: Date): Promise<void> {
+  async addUsage(scope: KbScope, documentId: string, version: number, u: LlmUsage & { countedInputTokens?: number }, purpose: LlmPurpose, at: Date): Promise<void> {
     const add = USAGE_COUNTERS.map((c) => `${c} = ${c} + ${this.dialect.inserted(c)}`).join(', ');
     await this.db.transaction(async (tx) => {
       await tx.exec(

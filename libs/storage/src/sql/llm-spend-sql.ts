@@ -6,7 +6,7 @@ import { fromSqlTime } from '../row-mappers';
 import type { SqlDialect } from './sql-dialect';
 import type { SqlDatabase, SqlSession } from './sql-session';
 
-const SPEND_COUNTERS = ['calls', 'input_tokens', 'output_tokens', 'estimated_cost_usd'] as const;
+const SPEND_COUNTERS = ['calls', 'input_tokens', 'output_tokens', 'estimated_cost_usd', 'counted_input_tokens'] as const;
 
 /**
  * A knowledge base's LLM spend per UTC day and purpose (what budgets count and estimates learn
@@ -19,11 +19,11 @@ export class SqlLlmSpend {
   ) {}
 
   /** Adds one piece of work to its day; run inside the transaction that records its usage. */
-  async add(tx: SqlSession, scope: KbScope, purpose: LlmPurpose, spend: LlmSpend, at: Date): Promise<void> {
+  async add(tx: SqlSession, scope: KbScope, purpose: LlmPurpose, spend: Omit<LlmSpend, 'countedInputTokens'> & { countedInputTokens?: number }, at: Date): Promise<void> {
     const add = SPEND_COUNTERS.map((c) => `${c} = ${c} + ${this.dialect.inserted(c)}`).join(', ');
     await tx.exec(
-      `INSERT INTO llm_spend (tenant_id, kb_id, day, purpose, ${SPEND_COUNTERS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${this.dialect.onConflictUpdate(add)}`,
-      [scope.tenantId, scope.kbId, spendDay(at), purpose, spend.calls, spend.inputTokens, spend.outputTokens, spend.estimatedCostUsd],
+      `INSERT INTO llm_spend (tenant_id, kb_id, day, purpose, ${SPEND_COUNTERS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${this.dialect.onConflictUpdate(add)}`,
+      [scope.tenantId, scope.kbId, spendDay(at), purpose, spend.calls, spend.inputTokens, spend.outputTokens, spend.estimatedCostUsd, spend.countedInputTokens ?? 0],
     );
   }
 
@@ -31,15 +31,15 @@ export class SqlLlmSpend {
   async since(scope: KbScope, fromDay: string): Promise<Record<LlmPurpose, LlmSpend>> {
     const rows = await this.db.rows(
       `SELECT purpose, COALESCE(SUM(calls), 0) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens,
-         COALESCE(SUM(estimated_cost_usd), 0) AS estimated_cost_usd
+         COALESCE(SUM(estimated_cost_usd), 0) AS estimated_cost_usd, COALESCE(SUM(counted_input_tokens), 0) AS counted_input_tokens
        FROM llm_spend WHERE tenant_id = ? AND kb_id = ? AND day >= ? GROUP BY purpose`,
       [scope.tenantId, scope.kbId, fromDay],
     );
-    const result = Object.fromEntries(LLM_PURPOSES.map((p) => [p, { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0 }])) as Record<LlmPurpose, LlmSpend>;
+    const result = Object.fromEntries(LLM_PURPOSES.map((p) => [p, { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, countedInputTokens: 0 }])) as Record<LlmPurpose, LlmSpend>;
     for (const r of rows) {
       const purpose = String(r.purpose) as LlmPurpose;
       if (!(purpose in result)) continue;
-      result[purpose] = { calls: Number(r.calls), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), estimatedCostUsd: Number(r.estimated_cost_usd) };
+      result[purpose] = { calls: Number(r.calls), inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), estimatedCostUsd: Number(r.estimated_cost_usd), countedInputTokens: Number(r.counted_input_tokens) };
     }
     return result;
   }

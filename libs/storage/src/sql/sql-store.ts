@@ -236,7 +236,7 @@ export abstract class SqlStore implements TrellisStore {
 
   // --- LLM usage and budget --------------------------------------------------------------
 
-  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage, purpose: LlmPurpose, at = new Date()): Promise<void> {
+  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage & { countedInputTokens?: number }, purpose: LlmPurpose, at = new Date()): Promise<void> {
     return this.llm.addUsage(scope, documentId, version, usage, purpose, at);
   }
   getLlmSpend(scope: KbScope, fromDay: string): Promise<Record<LlmPurpose, LlmSpend>> {

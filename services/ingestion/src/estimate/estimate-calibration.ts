@@ -13,6 +13,16 @@ export const MIN_CALIBRATION_CALLS = 20;
  */
 const DEFAULT_SUMMARY_RATE = { callsPerExtraction: 0.064, inputPerExtraction: 0.064 * 545, outputPerExtraction: 0.064 * 78 };
 
+/**
+ * How the provider counts a prompt against how Trellis counts it (cl100k plus per-message
+ * overhead), from this knowledge base's extraction calls: 1 until there are enough of them.
+ * Providers with other tokenizers (or a stand-in that counts characters) differ by 10-30 %.
+ */
+export function inputScaleOf(extraction: LlmSpend): number {
+  if (extraction.calls < MIN_CALIBRATION_CALLS || extraction.countedInputTokens <= 0) return 1;
+  return extraction.inputTokens / extraction.countedInputTokens;
+}
+
 export interface OutputRatio {
   /** Output tokens expected per input token of an extraction call. */
   readonly outputPerInput: number;

@@ -20,7 +20,7 @@ import { exceededBy, kbScope, readBudgetState, requireKnowledgeBase } from '@tre
 import type { BudgetState, KnowledgeBaseRecord, LlmSpend, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from '../document-ingestion.service';
 import { validateFilename, validateSourceUri } from '../document-request-limits';
-import { outputRatioOf, summaryRateOf } from './estimate-calibration';
+import { inputScaleOf, outputRatioOf, summaryRateOf } from './estimate-calibration';
 import type { OutputRatio } from './estimate-calibration';
 
 /** Files one estimate takes at most (more are estimated in several calls). */
@@ -106,6 +106,7 @@ export class IngestEstimator {
     const llm = this.models.llmModel === null ? null : { model: extractionModelName(kb.settings, this.models.llmModel), prompt: extractionPrompt(kb.settings) };
     const history = await this.repos.llmUsage.getLlmSpend(scope, '0000-00-00');
     const ratio = outputRatioOf(history.extraction, this.models.defaultOutputPercent);
+    const scale = inputScaleOf(history.extraction);
 
     const extraction = emptyLine();
     const embeddings = emptyLine();
@@ -122,7 +123,7 @@ export class IngestEstimator {
           seenEmbeddings.add(text);
           embeddings.inputTokens += countTokens(text);
         }
-        if (llm !== null) await this.addExtraction(scope, llm, chunk, ratio, seenChunks, extraction);
+        if (llm !== null) await this.addExtraction(scope, llm, chunk, { ...ratio, inputScale: scale }, seenChunks, extraction);
       }
     }
     // One embedding request per batch of 64 texts, as chunking sends them.
@@ -146,7 +147,7 @@ export class IngestEstimator {
       totalCostUsd: llmCost + embeddings.estimatedCostUsd,
       llmModel: llm?.model ?? '',
       embeddingModel: this.models.embedding.model,
-      outputBasis: llm === null ? 'local extraction: no LLM calls' : ratio.basis,
+      outputBasis: llm === null ? 'local extraction: no LLM calls' : scale === 1 ? ratio.basis : `${ratio.basis}; prompts counted ×${scale.toFixed(3)} as the provider counted them`,
       budget,
       budgetWarning: llm === null ? '' : exceededBy(budget, llmTokens, llmCost),
     };
@@ -176,7 +177,7 @@ export class IngestEstimator {
     scope: KbScope,
     llm: { model: string; prompt: ExtractionPrompt },
     chunk: TextChunk,
-    ratio: OutputRatio,
+    ratio: OutputRatio & { inputScale: number },
     seen: Set<string>,
     line: CostLine,
   ): Promise<void> {
@@ -187,14 +188,14 @@ export class IngestEstimator {
     }
     seen.add(key);
     const messages: ChatMessage[] = extractionMessages(llm.prompt, chunk.text, chunk.heading);
-    const firstIn = countPromptTokens(messages);
+    const firstIn = Math.round(countPromptTokens(messages) * ratio.inputScale);
     const firstOut = Math.round(firstIn * ratio.outputPerInput);
     line.calls++;
     line.inputTokens += firstIn;
     line.outputTokens += firstOut;
     if (llm.prompt.gleaningPasses > 0) {
       // The gleaning turn sends the first turn again with the model's answer and the follow-up.
-      const gleaningIn = firstIn + firstOut + countPromptTokens([{ content: GLEANING_PROMPT }]);
+      const gleaningIn = firstIn + firstOut + Math.round(countPromptTokens([{ content: GLEANING_PROMPT }]) * ratio.inputScale);
       line.calls++;
       line.inputTokens += gleaningIn;
       line.outputTokens += Math.round(gleaningIn * ratio.outputPerInput);

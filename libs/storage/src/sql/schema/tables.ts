@@ -246,6 +246,7 @@ export const TABLES: readonly TableSpec[] = [
       input_tokens: ZERO(BIGINT),
       output_tokens: ZERO(BIGINT),
       estimated_cost_usd: ZERO(DOUBLE),
+      counted_input_tokens: ZERO(BIGINT),
     },
     primaryKey: ['tenant_id', 'kb_id', 'day', 'purpose'],
   },
