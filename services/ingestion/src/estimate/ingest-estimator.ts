@@ -10,6 +10,7 @@ import {
   extractionMessages,
   extractionModelName,
   extractionPrompt,
+  providerModelName,
   splitOptionsFor,
   splitTextWithin,
 } from '@trellis/models';
@@ -128,7 +129,7 @@ export class IngestEstimator {
     }
     // One embedding request per batch of 64 texts, as chunking sends them.
     embeddings.calls = Math.ceil((seenEmbeddings.size) / 64);
-    embeddings.estimatedCostUsd = estimateCost(this.prices, this.models.embedding.model, embeddings.inputTokens, 0);
+    embeddings.estimatedCostUsd = estimateCost(this.prices, providerModelName(this.models.embedding.model), embeddings.inputTokens, 0);
     const summaries = llm === null ? emptyLine() : this.summaries(history, extraction.calls, llm.model);
     if (llm !== null) extraction.estimatedCostUsd = estimateCost(this.prices, llm.model, extraction.inputTokens, extraction.outputTokens);
 

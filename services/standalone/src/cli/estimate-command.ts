@@ -66,7 +66,7 @@ export function sumEstimates(estimates: readonly v1.IngestEstimate[]): v1.Ingest
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.01 ? 6 : 4)}`;
+const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.0001 ? 6 : 4)}`;
 
 /** The estimate as a table: one row per kind of model work, then files that cost nothing or failed. */
 export function renderEstimate(kb: string, e: v1.IngestEstimate, names: readonly string[]): string {
