@@ -4,9 +4,11 @@
 // against it, and for each run asks for an estimate of the files, ingests them, and compares the
 // estimate with the LLM tokens the knowledge base then recorded (the usage the fake server
 // reported) and with the tokens the fake server counted itself.
-// Runs: the whole corpus into a fresh knowledge base (output length: the server default), and a
-// knowledge base that first indexed a sample of 100 passages (output length and summary rate
-// measured on that sample) estimating and then ingesting the rest.
+// Runs: the whole corpus into a fresh knowledge base (output length: the server default); the
+// same corpus into a second knowledge base with the same prompt (every chunk in the extraction
+// cache); and a knowledge base with its own prompt that first indexed a sample of 100 passages
+// (output length, prompt counting and summary rate measured on that sample) estimating and then
+// ingesting the rest.
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -84,7 +86,7 @@ async function main(): Promise<void> {
         String(after.inputTokens - before.inputTokens),
         String(estimated),
         String(actual),
-        pct(estimated / actual),
+        actual === 0 ? (estimated === 0 ? 'exact' : 'n/a') : pct(estimated / actual),
         String(fakeCounted),
         `$${e.totalCostUsd.toFixed(4)} / $${(after.estimatedCostUsd - before.estimatedCostUsd).toFixed(4)}`,
         `${(estimateMs / 1000).toFixed(1)} s`,
@@ -93,7 +95,10 @@ async function main(): Promise<void> {
     };
     await client.createKnowledgeBase({ name: 'fresh' });
     await measure('whole corpus, fresh knowledge base (default output ratio)', 'fresh', passages);
-    await client.createKnowledgeBase({ name: 'sampled' });
+    await client.createKnowledgeBase({ name: 'copy' });
+    await measure('the same corpus into a second knowledge base, same prompt (extraction cache)', 'copy', passages);
+    // Its own prompt, so that the extraction cache of the runs above does not apply.
+    await client.createKnowledgeBase({ name: 'sampled', extraction: { entityTypes: [], instructions: 'Prefer the full names of people, places and works.', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
     await ingest('sampled', passages.slice(0, 100));
     await measure('the other passages, after a 100-passage sample', 'sampled', passages.slice(100));
   } finally {

@@ -119,6 +119,7 @@ describe('ingest cost: EstimateIngest and knowledge-base LLM budgets (standalone
       const messages = r.body.messages as Message[];
       return n + Math.ceil(JSON.stringify(messages).length / 4) + Math.ceil(graphJson(messages[1]!.content).length / 4);
     }, 0);
+    console.log(`extraction: estimated ${estimate.extraction!.inputTokens + estimate.extraction!.outputTokens} tokens, the fake provider counted ${spentOnExtraction}`);
     expect(extractionCalls).toHaveLength(estimate.extraction!.calls);
     expect(Math.abs((estimate.extraction!.inputTokens + estimate.extraction!.outputTokens) / spentOnExtraction - 1)).toBeLessThan(0.1);
     expect(Math.abs(estimate.totalCostUsd - estimate.extraction!.estimatedCostUsd - estimate.summaries!.estimatedCostUsd - estimate.embeddings!.estimatedCostUsd)).toBeLessThan(1e-12);
