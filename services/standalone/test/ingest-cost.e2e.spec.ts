@@ -172,10 +172,22 @@ describe('ingest cost: EstimateIngest and knowledge-base LLM budgets (standalone
     await new Promise((r) => setTimeout(r, 600));
     expect((await client.getDocument('budgeted', waiting.id)).statusDetail).toMatch(/^paused: budget/);
 
+    // The CLI stops following documents that wait for the budget, and says why.
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-budget-'));
+    try {
+      writeFileSync(join(dir, 'third.txt'), passage(202).text);
+      const cli = await trellis(['--server', server.grpcAddress, 'ingest', 'budgeted', join(dir, 'third.txt'), '--timeout', '60']);
+      expect(cli.stdout).toContain("1 document(s) wait for the knowledge base's LLM budget: paused: budget (1 chunk wait: daily token budget of 1 reached;");
+      expect(cli.stdout).toContain('raise it with `trellis kb update budgeted --daily-tokens N`');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
     const raised = await client.updateKnowledgeBase({ knowledgeBase: 'budgeted', llmBudget: { dailyTokens: 10_000_000, monthlyTokens: 0, dailyUsd: 0, monthlyUsd: 0 } });
     expect(raised.budget?.exhausted).toBe('');
     const [done] = await waitUntilIndexed(client, 'budgeted', [waiting.id], 30_000);
     expect(done!.statusDetail).toBe('');
+    await waitFor(async () => (await client.listAllDocuments('budgeted')).every((d) => d.status === 'INDEX_STATUS_GRAPHED') || undefined, 30_000, 'every budgeted document to finish');
     expect(done!.llmUsage!.calls).toBeGreaterThan(0);
     expect((await client.getKnowledgeBase('budgeted')).budget?.pausedChunks).toBe(0);
   });
