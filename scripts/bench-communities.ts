@@ -3,7 +3,7 @@
 // Several latencies run side by side in one run, each in a knowledge base of its own (indexed
 // anew: a second full build in the same one would reuse every report by its content hash).
 // Starts FakeOpenAiServer (a real OpenAI-compatible HTTP server; extraction answers from
-// fake-graph-extraction.ts, community reports as JSON), runs the built standalone server
+// libs/testing's fake-graph-extraction.ts, community reports as JSON), runs the built standalone server
 // against it, indexes the corpus, builds the communities (RebuildCommunities), then changes one
 // document and waits for the automatic (debounced) refresh. Time is the server's own
 // (trellis_community_refresh_duration_seconds); LLM calls are the report calls the fake answered,
@@ -15,7 +15,7 @@ import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
-import { graphJson } from './fake-graph-extraction';
+import { graphJson } from '@trellis/testing';
 
 const root = resolve(__dirname, '..');
 const args = process.argv.slice(2);

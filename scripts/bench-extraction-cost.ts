@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
-import { graphJson } from './fake-graph-extraction';
+import { graphJson } from '@trellis/testing';
 
 const root = resolve(__dirname, '..');
 const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));

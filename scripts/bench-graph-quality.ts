@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { splitText } from '@trellis/chunking';
+import { splitText } from '@trellis/models';
 import { LocalExtractor } from '@trellis/extraction';
 import { parseDocument } from '@trellis/ingestion';
 

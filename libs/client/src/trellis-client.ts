@@ -155,6 +155,10 @@ export class TrellisClient {
   reindexKnowledgeBase(knowledgeBase: string): Promise<v1.ReindexKnowledgeBaseResponse> {
     return this.unary(this.raw.knowledgeBases, 'reindexKnowledgeBase', { knowledgeBase });
   }
+  /** What ingesting the files would cost; nothing is stored or sent to a model. One request: keep it under the gRPC message limit. */
+  estimateIngest(knowledgeBase: string, files: ReadonlyArray<Partial<v1.EstimateFile>>): Promise<v1.IngestEstimate> {
+    return this.unary(this.raw.knowledgeBases, 'estimateIngest', { knowledgeBase, files });
+  }
 
   /** Streams the bytes in 1 MB pieces after a first metadata message. */
   uploadDocument(metadata: Partial<v1.UploadMetadata>, bytes: Uint8Array): Promise<v1.Document> {

@@ -82,6 +82,7 @@ export interface TrellisConfig extends Infrastructure, AccessSettings {
   readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
   readonly resolution: ResolutionDefaults;
   readonly sweeper: SweeperSettings;
+  readonly llmCost: LlmCostSettings;
   readonly httpApi: HttpApiSettings;
   readonly chat: ChatSettings;
 }
@@ -108,6 +109,18 @@ export interface SweeperSettings {
   readonly stuckAfterMs: number;
   /** TRELLIS_MAX_REDRIVES: re-drives of one document version before it fails with an error. */
   readonly maxRedrives: number;
+}
+
+/** Ingest estimates and per-knowledge-base LLM budgets. */
+export interface LlmCostSettings {
+  /**
+   * TRELLIS_ESTIMATE_OUTPUT_PERCENT: output tokens an extraction call is expected to return per
+   * 100 input tokens, for knowledge bases without enough extraction calls of their own to learn
+   * it from (estimates use their measured ratio once they have). Default 60.
+   */
+  readonly estimateOutputPercent: number;
+  /** TRELLIS_BUDGET_RESUME_INTERVAL_MS: how often extraction paused by a budget is checked for resuming. Default 10000. */
+  readonly budgetResumeIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -174,6 +187,10 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       intervalMs: env.int('TRELLIS_SWEEP_INTERVAL_MS', 60_000, 0, 86_400_000),
       stuckAfterMs: env.int('TRELLIS_STUCK_AFTER_MS', 600_000, 100, 604_800_000),
       maxRedrives: env.int('TRELLIS_MAX_REDRIVES', 5, 1, 1000),
+    },
+    llmCost: {
+      estimateOutputPercent: env.int('TRELLIS_ESTIMATE_OUTPUT_PERCENT', 60, 1, 10_000),
+      budgetResumeIntervalMs: env.int('TRELLIS_BUDGET_RESUME_INTERVAL_MS', 10_000, 50, 3_600_000),
     },
     embeddings: readEmbeddingSettings(env, openai.baseUrl, openai.apiKey),
     httpApi: readHttpApiSettings(env),

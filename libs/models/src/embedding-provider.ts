@@ -11,3 +11,8 @@ export interface EmbeddingProvider {
   readonly lexical?: boolean;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
+
+/** The provider's own name of an embedding model ("text-embedding-3-small" of "openai:text-embedding-3-small"): what prices are listed under. */
+export function providerModelName(identity: string): string {
+  return identity.startsWith('openai:') ? identity.slice('openai:'.length) : identity;
+}

@@ -123,3 +123,12 @@ export function windows(text: string, length: number): string[] {
 function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
+
+/** Tokens a chat model is billed for each message beyond its content (role and separators), and for priming the reply. */
+const TOKENS_PER_MESSAGE = 4;
+const TOKENS_PER_REPLY = 3;
+
+/** Input tokens of a chat request as OpenAI-style providers count them: contents, per-message overhead, reply priming. */
+export function countPromptTokens(messages: ReadonlyArray<{ content: string }>): number {
+  return messages.reduce((sum, m) => sum + countTokens(m.content) + TOKENS_PER_MESSAGE, TOKENS_PER_REPLY);
+}

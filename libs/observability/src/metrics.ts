@@ -202,6 +202,41 @@ export class TrellisMetrics {
     registers: [this.registry],
   });
 
+  readonly llmBudgetLimit = new Gauge({
+    name: 'trellis_llm_budget_limit',
+    help: "A knowledge base's LLM budget, by knowledge base, period (day, month) and unit (tokens, dollars); budgets without a limit there are not exported.",
+    labelNames: ['knowledge_base', 'period', 'unit'] as const,
+    registers: [this.registry],
+  });
+
+  readonly llmBudgetSpent = new Gauge({
+    name: 'trellis_llm_budget_spent',
+    help: "A budgeted knowledge base's LLM spend in the current UTC day or month, by knowledge base, period and unit (tokens, dollars), as last read by extraction.",
+    labelNames: ['knowledge_base', 'period', 'unit'] as const,
+    registers: [this.registry],
+  });
+
+  readonly llmBudgetPausedChunks = new Gauge({
+    name: 'trellis_llm_budget_paused_chunks',
+    help: 'Chunks whose LLM extraction waits for their knowledge base budget, by knowledge base.',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
+  readonly llmBudgetPauses = new Counter({
+    name: 'trellis_llm_budget_pauses_total',
+    help: 'Chunk extractions paused because the knowledge base budget was reached, by knowledge base.',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
+  readonly llmBudgetResumes = new Counter({
+    name: 'trellis_llm_budget_resumed_chunks_total',
+    help: 'Paused chunk extractions resumed because the budget allowed again (raised, or a new period), by knowledge base.',
+    labelNames: ['knowledge_base'] as const,
+    registers: [this.registry],
+  });
+
   readonly communities = new Gauge({
     name: 'trellis_communities',
     help: 'Communities of the entity graph (all levels), by knowledge base (capped, then "other"), as of the last refresh or listing.',

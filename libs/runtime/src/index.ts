@@ -11,3 +11,4 @@ export * from './pipeline-stages';
 export * from './traced-store';
 export * from './shared-llm-budget';
 export * from './summary-refresher.factory';
+export * from './interval-schedule';

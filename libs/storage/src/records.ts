@@ -14,6 +14,16 @@ export interface KbSettings {
   extraction?: ExtractionSettings;
   /** How chunk entities are matched to graph entities; absent or zero fields: server defaults. */
   resolution?: ResolutionSettings;
+  /** Most LLM work per UTC day and month; absent or zero fields: no limit. */
+  llmBudget?: LlmBudgetSettings;
+}
+
+/** Limits on a knowledge base's LLM spend (input and output tokens together, or US dollars); 0: none. */
+export interface LlmBudgetSettings {
+  dailyTokens: number;
+  monthlyTokens: number;
+  dailyUsd: number;
+  monthlyUsd: number;
 }
 
 /** How a knowledge base's LLM extraction is prompted and called. Empty values mean "default". */
@@ -41,6 +51,34 @@ export interface LlmUsage {
   estimatedCostUsd: number;
   /** Chunks whose extraction came from the cache, costing no call. */
   cacheHits: number;
+}
+
+/** What a language-model call was for: extracting a chunk, summarising the graph, or writing community reports. */
+export type LlmPurpose = 'extraction' | 'summary' | 'community';
+
+export const LLM_PURPOSES: readonly LlmPurpose[] = ['extraction', 'summary', 'community'];
+
+/** LLM work of a knowledge base over a span of days, for one purpose. */
+export interface LlmSpend {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** US dollars, as `LlmUsage.estimatedCostUsd`. */
+  estimatedCostUsd: number;
+  /**
+   * The same calls' input as Trellis counts prompts (cl100k, `countPromptTokens`), where the
+   * caller counted it: how the provider's own count relates to Trellis's, for ingest estimates.
+   */
+  countedInputTokens: number;
+}
+
+/** A chunk whose LLM extraction waits for its knowledge base's budget. */
+export interface PausedChunk {
+  chunkId: string;
+  documentId: string;
+  version: number;
+  contentHash: string;
+  pausedAt: string;
 }
 
 /** Per-knowledge-base entity resolution. Zero or empty values mean "server default". */

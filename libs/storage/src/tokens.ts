@@ -11,6 +11,7 @@ export const GRAPH_READ_REPOSITORY = Symbol.for('trellis.repository.graph-reads'
 export const GRAPH_EDIT_REPOSITORY = Symbol.for('trellis.repository.graph-edits');
 export const LLM_USAGE_REPOSITORY = Symbol.for('trellis.repository.llm-usage');
 export const LLM_BUDGET_REPOSITORY = Symbol.for('trellis.repository.llm-budget');
+export const BUDGET_PAUSE_REPOSITORY = Symbol.for('trellis.repository.budget-pauses');
 export const CHAT_REPOSITORY = Symbol.for('trellis.repository.chats');
 export const CHAT_ENGINE_REPOSITORY = Symbol.for('trellis.repository.chat-engines');
 export const COMMUNITY_REPOSITORY = Symbol.for('trellis.repository.communities');
@@ -27,6 +28,7 @@ export const REPOSITORY_TOKENS: Readonly<Record<keyof TrellisRepositories, symbo
   graphEdits: GRAPH_EDIT_REPOSITORY,
   llmUsage: LLM_USAGE_REPOSITORY,
   llmBudget: LLM_BUDGET_REPOSITORY,
+  budgetPauses: BUDGET_PAUSE_REPOSITORY,
   chats: CHAT_REPOSITORY,
   chatEngines: CHAT_ENGINE_REPOSITORY,
   communities: COMMUNITY_REPOSITORY,

@@ -11,6 +11,7 @@ import type { GraphWriteRepository } from './repositories/graph-write.repository
 import type { KnowledgeBaseRepository } from './repositories/knowledge-base.repository';
 import type { LlmBudgetRepository } from './repositories/llm-budget.repository';
 import type { LlmUsageRepository } from './repositories/llm-usage.repository';
+import type { BudgetPauseRepository } from './repositories/budget-pause.repository';
 import type { StoreConnection } from './repositories/store-connection';
 
 /**
@@ -28,6 +29,7 @@ export interface TrellisRepositories {
   readonly graphEdits: GraphEditRepository;
   readonly llmUsage: LlmUsageRepository;
   readonly llmBudget: LlmBudgetRepository;
+  readonly budgetPauses: BudgetPauseRepository;
   readonly chats: ChatRepository;
   readonly chatEngines: ChatEngineRepository;
   readonly communities: CommunityRepository;
@@ -51,6 +53,7 @@ export interface TrellisStore
     GraphEditRepository,
     LlmUsageRepository,
     LlmBudgetRepository,
+    BudgetPauseRepository,
     ChatRepository,
     ChatEngineRepository,
     CommunityRepository,
@@ -69,6 +72,7 @@ export function repositoriesOf(store: TrellisStore): TrellisRepositories {
     graphEdits: store,
     llmUsage: store,
     llmBudget: store,
+    budgetPauses: store,
     chats: store,
     chatEngines: store,
     communities: store,

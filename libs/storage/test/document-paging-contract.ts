@@ -43,8 +43,10 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
       await store.recordStage(scope, { documentId: 'd2', version: 1, stage: 'chunking', startedAt: at, finishedAt: at });
       await store.recordStage(scope, { documentId: 'd2', version: 2, stage: 'extraction', startedAt: at, finishedAt: at });
-      await store.addLlmUsage(scope, 'd2', 2, { calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 });
-      await store.addLlmUsage(scope, 'd2', 1, { calls: 9, inputTokens: 90, outputTokens: 9, estimatedCostUsd: 9, cacheHits: 0 });
+      await store.addLlmUsage(scope, 'd2', 2, { calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 }, 'extraction');
+      await store.addLlmUsage(scope, 'd2', 1, { calls: 9, inputTokens: 90, outputTokens: 9, estimatedCostUsd: 9, cacheHits: 0 }, 'extraction');
+      await store.pauseChunk(scope, { chunkId: chunk('d2', 2, 0, 'new', 4).id, documentId: 'd2', version: 2, contentHash: 'h' });
+      await store.pauseChunk(scope, { chunkId: chunk('d2', 1, 0, 'old', 3).id, documentId: 'd2', version: 1, contentHash: 'h' });
       const progress = await store.listProgress(scope, [
         { documentId: 'd1', version: 1 },
         { documentId: 'd2', version: 2 },
@@ -56,7 +58,8 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       expect(progress.get('d2')!.chunkCounts).toEqual({ embedded: 1 });
       expect(progress.get('d2')!.stages.map((s) => s.stage)).toEqual(['extraction']);
       expect(progress.get('d2')!.llmUsage).toEqual({ calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 });
-      expect(progress.get('d3')).toEqual({ chunkCounts: {}, stages: [], llmUsage: { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 } });
+      expect(progress.get('d2')!.pausedChunks).toBe(1);
+      expect(progress.get('d3')).toEqual({ chunkCounts: {}, stages: [], llmUsage: { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 }, pausedChunks: 0 });
       expect(await store.listProgress(scope, [])).toEqual(new Map());
       expect((await store.listProgress({ tenantId: 'other', kbId: scope.kbId }, [{ documentId: 'd1', version: 1 }])).get('d1')!.chunkCounts).toEqual({});
     });

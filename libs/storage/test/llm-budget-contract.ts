@@ -41,16 +41,61 @@ export function describeLlmBudgetContract(name: string, makeStore: () => Promise
 
     it('adds LLM usage per document version and sums it per knowledge base', async () => {
       expect(await store.getDocumentLlmUsage(scope, 'd1', 1)).toEqual({ calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 });
-      await store.addLlmUsage(scope, 'd1', 1, usage(2));
-      await store.addLlmUsage(scope, 'd1', 1, usage(1, 3));
-      await store.addLlmUsage(scope, 'd1', 2, usage(4));
-      await store.addLlmUsage(scope, 'd2', 1, usage(1));
-      await store.addLlmUsage({ tenantId: 't2', kbId: scope.kbId }, 'd1', 1, usage(50));
+      await store.addLlmUsage(scope, 'd1', 1, usage(2), 'extraction');
+      await store.addLlmUsage(scope, 'd1', 1, usage(1, 3), 'extraction');
+      await store.addLlmUsage(scope, 'd1', 2, usage(4), 'extraction');
+      await store.addLlmUsage(scope, 'd2', 1, usage(1), 'extraction');
+      await store.addLlmUsage({ tenantId: 't2', kbId: scope.kbId }, 'd1', 1, usage(50), 'extraction');
       expect(await store.getDocumentLlmUsage(scope, 'd1', 1)).toEqual({ calls: 3, inputTokens: 300, outputTokens: 30, estimatedCostUsd: 1.5, cacheHits: 3 });
       expect(await store.getKnowledgeBaseLlmUsage(scope)).toEqual({ calls: 8, inputTokens: 800, outputTokens: 80, estimatedCostUsd: 4, cacheHits: 3 });
       await store.deleteKnowledgeBase(scope);
       expect((await store.getKnowledgeBaseLlmUsage(scope)).calls).toBe(0);
       expect((await store.getKnowledgeBaseLlmUsage({ tenantId: 't2', kbId: scope.kbId })).calls).toBe(50);
+    });
+
+    it('adds LLM spend per UTC day and purpose, sums it from a day on, and drops it with the knowledge base', async () => {
+      const day = (iso: string) => new Date(`${iso}T12:00:00.000Z`);
+      const other = { tenantId: 't2', kbId: scope.kbId };
+      await store.addLlmUsage(scope, 'd1', 1, usage(2), 'extraction', day('2026-10-31'));
+      await store.addLlmUsage(scope, 'd1', 1, { ...usage(3), countedInputTokens: 270 }, 'extraction', day('2026-11-01'));
+      await store.addLlmUsage(scope, 'd2', 1, usage(1), 'extraction', day('2026-11-02'));
+      await store.addLlmUsage(scope, 'd2', 1, usage(1), 'summary', day('2026-11-02'));
+      // Cache hits cost no call: they count for the document but are no spend.
+      await store.addLlmUsage(scope, 'd2', 1, usage(0, 4), 'extraction', day('2026-11-02'));
+      await store.addLlmUsage(other, 'd1', 1, usage(50), 'extraction', day('2026-11-02'));
+      const november = await store.getLlmSpend(scope, '2026-11-01');
+      expect(november).toEqual({
+        extraction: { calls: 4, inputTokens: 400, outputTokens: 40, estimatedCostUsd: 2, countedInputTokens: 270 },
+        summary: { calls: 1, inputTokens: 100, outputTokens: 10, estimatedCostUsd: 0.5, countedInputTokens: 0 },
+        community: { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, countedInputTokens: 0 },
+      });
+      expect((await store.getLlmSpend(scope, '2026-11-02')).extraction.calls).toBe(1);
+      expect((await store.getLlmSpend(scope, '0000-00-00')).extraction.calls).toBe(6);
+      expect((await store.getDocumentLlmUsage(scope, 'd2', 1)).cacheHits).toBe(4);
+      await store.deleteKnowledgeBase(scope);
+      expect((await store.getLlmSpend(scope, '0000-00-00')).extraction.calls).toBe(0);
+      expect((await store.getLlmSpend(other, '0000-00-00')).extraction.calls).toBe(50);
+    });
+
+    it('keeps chunks paused by a budget once each, oldest first, per knowledge base, until unpaused or their version goes', async () => {
+      const other = { tenantId: 't2', kbId: scope.kbId };
+      await store.pauseChunk(scope, { chunkId: 'c2', documentId: 'd1', version: 1, contentHash: 'h2' }, new Date('2026-11-01T00:00:02.000Z'));
+      await store.pauseChunk(scope, { chunkId: 'c1', documentId: 'd1', version: 1, contentHash: 'h1' }, new Date('2026-11-01T00:00:01.000Z'));
+      await store.pauseChunk(scope, { chunkId: 'c1', documentId: 'd1', version: 1, contentHash: 'h1' }, new Date('2026-11-01T00:00:01.000Z'));
+      await store.pauseChunk(other, { chunkId: 'c9', documentId: 'd9', version: 1, contentHash: 'h9' });
+      expect(await store.countPausedChunks(scope)).toBe(2);
+      expect((await store.listPausedChunks(scope, 10)).map((c) => [c.chunkId, c.pausedAt])).toEqual([
+        ['c1', '2026-11-01T00:00:01.000Z'],
+        ['c2', '2026-11-01T00:00:02.000Z'],
+      ]);
+      expect((await store.listPausedChunks(scope, 1)).map((c) => c.chunkId)).toEqual(['c1']);
+      expect(await store.listScopesWithPausedChunks()).toEqual(expect.arrayContaining([scope, other]));
+      expect(await store.unpauseChunks(scope, ['c1', 'missing'])).toBe(1);
+      expect((await store.listPausedChunks(scope, 10)).map((c) => c.chunkId)).toEqual(['c2']);
+      expect(await store.countPausedChunks(other)).toBe(1);
+      await store.deleteKnowledgeBase(scope);
+      expect(await store.countPausedChunks(scope)).toBe(0);
+      expect(await store.countPausedChunks(other)).toBe(1);
     });
 
     it('takes from a token bucket until it is empty, then says how long to wait, and refills with time', async () => {

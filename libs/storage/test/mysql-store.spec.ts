@@ -98,7 +98,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           new Set([
             'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'document_stages', 'chunks', 'chunk_terms', 'kb_text_stats',
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages', 'chats', 'chat_engines',
-            'llm_usage', 'llm_buckets', 'llm_leases',
+            'llm_usage', 'llm_spend', 'llm_paused_chunks', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
             'communities', 'community_members', 'community_state', 'community_changes',
           ]),

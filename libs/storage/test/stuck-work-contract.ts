@@ -82,6 +82,18 @@ export function describeStuckWorkContract(name: string, makeStore: () => Promise
       expect(await store.listStuckChunks('2000-01-01T00:00:00.000Z', 10)).toEqual([]);
     });
 
+    it('leaves chunks paused by a budget to the budget: they are waiting, not stuck', async () => {
+      await saveVersion('a', 1);
+      await store.upsertChunks(scope, [chunk('a', 1, 0), chunk('a', 1, 1)]);
+      await store.setDocumentStatus(scope, 'a', 1, 'embedded');
+      await store.pauseChunk(scope, { chunkId: 'a-v1-1', documentId: 'a', version: 1, contentHash: contentHash('a v1 #1') });
+      await tick();
+      const cutOff = new Date().toISOString();
+      expect((await store.listStuckChunks(cutOff, 10)).map((c) => c.chunkId)).toEqual(['a-v1-0']);
+      await store.unpauseChunks(scope, ['a-v1-1']);
+      expect((await store.listStuckChunks(cutOff, 10)).map((c) => c.chunkId).sort()).toEqual(['a-v1-0', 'a-v1-1']);
+    });
+
     it('counts re-drives per version, restarts the wait, and refuses finished, failed, replaced or foreign versions', async () => {
       await saveVersion('a', 1);
       await store.upsertChunks(scope, [chunk('a', 1, 0), chunk('a', 1, 1)]);

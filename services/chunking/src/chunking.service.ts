@@ -1,13 +1,11 @@
 import { contentHash, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
+import { embeddingText, splitOptionsFor, splitTextWithin } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
 import { toEventSettings } from '@trellis/storage';
 import type { NewChunk, TrellisRepositories } from '@trellis/storage';
-import { splitTextWithin } from './text-splitter';
 
-const DEFAULT_CHUNK_SIZE = 512;
-const DEFAULT_OVERLAP = 64;
 const EMBED_BATCH = 64;
 const DEFAULT_SPLIT_TIMEOUT_MS = 60_000;
 
@@ -39,18 +37,11 @@ export class ChunkingService {
     ]);
     if (kb === null || text === null) return;
 
-    const mode = kb.settings.splitter === 'sentence' || kb.settings.splitter === 'markdown'
-      ? kb.settings.splitter
-      : document.mimeType === 'text/markdown' ? 'markdown' : 'sentence';
-    const pieces = await splitTextWithin(
-      text,
-      { chunkSize: kb.settings.chunkSizeTokens || DEFAULT_CHUNK_SIZE, overlap: kb.settings.chunkOverlapTokens || DEFAULT_OVERLAP, mode },
-      this.splitTimeoutMs,
-    );
+    const pieces = await splitTextWithin(text, splitOptionsFor(kb.settings, document.mimeType), this.splitTimeoutMs);
     const chunks: NewChunk[] = [];
     for (let start = 0; start < pieces.length; start += EMBED_BATCH) {
       const batch = pieces.slice(start, start + EMBED_BATCH);
-      const vectors = await this.embedder.embed(batch.map((p) => (p.heading ? `${p.heading}\n${p.text}` : p.text)));
+      const vectors = await this.embedder.embed(batch.map(embeddingText));
       batch.forEach((piece, i) => {
         const ordinal = start + i;
         chunks.push({

@@ -1,3 +1,2 @@
 export * from './chunking.module';
 export * from './chunking.service';
-export * from './text-splitter';

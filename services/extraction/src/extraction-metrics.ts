@@ -17,6 +17,10 @@ export class ExtractionMetrics implements ExtractionTelemetry {
     if (usage.estimatedCostUsd > 0) this.metrics.extractionCost.inc({ knowledge_base: kb }, usage.estimatedCostUsd);
   }
 
+  pausedChunk(knowledgeBase: string): void {
+    this.metrics.llmBudgetPauses.inc({ knowledge_base: this.metrics.knowledgeBaseLabel(knowledgeBase) });
+  }
+
   cacheHit(knowledgeBase: string): void {
     this.metrics.extractionCache.inc({ knowledge_base: this.metrics.knowledgeBaseLabel(knowledgeBase), outcome: 'hit' });
   }

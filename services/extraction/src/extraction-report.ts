@@ -35,10 +35,13 @@ export class ExtractionReport {
   calls = 0;
   inputTokens = 0;
   outputTokens = 0;
+  /** The calls' input as Trellis counts prompts (what ingest estimates count), beside the provider's count. */
+  countedInputTokens = 0;
   private readonly counts = new Map<string, ItemCount>();
 
-  addCall(usage: TokenUsage | undefined): void {
+  addCall(usage: TokenUsage | undefined, countedInputTokens = 0): void {
     this.calls++;
+    this.countedInputTokens += countedInputTokens;
     this.inputTokens += usage?.inputTokens ?? 0;
     this.outputTokens += usage?.outputTokens ?? 0;
   }

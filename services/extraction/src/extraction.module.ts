@@ -1,12 +1,35 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module } from '@nestjs/common';
+import type { OnModuleDestroy } from '@nestjs/common';
+import type { TrellisConfig } from '@trellis/config';
+import { CONFIG } from '@trellis/runtime';
 import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { LLM_PRICES, METRICS } from '@trellis/observability';
-import type { LlmPriceTable, TrellisMetrics } from '@trellis/observability';
-import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
-import type { ChunkRepository, DocumentRepository, ExtractionCacheRepository, KnowledgeBaseRepository, LlmUsageRepository } from '@trellis/storage';
+import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
+import type { LlmPriceTable, Logger, TrellisMetrics } from '@trellis/observability';
+import {
+  BUDGET_PAUSE_REPOSITORY,
+  CHUNK_REPOSITORY,
+  DOCUMENT_REPOSITORY,
+  EXTRACTION_CACHE_REPOSITORY,
+  KNOWLEDGE_BASE_REPOSITORY,
+  LLM_BUDGET_REPOSITORY,
+  LLM_USAGE_REPOSITORY,
+} from '@trellis/storage';
+import type {
+  BudgetPauseRepository,
+  ChunkRepository,
+  DocumentRepository,
+  ExtractionCacheRepository,
+  KnowledgeBaseRepository,
+  LlmBudgetRepository,
+  LlmUsageRepository,
+} from '@trellis/storage';
+import { BudgetGate } from './budget/budget-gate';
+import { BudgetMetrics } from './budget/budget-metrics';
+import { BudgetResumer } from './budget/budget-resumer';
+import { BudgetResumeSchedule } from './handlers/budget-resume-schedule';
 import { ExtractionService } from './extraction.service';
 import { ExtractionMetrics } from './extraction-metrics';
 import { ExtractorRegistry } from './extractor-registry';
@@ -14,6 +37,12 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
 
 @Module({
   providers: [
+    {
+      provide: BudgetGate,
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, llmUsage: LlmUsageRepository, metrics: TrellisMetrics) =>
+        new BudgetGate({ knowledgeBases, llmUsage }, new BudgetMetrics(metrics)),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY, METRICS],
+    },
     {
       provide: ExtractionService,
       // With a language model configured each knowledge base extracts with its own model and
@@ -24,21 +53,66 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         chunks: ChunkRepository,
         extractionCache: ExtractionCacheRepository,
         llmUsage: LlmUsageRepository,
+        budgetPauses: BudgetPauseRepository,
         bus: EventBus,
         models: Models,
         prices: LlmPriceTable,
         metrics: TrellisMetrics,
+        gate: BudgetGate,
       ) =>
         new ExtractionService(
-          { knowledgeBases, documents, chunks, extractionCache, llmUsage },
+          { knowledgeBases, documents, chunks, extractionCache, llmUsage, budgetPauses },
           bus,
           new ExtractorRegistry(models),
           prices,
           new ExtractionMetrics(metrics),
+          gate,
         ),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, LLM_USAGE_REPOSITORY, EVENT_BUS, MODELS, LLM_PRICES, METRICS],
+      inject: [
+        KNOWLEDGE_BASE_REPOSITORY,
+        DOCUMENT_REPOSITORY,
+        CHUNK_REPOSITORY,
+        EXTRACTION_CACHE_REPOSITORY,
+        LLM_USAGE_REPOSITORY,
+        BUDGET_PAUSE_REPOSITORY,
+        EVENT_BUS,
+        MODELS,
+        LLM_PRICES,
+        METRICS,
+        BudgetGate,
+      ],
+    },
+    {
+      // Extraction pauses chunks for a budget, so it resumes them.
+      provide: BudgetResumeSchedule,
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        llmUsage: LlmUsageRepository,
+        budgetPauses: BudgetPauseRepository,
+        llmBudget: LlmBudgetRepository,
+        bus: EventBus,
+        gate: BudgetGate,
+        metrics: TrellisMetrics,
+        config: TrellisConfig,
+        logger: Logger,
+      ) => {
+        const resumer = new BudgetResumer({ knowledgeBases, llmUsage, budgetPauses, llmBudget }, bus, gate, new BudgetMetrics(metrics));
+        const log = logger.child({ component: 'budget-resumer' });
+        return new BudgetResumeSchedule(resumer, config.llmCost.budgetResumeIntervalMs, (error) =>
+          log.warn({ err: error instanceof Error ? error.message : String(error) }, 'resuming budget-paused extraction failed; the next interval tries again'),
+        );
+      },
+      inject: [KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY, BUDGET_PAUSE_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_BUS, BudgetGate, METRICS, CONFIG, LOGGER],
     },
     chunkEventsConsumer,
   ],
+  exports: [BudgetResumeSchedule],
 })
-export class ExtractionModule {}
+export class ExtractionModule implements OnModuleDestroy {
+  constructor(@Inject(BudgetResumeSchedule) private readonly resumer: BudgetResumeSchedule) {}
+
+  /** The resumer is started by the process once its bus runs (main.ts, standalone), and stopped here. */
+  onModuleDestroy(): Promise<void> {
+    return this.resumer.stop();
+  }
+}

@@ -1,4 +1,5 @@
-import { TrellisError, stableId } from '@trellis/contracts';
+import { TrellisError } from '@trellis/contracts';
+import { extractionCacheKey } from '@trellis/models';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
@@ -8,11 +9,14 @@ import { NO_LLM_USAGE } from '@trellis/storage';
 import type { KbSettings, LlmUsage, TrellisRepositories } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { ExtractionReport } from './extraction-report';
+import type { BudgetGate } from './budget/budget-gate';
 
 /** Where extraction reports what it did, for metrics; knowledge bases by name. */
 export interface ExtractionTelemetry {
   extracted(knowledgeBase: string, report: ExtractionReport, usage: LlmUsage): void;
   cacheHit(knowledgeBase: string): void;
+  /** A chunk's LLM extraction waits for the knowledge base's budget. */
+  pausedChunk(knowledgeBase: string): void;
 }
 
 /** Picks the extractor for a knowledge base's settings. */
@@ -24,15 +28,18 @@ export interface ExtractorSource {
  * Handles `chunk.ready`: extracts the chunk's entities and relationships with its knowledge
  * base's extractor (chosen by the settings the event carries), or takes them from the tenant's
  * cache keyed by (content hash, model, prompt version), records what the LLM work cost for the
- * document, and publishes `chunk.extracted`.
+ * document, and publishes `chunk.extracted`. While the knowledge base's LLM budget is spent, a
+ * chunk that would need an LLM call is put on the paused list instead (BudgetResumer announces
+ * it again when the budget allows); cached and local extraction go on.
  */
 export class ExtractionService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'llmUsage'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'llmUsage' | 'budgetPauses'>,
     private readonly bus: EventBus,
     private readonly extractors: ExtractorSource,
     private readonly prices: LlmPriceTable = new Map(),
     private readonly telemetry?: ExtractionTelemetry,
+    private readonly budget?: Pick<BudgetGate, 'exhausted'>,
   ) {}
 
   async onChunkReady(event: events.ChunkReady): Promise<void> {
@@ -47,9 +54,14 @@ export class ExtractionService {
     // Passed on to graph-store, also when this event came without them.
     const context = ctx.knowledgeBase ? ctx : { ...ctx, knowledgeBase: toEventSettings(kb) };
     const extractor = this.extractors.forKnowledgeBase(kb.settings);
-    const key = stableId('ext', chunk.contentHash, extractor.model, extractor.promptVersion);
+    const key = extractionCacheKey(chunk.contentHash, extractor.model, extractor.promptVersion);
     const cached = await this.repos.extractionCache.getCachedExtraction(scope, key);
     if (cached === null) {
+      if (extractor.usesLlm && this.budget !== undefined && (await this.budget.exhausted(scope)) !== null) {
+        await this.repos.budgetPauses.pauseChunk(scope, { chunkId: chunk.id, documentId: ctx.documentId, version: ctx.documentVersion, contentHash: chunk.contentHash });
+        this.telemetry?.pausedChunk(kb.name);
+        return;
+      }
       const report = new ExtractionReport();
       const result = await extractor.extract(chunk.text, { heading: chunk.heading }, report);
       await this.repos.extractionCache.putCachedExtraction(scope, key, result);
@@ -60,13 +72,13 @@ export class ExtractionService {
         estimatedCostUsd: estimateCost(this.prices, extractor.model, report.inputTokens, report.outputTokens),
         cacheHits: 0,
       };
-      if (usage.calls > 0) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage);
+      if (usage.calls > 0) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...usage, countedInputTokens: report.countedInputTokens }, 'extraction');
       this.telemetry?.extracted(kb.name, report, usage);
     } else {
       // Written by another knowledge base of the tenant: this one keeps its own copy, so the
       // entry stays while this knowledge base uses it and goes when this one is deleted.
       if (cached.kbId !== scope.kbId) await this.repos.extractionCache.putCachedExtraction(scope, key, cached.result);
-      await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 });
+      await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 }, 'extraction');
       this.telemetry?.cacheHit(kb.name);
     }
     await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted');

@@ -1,7 +1,7 @@
 import type { Models } from '@trellis/models';
 import type { KbSettings } from '@trellis/storage';
 import type { Extractor } from './extractor';
-import { extractionPrompt } from './extraction-prompt';
+import { extractionModelName, extractionPrompt } from '@trellis/models';
 import { JsonModeMemory, LlmExtractor } from './llm-extractor';
 import { LocalExtractor } from './local/local-extractor';
 
@@ -22,7 +22,7 @@ export class ExtractorRegistry {
   forKnowledgeBase(settings: KbSettings): Extractor {
     if (this.models.llm === null) return this.local;
     const prompt = extractionPrompt(settings);
-    const modelName = settings.llmModel || this.models.llm.model;
+    const modelName = extractionModelName(settings, this.models.llm.model);
     const key = JSON.stringify([modelName, prompt.version, prompt.outputMode]);
     let extractor = this.extractors.get(key);
     if (extractor === undefined) {

@@ -4,7 +4,7 @@ import { DEFAULT_RETRY_POLICY, shouldRetry } from '@trellis/messaging';
 import { OpenAiChatModel, createOpenAiClient } from '@trellis/models';
 import { FakeOpenAiServer } from '@trellis/testing';
 import type { ExtractionSettings } from '@trellis/storage';
-import { extractionPrompt } from './extraction-prompt';
+import { extractionPrompt } from '@trellis/models';
 import { ExtractionReport } from './extraction-report';
 import { JsonModeMemory, LlmExtractor } from './llm-extractor';
 

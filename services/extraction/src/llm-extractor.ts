@@ -1,9 +1,7 @@
-import { isRejectedRequest } from '@trellis/models';
-import type { ChatMessage, ChatModel, CompletionOptions } from '@trellis/models';
+import { EXTRACTION_SCHEMA, GLEANING_PROMPT, countPromptTokens, extractionMessages, isRejectedRequest } from '@trellis/models';
+import type { ChatMessage, ChatModel, CompletionOptions, ExtractionPrompt } from '@trellis/models';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from './extractor';
-import { EXTRACTION_SCHEMA, GLEANING_PROMPT } from './extraction-prompt';
-import type { ExtractionPrompt } from './extraction-prompt';
 import { ExtractionReport } from './extraction-report';
 import { parseJsonLoosely, validateExtraction } from './extraction-validation';
 
@@ -28,6 +26,8 @@ export class JsonModeMemory {
  * gleaning turn when the knowledge base asks for it), validated item by item.
  */
 export class LlmExtractor implements Extractor {
+  readonly usesLlm = true;
+
   constructor(
     private readonly llm: ChatModel,
     private readonly prompt: ExtractionPrompt,
@@ -43,10 +43,7 @@ export class LlmExtractor implements Extractor {
   }
 
   async extract(text: string, context: { heading: string }, report = new ExtractionReport()): Promise<ExtractionResult> {
-    const messages: ChatMessage[] = [
-      { role: 'system', content: this.prompt.system },
-      { role: 'user', content: context.heading ? `Section: ${context.heading}\n\n${text}` : text },
-    ];
+    const messages = extractionMessages(this.prompt, text, context.heading);
     const first = await this.ask(messages, report);
     const replies = [parseJsonLoosely(first, report)];
     if (this.prompt.gleaningPasses > 0) {
@@ -77,7 +74,7 @@ export class LlmExtractor implements Extractor {
       onUsage: (u) => (usage = u),
     };
     const reply = await this.llm.complete(messages, options);
-    report.addCall(usage);
+    report.addCall(usage, countPromptTokens(messages));
     return reply;
   }
 }

@@ -105,7 +105,7 @@ export class CommunityService {
       const result = await this.builder.refresh(scope, { full });
       if (result.llmCalls > 0) {
         const usage = { calls: result.llmCalls, ...result.llmUsage, estimatedCostUsd: this.costOf(result.llmUsage), cacheHits: 0 };
-        await this.repos.llmUsage.addLlmUsage(scope, COMMUNITY_USAGE_DOCUMENT, 0, usage);
+        await this.repos.llmUsage.addLlmUsage(scope, COMMUNITY_USAGE_DOCUMENT, 0, usage, 'community');
       }
       this.telemetry.refreshed(name, result);
       // What changed while the refresh ran is stale again; the next refresh (or list) will say so.

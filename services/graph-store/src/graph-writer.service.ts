@@ -57,7 +57,7 @@ export class GraphWriterService {
     await this.repos.graphWrites.applyChunkExtraction(scope, chunk.id, entities, relationships);
     await this.repos.communities.markCommunitiesChanged(scope, new Date().toISOString());
     await this.summaries.refresh(scope, policy.summaryMaxChars, usage.record);
-    if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf));
+    if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf), 'summary');
     const remaining = await this.repos.chunks.markChunkGraphed(scope, chunk.id);
     if (remaining === 0) await this.completeDocument(scope, ctx.documentId, ctx.documentVersion, policy);
   }

@@ -7,6 +7,7 @@ import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
+import type { ParsedDocument } from './parsing/document-parser';
 import { validateDocumentMetadata, validateFilename, validateSourceUri } from './document-request-limits';
 import { crawlSite } from './site/site-crawler';
 import type { PageResult } from './site/site-crawler';
@@ -74,6 +75,11 @@ export class DocumentIngestionService {
     }
   }
 
+  /** A file's text as ingestion parses it, within this server's parse limits. */
+  parse(bytes: Uint8Array, filename: string, mimeType: string): Promise<ParsedDocument> {
+    return parseDocument(bytes, filename, mimeType, { ...DEFAULT_PARSE_LIMITS, timeoutMs: this.limits.parseTimeoutMs, maxDecompressedBytes: this.limits.maxDecompressedBytes });
+  }
+
   async ingest(tenant: TenantScope, incoming: IncomingDocument): Promise<IngestResult> {
     const filename = validateFilename(incoming.filename);
     validateSourceUri(incoming.sourceUri);
@@ -106,11 +112,7 @@ export class DocumentIngestionService {
       this.repos.documents.recordStage(scope, { documentId: identity.id, version: identity.version, stage: 'ingestion', startedAt, finishedAt: new Date().toISOString(), error });
     let parsed;
     try {
-      parsed = await parseDocument(incoming.bytes, filename, incoming.mimeType, {
-        ...DEFAULT_PARSE_LIMITS,
-        timeoutMs: this.limits.parseTimeoutMs,
-        maxDecompressedBytes: this.limits.maxDecompressedBytes,
-      });
+      parsed = await this.parse(incoming.bytes, filename, incoming.mimeType);
     } catch (error) {
       const message = error instanceof TrellisError ? error.message : `could not parse "${filename}": ${(error as Error).message}`;
       await this.repos.documents.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);

@@ -7,4 +7,4 @@ export { toDocumentMessage, toKnowledgeBaseMessage } from './handlers/messages';
 export * from './document-reindex.service';
 export * from './sweeper/stuck-work-plan';
 export * from './sweeper/stuck-work-sweeper';
-export * from './sweeper/sweeper-schedule';
+export * from './handlers/sweeper-schedule';

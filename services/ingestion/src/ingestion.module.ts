@@ -5,17 +5,38 @@ import type { Models } from '@trellis/models';
 import type { TrellisConfig } from '@trellis/config';
 import type { EventBus } from '@trellis/messaging';
 import { EVENT_BUS } from '@trellis/messaging';
-import { LOGGER, METRICS } from '@trellis/observability';
-import type { Logger as ProcessLogger, TrellisMetrics } from '@trellis/observability';
+import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
+import type { LlmPriceTable, Logger as ProcessLogger, TrellisMetrics } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
-import { CHUNK_REPOSITORY, COMMUNITY_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/storage';
-import type { ChunkRepository, CommunityRepository, DocumentRepository, GraphSummaryRepository, KnowledgeBaseRepository, LlmBudgetRepository, LlmUsageRepository } from '@trellis/storage';
+import {
+  BUDGET_PAUSE_REPOSITORY,
+  CHUNK_REPOSITORY,
+  COMMUNITY_REPOSITORY,
+  DOCUMENT_REPOSITORY,
+  EXTRACTION_CACHE_REPOSITORY,
+  GRAPH_SUMMARY_REPOSITORY,
+  KNOWLEDGE_BASE_REPOSITORY,
+  LLM_BUDGET_REPOSITORY,
+  LLM_USAGE_REPOSITORY,
+} from '@trellis/storage';
+import type {
+  BudgetPauseRepository,
+  ChunkRepository,
+  CommunityRepository,
+  DocumentRepository,
+  ExtractionCacheRepository,
+  GraphSummaryRepository,
+  KnowledgeBaseRepository,
+  LlmBudgetRepository,
+  LlmUsageRepository,
+} from '@trellis/storage';
 import { DocumentIngestionService } from './document-ingestion.service';
 import { DocumentReindexService } from './document-reindex.service';
+import { IngestEstimator } from './estimate/ingest-estimator';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
 import { KnowledgeBaseService } from './knowledge-base.service';
 import { StuckWorkSweeper } from './sweeper/stuck-work-sweeper';
-import { SweeperSchedule } from './sweeper/sweeper-schedule';
+import { SweeperSchedule } from './handlers/sweeper-schedule';
 
 @Module({
   controllers: [KnowledgeBaseController],
@@ -28,14 +49,35 @@ import { SweeperSchedule } from './sweeper/sweeper-schedule';
         llmUsage: LlmUsageRepository,
         graphSummaries: GraphSummaryRepository,
         communities: CommunityRepository,
+        budgetPauses: BudgetPauseRepository,
         models: Models,
         config: TrellisConfig,
       ) => {
         const logger = new Logger('KnowledgeBases');
         const summaries = createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message));
-        return new KnowledgeBaseService({ knowledgeBases, documents, llmUsage, communities }, summaries, config.resolution.summaryMaxChars, models.embedderInfo);
+        return new KnowledgeBaseService({ knowledgeBases, documents, llmUsage, communities, budgetPauses }, summaries, config.resolution.summaryMaxChars, models.embedderInfo);
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, COMMUNITY_REPOSITORY, MODELS, CONFIG],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, LLM_USAGE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, COMMUNITY_REPOSITORY, BUDGET_PAUSE_REPOSITORY, MODELS, CONFIG],
+    },
+    {
+      provide: IngestEstimator,
+      useFactory: (
+        knowledgeBases: KnowledgeBaseRepository,
+        documents: DocumentRepository,
+        extractionCache: ExtractionCacheRepository,
+        llmUsage: LlmUsageRepository,
+        ingestion: DocumentIngestionService,
+        models: Models,
+        prices: LlmPriceTable,
+        config: TrellisConfig,
+      ) =>
+        new IngestEstimator({ knowledgeBases, documents, extractionCache, llmUsage }, ingestion, {
+          llmModel: models.llm?.model ?? null,
+          embedding: models.embedderInfo,
+          defaultOutputPercent: config.llmCost.estimateOutputPercent,
+          splitTimeoutMs: config.parseTimeoutMs,
+        }, prices),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, LLM_USAGE_REPOSITORY, DocumentIngestionService, MODELS, LLM_PRICES, CONFIG],
     },
     {
       provide: DocumentIngestionService,
@@ -80,7 +122,7 @@ import { SweeperSchedule } from './sweeper/sweeper-schedule';
       inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_BUS, DocumentIngestionService, METRICS, CONFIG, LOGGER],
     },
   ],
-  exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService, SweeperSchedule],
+  exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService, IngestEstimator, SweeperSchedule],
 })
 export class IngestionModule implements OnModuleDestroy {
   constructor(@Inject(SweeperSchedule) private readonly sweeper: SweeperSchedule) {}

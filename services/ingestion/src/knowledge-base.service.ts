@@ -2,8 +2,8 @@ import { TrellisError, withinLength } from '@trellis/contracts';
 import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
 import type { EmbedderInfo } from '@trellis/models';
 import type { SummaryRefresher } from '@trellis/graph';
-import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord, TrellisRepositories } from '@trellis/storage';
+import { hasLlmBudget, kbScope, readBudgetState, requireKnowledgeBase } from '@trellis/storage';
+import type { BudgetState, DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmBudgetSettings, LlmUsage, ResolutionSettings, StageRecord, TrellisRepositories } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;
@@ -19,7 +19,12 @@ export interface DocumentWithCounts {
   chunkCounts: Partial<Record<IndexStatus, number>>;
   stages: StageRecord[];
   llmUsage: LlmUsage;
+  /** What holds the document up ("paused: budget (...)"), or ''. */
+  statusDetail: string;
 }
+
+/** The prefix of the status detail of a document whose chunks wait for the LLM budget. */
+export const PAUSED_BY_BUDGET = 'paused: budget';
 
 /** Which page of ListDocuments: a size (0: the default), the token of the page before, a status. */
 export interface DocumentPageQuery {
@@ -37,6 +42,8 @@ export interface KnowledgeBaseChanges {
   llmModel?: string;
   extraction?: Partial<ExtractionSettings>;
   resolution?: ResolutionSettings;
+  /** Replaces the budget; all zeros removes it. */
+  llmBudget?: LlmBudgetSettings;
 }
 
 const MAX_ENTITY_TYPES = 50;
@@ -49,7 +56,7 @@ const MAX_MODEL_NAME_CHARS = 256;
 /** Creating, finding and deleting knowledge bases and reading their documents' status. */
 export class KnowledgeBaseService {
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'llmUsage' | 'communities'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'llmUsage' | 'communities' | 'budgetPauses'>,
     /** Re-summarises and re-embeds what a document delete changed. */
     private readonly summaries: SummaryRefresher,
     /** Server default of the summary length limit (TRELLIS_SUMMARY_MAX_CHARS). */
@@ -82,7 +89,9 @@ export class KnowledgeBaseService {
       llmModel: changes.llmModel !== undefined ? withinLength(changes.llmModel.trim(), 'llm_model', MAX_MODEL_NAME_CHARS) : kb.settings.llmModel,
       extraction: changes.extraction !== undefined ? validateExtraction(changes.extraction) : kb.settings.extraction,
       resolution: changes.resolution !== undefined ? validateResolution(changes.resolution) : kb.settings.resolution,
+      llmBudget: changes.llmBudget !== undefined ? validateBudget(changes.llmBudget) : kb.settings.llmBudget,
     };
+    if (!hasLlmBudget(settings.llmBudget)) delete settings.llmBudget;
     const description = changes.description !== undefined ? withinLength(changes.description, 'description', MAX_DESCRIPTION_CHARS) : kb.description;
     const updated = await this.repos.knowledgeBases.updateKnowledgeBase(kbScope(kb), { description, settings });
     if (updated === null) throw TrellisError.notFound(`knowledge base "${idOrName}" not found`);
@@ -91,6 +100,12 @@ export class KnowledgeBaseService {
 
   llmUsage(kb: KnowledgeBaseRecord): Promise<LlmUsage> {
     return this.repos.llmUsage.getKnowledgeBaseLlmUsage(kbScope(kb));
+  }
+
+  /** The knowledge base's LLM budget against today's and this month's spend, and the chunks it holds up. */
+  async budget(kb: KnowledgeBaseRecord, now = new Date()): Promise<{ state: BudgetState; pausedChunks: number }> {
+    const [state, pausedChunks] = await Promise.all([readBudgetState(this.repos.llmUsage, kbScope(kb), kb.settings.llmBudget, now), this.repos.budgetPauses.countPausedChunks(kbScope(kb))]);
+    return { state, pausedChunks };
   }
 
   list(scope: TenantScope): Promise<KnowledgeBaseRecord[]> {
@@ -135,7 +150,13 @@ export class KnowledgeBaseService {
   /** The documents with their indexing progress, read for all of them at once. */
   private async withProgress(scope: KbScope, documents: readonly DocumentRecord[]): Promise<DocumentWithCounts[]> {
     const progress = await this.repos.documents.listProgress(scope, documents.map((d) => ({ documentId: d.id, version: d.version })));
-    return documents.map((document) => ({ document, ...progress.get(document.id)! }));
+    const paused = [...progress.values()].some((p) => p.pausedChunks > 0);
+    const kb = paused ? await this.repos.knowledgeBases.findKnowledgeBase(scope, scope.kbId) : null;
+    const budget = kb === null ? null : await readBudgetState(this.repos.llmUsage, scope, kb.settings.llmBudget);
+    return documents.map((document) => {
+      const { pausedChunks, ...rest } = progress.get(document.id)!;
+      return { document, ...rest, statusDetail: pausedChunks > 0 ? pausedDetail(pausedChunks, budget) : '' };
+    });
   }
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {
@@ -150,6 +171,16 @@ export class KnowledgeBaseService {
     if (deleted) await this.repos.communities.markCommunitiesChanged(kbScope(kb), new Date().toISOString());
     if (!deleted) throw TrellisError.notFound(`document "${documentId}" not found in knowledge base "${kb.name}"`);
   }
+}
+
+/**
+ * "paused: budget (3 chunks wait: daily token budget of 1000 reached; resumes at ...)". A
+ * budget no longer exhausted means the chunks are about to be resumed.
+ */
+function pausedDetail(chunks: number, budget: BudgetState | null): string {
+  const wait = `${chunks} chunk${chunks === 1 ? '' : 's'} wait`;
+  if (budget === null || budget.exhausted === '') return `${PAUSED_BY_BUDGET} (${wait}; resuming)`;
+  return `${PAUSED_BY_BUDGET} (${wait}: ${budget.exhausted}; resumes when the budget is raised or at ${budget.resetsAt})`;
 }
 
 /** The id a page token stands for; a token this server did not give is INVALID_ARGUMENT. */
@@ -189,7 +220,19 @@ function validateSettings(input: KnowledgeBaseInput['settings']): KbSettings {
     extractionPromptVersion: withinLength(input.extractionPromptVersion ?? '', 'models.extraction_prompt_version', MAX_MODEL_NAME_CHARS),
     ...(input.extraction !== undefined ? { extraction: validateExtraction(input.extraction) } : {}),
     resolution: validateResolution(input.resolution),
+    ...(input.llmBudget !== undefined && hasLlmBudget(validateBudget(input.llmBudget)) ? { llmBudget: validateBudget(input.llmBudget) } : {}),
   };
+}
+
+/** Checks an LLM budget: every limit a finite number, 0 (none) or more; tokens whole. */
+export function validateBudget(input: LlmBudgetSettings): LlmBudgetSettings {
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries({ daily_tokens: input.dailyTokens, monthly_tokens: input.monthlyTokens, daily_usd: input.dailyUsd, monthly_usd: input.monthlyUsd })) {
+    if (!Number.isFinite(value) || value < 0) problems.push(`llm_budget.${name} must be 0 (no limit) or more (got ${value})`);
+    else if (name.endsWith('tokens') && !Number.isInteger(value)) problems.push(`llm_budget.${name} must be a whole number of tokens (got ${value})`);
+  }
+  if (problems.length > 0) throw TrellisError.invalid(problems.join('; '));
+  return { dailyTokens: input.dailyTokens, monthlyTokens: input.monthlyTokens, dailyUsd: input.dailyUsd, monthlyUsd: input.monthlyUsd };
 }
 
 /** Checks per-KB extraction settings; empty values keep the defaults. */

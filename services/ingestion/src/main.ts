@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { runMain, startTrellisProcess } from '@trellis/runtime';
 import { IngestionModule } from './ingestion.module';
-import { SweeperSchedule } from './sweeper/sweeper-schedule';
+import { SweeperSchedule } from './handlers/sweeper-schedule';
 
 /** The ingestion service alone, configured from the environment. */
 runMain('trellis-ingestion', (config) =>

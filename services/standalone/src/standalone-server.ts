@@ -1,7 +1,7 @@
 import type { TrellisConfig } from '@trellis/config';
 import { ChatModule } from '@trellis/chat';
 import { ChunkingModule } from '@trellis/chunking';
-import { ExtractionModule } from '@trellis/extraction';
+import { BudgetResumeSchedule, ExtractionModule } from '@trellis/extraction';
 import { GraphStoreModule, GraphWriterService } from '@trellis/graph-store';
 import { httpApiFromConfig } from '@trellis/http-api';
 import { DocumentIngestionService, IngestionModule, SweeperSchedule } from '@trellis/ingestion';
@@ -35,6 +35,7 @@ export function startStandaloneServer(config: TrellisConfig): Promise<RunningPro
       const summaries = await app.get(GraphWriterService).refreshPendingSummaries();
       if (summaries > 0) runtime.logger.info({ summaries }, 'finished summaries left pending by the previous run');
       app.get(SweeperSchedule).start();
+      app.get(BudgetResumeSchedule).start();
     },
   });
 }

@@ -21,7 +21,8 @@ export interface ChunkRepository {
   countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>>;
   /**
    * Chunks of every tenant's current versions in `embedded` or `extracted` since before
-   * `before` (ISO-8601), of documents not failed, oldest first.
+   * `before` (ISO-8601), of documents not failed, oldest first. Chunks paused by their knowledge
+   * base's LLM budget are waiting, not stuck, and are left out.
    */
   listStuckChunks(before: string, limit: number): Promise<StuckChunk[]>;
   /** Nearest chunks of current document versions by cosine similarity. */

@@ -29,6 +29,8 @@ export interface DocumentProgress {
   readonly stages: StageRecord[];
   /** LLM calls and tokens spent on the version. */
   readonly llmUsage: LlmUsage;
+  /** Chunks of the version whose LLM extraction waits for the knowledge base's budget. */
+  readonly pausedChunks: number;
 }
 
 /** Documents with their versions, texts, index status and pipeline stage timings. */

@@ -48,3 +48,16 @@ export async function usageOf(db: SqlDatabase, scope: KbScope, versions: readonl
   for (const r of rows) if (wanted.get(String(r.document_id)) === Number(r.version)) usage.set(String(r.document_id), toLlmUsage(r));
   return usage;
 }
+
+/** Chunks of each document version that wait for their knowledge base's LLM budget. */
+export async function pausedOf(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, number>> {
+  const paused = new Map(versions.map((v) => [v.documentId, 0]));
+  if (versions.length === 0) return paused;
+  const wanted = new Map(versions.map((v) => [v.documentId, v.version]));
+  const rows = await db.rows(
+    `SELECT document_id, version, COUNT(*) AS n FROM llm_paused_chunks WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${marks(versions)}) GROUP BY document_id, version`,
+    [scope.tenantId, scope.kbId, ...versions.map((v) => v.documentId)],
+  );
+  for (const r of rows) if (wanted.get(String(r.document_id)) === Number(r.version)) paused.set(String(r.document_id), Number(r.n));
+  return paused;
+}

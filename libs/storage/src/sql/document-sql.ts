@@ -4,7 +4,7 @@ import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
 import type { DocumentPage, DocumentProgress, DocumentVersionRef } from '../repositories/document.repository';
 import { toDocument } from '../row-mappers';
-import { chunkCountsOf, stagesOf, usageOf } from './document-progress-sql';
+import { chunkCountsOf, pausedOf, stagesOf, usageOf } from './document-progress-sql';
 
 import { removeDocumentChunks } from './graph-write-sql';
 import { takeInserted } from './sql-dialect';
@@ -127,17 +127,22 @@ export class SqlDocuments {
     return (await chunkCountsOf(this.db, scope, [documentId])).get(documentId)!;
   }
 
-  /** Progress of many document versions in three queries, whatever their number. */
+  /** Progress of many document versions in four queries, whatever their number. */
   async listProgress(scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, DocumentProgress>> {
     const ids = versions.map((v) => v.documentId);
-    const [counts, stages, usage] = await Promise.all([chunkCountsOf(this.db, scope, ids), stagesOf(this.db, scope, versions), usageOf(this.db, scope, versions)]);
-    return new Map(ids.map((id) => [id, { chunkCounts: counts.get(id)!, stages: stages.get(id)!, llmUsage: usage.get(id)! }]));
+    const [counts, stages, usage, paused] = await Promise.all([
+      chunkCountsOf(this.db, scope, ids),
+      stagesOf(this.db, scope, versions),
+      usageOf(this.db, scope, versions),
+      pausedOf(this.db, scope, versions),
+    ]);
+    return new Map(ids.map((id) => [id, { chunkCounts: counts.get(id)!, stages: stages.get(id)!, llmUsage: usage.get(id)!, pausedChunks: paused.get(id)! }]));
   }
 
   deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {
     return this.removeVersions(scope, async (tx) => {
       await removeDocumentChunks(tx, this.engine, scope, documentId);
-      for (const table of ['document_texts', 'document_stages']) {
+      for (const table of ['document_texts', 'document_stages', 'llm_paused_chunks']) {
         await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ?`, [scope.tenantId, scope.kbId, documentId]);
       }
       return (await tx.exec(`DELETE FROM documents WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId])) > 0;
@@ -147,7 +152,7 @@ export class SqlDocuments {
   deleteStaleVersions(scope: KbScope, documentId: string, currentVersion: number): Promise<number> {
     return this.removeVersions(scope, async (tx) => {
       const removed = await removeDocumentChunks(tx, this.engine, scope, documentId, currentVersion);
-      for (const table of ['document_texts', 'document_stages']) {
+      for (const table of ['document_texts', 'document_stages', 'llm_paused_chunks']) {
         await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version < ?`, [scope.tenantId, scope.kbId, documentId, currentVersion]);
       }
       return removed;

@@ -10,7 +10,7 @@ import type { SqlDatabase } from './sql-session';
 const KB_TABLES = [
   'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_texts', 'document_stages', 'documents',
   'chat_messages', 'chats', 'llm_usage', 'extraction_cache', ...GRAPH_EDIT_TABLES, 'communities', 'community_members', 'community_state',
-  'community_changes',
+  'community_changes', 'llm_spend', 'llm_paused_chunks',
 ] as const;
 
 /** Knowledge bases of a tenant: names unique per tenant, ids derived from them. */

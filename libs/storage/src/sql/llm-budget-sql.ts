@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import type { LlmUsage } from '../records';
+import type { LlmPurpose, LlmUsage } from '../records';
+import type { SqlLlmSpend } from './llm-spend-sql';
 import { LLM_USAGE_SUMS, freeSlots, takeTokens, toLlmUsage } from '../llm-budget';
 import { usageOf } from './document-progress-sql';
 import type { SqlDialect } from './sql-dialect';
@@ -17,14 +18,19 @@ export class SqlLlmBudget {
   constructor(
     private readonly db: SqlDatabase,
     private readonly dialect: SqlDialect,
+    private readonly spend: SqlLlmSpend,
   ) {}
 
-  async addUsage(scope: KbScope, documentId: string, version: number, u: LlmUsage): Promise<void> {
+  /** Usage of a document version, and the same work in the knowledge base's spend of the day (calls only). */
+  async addUsage(scope: KbScope, documentId: string, version: number, u: LlmUsage & { countedInputTokens?: number }, purpose: LlmPurpose, at: Date): Promise<void> {
     const add = USAGE_COUNTERS.map((c) => `${c} = ${c} + ${this.dialect.inserted(c)}`).join(', ');
-    await this.db.exec(
-      `INSERT INTO llm_usage (tenant_id, kb_id, document_id, version, ${USAGE_COUNTERS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${this.dialect.onConflictUpdate(add)}`,
-      [scope.tenantId, scope.kbId, documentId, version, u.calls, u.inputTokens, u.outputTokens, u.estimatedCostUsd, u.cacheHits],
-    );
+    await this.db.transaction(async (tx) => {
+      await tx.exec(
+        `INSERT INTO llm_usage (tenant_id, kb_id, document_id, version, ${USAGE_COUNTERS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${this.dialect.onConflictUpdate(add)}`,
+        [scope.tenantId, scope.kbId, documentId, version, u.calls, u.inputTokens, u.outputTokens, u.estimatedCostUsd, u.cacheHits],
+      );
+      if (u.calls > 0) await this.spend.add(tx, scope, purpose, u, at);
+    });
   }
 
   async documentUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {

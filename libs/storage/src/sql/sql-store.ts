@@ -15,8 +15,11 @@ import type {
   ExtractionResult,
   KbSettings,
   KnowledgeBaseRecord,
+  LlmPurpose,
+  LlmSpend,
   LlmUsage,
   NewChunk,
+  PausedChunk,
   NewDocumentVersion,
   RelationshipRecord,
   ScoredChunk,
@@ -40,6 +43,7 @@ import { SqlGraphChanges } from './graph-changes-sql';
 import { SqlGraphReads } from './graph-read-sql';
 import { SqlKnowledgeBases } from './knowledge-base-sql';
 import { SqlLlmBudget } from './llm-budget-sql';
+import { SqlLlmSpend } from './llm-spend-sql';
 import { SqlExtractionCache } from './extraction-cache-sql';
 import { SqlStuckWork } from './stuck-work-sql';
 import type { SqlEngine } from './sql-engine';
@@ -55,6 +59,7 @@ export abstract class SqlStore implements TrellisStore {
   private readonly documents: SqlDocuments;
   private readonly chunks: SqlChunks;
   private readonly llm: SqlLlmBudget;
+  private readonly spend: SqlLlmSpend;
   private readonly extractions: SqlExtractionCache;
   private readonly graph: SqlGraphReads;
   private readonly changes: SqlGraphChanges;
@@ -70,7 +75,8 @@ export abstract class SqlStore implements TrellisStore {
     this.knowledgeBases = new SqlKnowledgeBases(sql, engine);
     this.documents = new SqlDocuments(sql, engine);
     this.chunks = new SqlChunks(sql, engine);
-    this.llm = new SqlLlmBudget(sql, engine.dialect);
+    this.spend = new SqlLlmSpend(sql, engine.dialect);
+    this.llm = new SqlLlmBudget(sql, engine.dialect, this.spend);
     this.extractions = new SqlExtractionCache(sql, engine.dialect);
     this.graph = new SqlGraphReads(sql, engine);
     this.changes = new SqlGraphChanges(sql, engine, this.graph);
@@ -230,8 +236,26 @@ export abstract class SqlStore implements TrellisStore {
 
   // --- LLM usage and budget --------------------------------------------------------------
 
-  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage): Promise<void> {
-    return this.llm.addUsage(scope, documentId, version, usage);
+  addLlmUsage(scope: KbScope, documentId: string, version: number, usage: LlmUsage & { countedInputTokens?: number }, purpose: LlmPurpose, at = new Date()): Promise<void> {
+    return this.llm.addUsage(scope, documentId, version, usage, purpose, at);
+  }
+  getLlmSpend(scope: KbScope, fromDay: string): Promise<Record<LlmPurpose, LlmSpend>> {
+    return this.spend.since(scope, fromDay);
+  }
+  pauseChunk(scope: KbScope, chunk: Omit<PausedChunk, 'pausedAt'>, at = new Date()): Promise<void> {
+    return this.spend.pause(scope, chunk, at);
+  }
+  listPausedChunks(scope: KbScope, limit: number): Promise<PausedChunk[]> {
+    return this.spend.paused(scope, limit);
+  }
+  countPausedChunks(scope: KbScope): Promise<number> {
+    return this.spend.countPaused(scope);
+  }
+  listScopesWithPausedChunks(): Promise<KbScope[]> {
+    return this.spend.scopesWithPaused();
+  }
+  unpauseChunks(scope: KbScope, chunkIds: readonly string[]): Promise<number> {
+    return this.spend.unpause(scope, chunkIds);
   }
   getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
     return this.llm.documentUsage(scope, documentId, version);

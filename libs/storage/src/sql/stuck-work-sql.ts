@@ -45,6 +45,7 @@ export class SqlStuckWork {
               c.content_hash AS content_hash, c.updated_at AS updated_at, d.redrive_count AS redrive_count
        FROM ${CURRENT_CHUNKS}
        WHERE c.status IN ('embedded', 'extracted') AND c.updated_at < ? AND d.status NOT IN ('failed', 'graphed')
+         AND NOT EXISTS (SELECT 1 FROM llm_paused_chunks p WHERE p.tenant_id = c.tenant_id AND p.kb_id = c.kb_id AND p.chunk_id = c.id)
        ORDER BY c.updated_at, c.tenant_id, c.kb_id, c.id LIMIT ?`,
       [this.engine.dialect.time(before), limit],
     );

@@ -43,6 +43,7 @@ interface Found {
 export class LocalExtractor implements Extractor {
   readonly model = 'local-compromise';
   readonly promptVersion = 'rules-v4';
+  readonly usesLlm = false;
 
   async extract(text: string): Promise<ExtractionResult> {
     const entities = new Map<string, ExtractedEntity>();

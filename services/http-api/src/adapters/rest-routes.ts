@@ -40,6 +40,14 @@ export const REST_ROUTES: readonly RestRoute[] = [
   { method: 'POST', path: `${KB}/documents/{documentId}/reindex`, service: 'KnowledgeBaseService', rpc: 'ReindexDocument', kind: 'unary', summary: 'Index a document again' },
   { method: 'POST', path: `${KB}/reindex`, service: 'KnowledgeBaseService', rpc: 'ReindexKnowledgeBase', kind: 'unary', summary: 'Index every document again' },
   {
+    method: 'POST',
+    path: `${KB}/estimate`,
+    service: 'KnowledgeBaseService',
+    rpc: 'EstimateIngest',
+    kind: 'unary',
+    summary: 'What ingesting files would cost in chunks, tokens and dollars (JSON body: `files` with base64 `data`); nothing is stored or sent to a model',
+  },
+  {
     method: 'GET',
     path: `${KB}/documents/{documentId}/events`,
     service: 'KnowledgeBaseService',

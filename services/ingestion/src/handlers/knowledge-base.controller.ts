@@ -6,8 +6,10 @@ import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { DocumentIngestionService } from '../document-ingestion.service';
 import { validateFilename } from '../document-request-limits';
 import { DocumentReindexService } from '../document-reindex.service';
+import { IngestEstimator } from '../estimate/ingest-estimator';
 import { KnowledgeBaseService } from '../knowledge-base.service';
-import { fromExtractionMessage, fromResolutionMessage, fromStatusMessage, toDocumentMessage, toKnowledgeBaseMessage, toSitePageMessage } from './messages';
+import type { KnowledgeBaseRecord } from '@trellis/storage';
+import { fromBudgetMessage, fromExtractionMessage, fromResolutionMessage, fromStatusMessage, toBudgetStatusMessage, toDocumentMessage, toEstimateMessage, toKnowledgeBaseMessage, toSitePageMessage } from './messages';
 
 interface UploadState {
   metadata?: v1.UploadMetadata;
@@ -24,6 +26,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
     @Inject(DocumentIngestionService) private readonly ingestion: DocumentIngestionService,
     @Inject(TENANT_RESOLVER) private readonly tenants: TenantResolver,
     @Inject(DocumentReindexService) private readonly reindexer: DocumentReindexService,
+    @Inject(IngestEstimator) private readonly estimator: IngestEstimator,
   ) {}
 
   async createKnowledgeBase(request: v1.CreateKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
@@ -40,9 +43,10 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
         extractionPromptVersion: request.models?.extractionPromptVersion ?? '',
         extraction: fromExtractionMessage(request.extraction),
         resolution: fromResolutionMessage(request.resolution),
+        llmBudget: fromBudgetMessage(request.llmBudget),
       },
     });
-    return toKnowledgeBaseMessage(kb, 0, this.serverEmbedding());
+    return toKnowledgeBaseMessage(kb, 0, this.serverEmbedding(), undefined, await this.budgetStatus(kb));
   }
 
   async updateKnowledgeBase(request: v1.UpdateKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
@@ -51,18 +55,30 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
       llmModel: request.llmModel,
       extraction: fromExtractionMessage(request.extraction),
       resolution: fromResolutionMessage(request.resolution),
+      llmBudget: fromBudgetMessage(request.llmBudget),
     });
-    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), this.serverEmbedding(), await this.knowledgeBases.llmUsage(kb));
+    return this.knowledgeBaseMessage(kb);
   }
 
   async listKnowledgeBases(_request: v1.ListKnowledgeBasesRequest, metadata?: Metadata): Promise<v1.ListKnowledgeBasesResponse> {
     const kbs = await this.knowledgeBases.list(this.tenants.resolve(metadata));
-    return { knowledgeBases: await Promise.all(kbs.map(async (kb) => toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), this.serverEmbedding()))) };
+    return {
+      knowledgeBases: await Promise.all(kbs.map(async (kb) => toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), this.serverEmbedding(), undefined, await this.budgetStatus(kb)))),
+    };
   }
 
   async getKnowledgeBase(request: v1.GetKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.KnowledgeBase> {
-    const kb = await this.knowledgeBases.get(this.tenants.resolve(metadata), request.knowledgeBase);
-    return toKnowledgeBaseMessage(kb, await this.knowledgeBases.documentCount(kb), this.serverEmbedding(), await this.knowledgeBases.llmUsage(kb));
+    return this.knowledgeBaseMessage(await this.knowledgeBases.get(this.tenants.resolve(metadata), request.knowledgeBase));
+  }
+
+  private async knowledgeBaseMessage(kb: KnowledgeBaseRecord): Promise<v1.KnowledgeBase> {
+    const [count, usage, budget] = await Promise.all([this.knowledgeBases.documentCount(kb), this.knowledgeBases.llmUsage(kb), this.budgetStatus(kb)]);
+    return toKnowledgeBaseMessage(kb, count, this.serverEmbedding(), usage, budget);
+  }
+
+  private async budgetStatus(kb: KnowledgeBaseRecord): Promise<v1.LlmBudgetStatus> {
+    const { state, pausedChunks } = await this.knowledgeBases.budget(kb);
+    return toBudgetStatusMessage(state, pausedChunks);
   }
 
   async deleteKnowledgeBase(request: v1.DeleteKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.DeleteKnowledgeBaseResponse> {
@@ -128,12 +144,12 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
       pageToken: request.pageToken,
       status: fromStatusMessage(request.status),
     });
-    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage)), nextPageToken };
+    return { documents: documents.map((d) => toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage, d.statusDetail)), nextPageToken };
   }
 
   async getDocument(request: v1.GetDocumentRequest, metadata?: Metadata): Promise<v1.Document> {
     const d = await this.knowledgeBases.getDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
-    return toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage);
+    return toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage, d.statusDetail);
   }
 
   async deleteDocument(request: v1.DeleteDocumentRequest, metadata?: Metadata): Promise<v1.DeleteDocumentResponse> {
@@ -149,6 +165,11 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   async reindexKnowledgeBase(request: v1.ReindexKnowledgeBaseRequest, metadata?: Metadata): Promise<v1.ReindexKnowledgeBaseResponse> {
     const documents = await this.reindexer.reindexKnowledgeBase(this.tenants.resolve(metadata), request.knowledgeBase);
     return { documents: documents.map((d) => toDocumentMessage(d, {})) };
+  }
+
+  async estimateIngest(request: v1.EstimateIngestRequest, metadata?: Metadata): Promise<v1.IngestEstimate> {
+    const files = request.files.map((f) => ({ filename: f.filename, mimeType: f.mimeType, sourceUri: f.sourceUri, bytes: f.data }));
+    return toEstimateMessage(await this.estimator.estimate(this.tenants.resolve(metadata), request.knowledgeBase, files));
   }
 
   private serverEmbedding(): v1.ServerEmbedding {

@@ -2,8 +2,9 @@ import { TrellisError, v1 } from '@trellis/contracts';
 import type { IndexStatus } from '@trellis/contracts';
 import { chunkingAndModelMessages, extractionFromMessage, resolutionFromMessage, toExtractionMessage, toResolutionMessage } from '@trellis/storage';
 import { NO_LLM_USAGE } from '@trellis/storage';
+import type { IngestEstimate } from '../estimate/ingest-estimator';
 import type { PageResult } from '../site/site-crawler';
-import type { DocumentRecord, ExtractionSettings, KnowledgeBaseRecord, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
+import type { BudgetState, DocumentRecord, ExtractionSettings, KnowledgeBaseRecord, LlmBudgetSettings, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   pending: v1.IndexStatus.INDEX_STATUS_PENDING,
@@ -29,11 +30,41 @@ export function fromExtractionMessage(message: v1.ExtractionSettings | undefined
   return message === undefined || message === null ? undefined : extractionFromMessage(message);
 }
 
+/** The LLM budget of a request; undefined when the request carries none. */
+export function fromBudgetMessage(message: v1.LlmBudget | undefined | null): LlmBudgetSettings | undefined {
+  if (message === undefined || message === null) return undefined;
+  return { dailyTokens: Number(message.dailyTokens), monthlyTokens: Number(message.monthlyTokens), dailyUsd: message.dailyUsd, monthlyUsd: message.monthlyUsd };
+}
+
+export function toBudgetStatusMessage(state: BudgetState, pausedChunks: number): v1.LlmBudgetStatus {
+  return { budget: { ...state.budget }, today: { ...state.today }, thisMonth: { ...state.thisMonth }, exhausted: state.exhausted, pausedChunks, resetsAt: state.resetsAt };
+}
+
+export function toEstimateMessage(e: IngestEstimate): v1.IngestEstimate {
+  return {
+    files: e.files.map((f) => ({ ...f })),
+    chunks: e.chunks,
+    chunkTokens: e.chunkTokens,
+    extraction: { ...e.extraction },
+    summaries: { ...e.summaries },
+    embeddings: { ...e.embeddings },
+    totalTokens: e.totalTokens,
+    totalCostUsd: e.totalCostUsd,
+    llmModel: e.llmModel,
+    embeddingModel: e.embeddingModel,
+    outputBasis: e.outputBasis,
+    // Paused chunks are not the estimate's business: the knowledge base's status shows them.
+    budget: toBudgetStatusMessage(e.budget, 0),
+    budgetWarning: e.budgetWarning,
+  };
+}
+
 export function toKnowledgeBaseMessage(
   kb: KnowledgeBaseRecord,
   documentCount: number,
   server: v1.ServerEmbedding,
   llmUsage: LlmUsage = NO_LLM_USAGE,
+  budget?: v1.LlmBudgetStatus,
 ): v1.KnowledgeBase {
   const s = kb.settings;
   return {
@@ -47,6 +78,7 @@ export function toKnowledgeBaseMessage(
     extraction: toExtractionMessage(s.extraction),
     llmUsage: { ...llmUsage },
     resolution: toResolutionMessage(s.resolution),
+    budget,
   };
 }
 
@@ -72,6 +104,7 @@ export function toDocumentMessage(
   unchanged = false,
   stages: readonly StageRecord[] = [],
   llmUsage: LlmUsage = NO_LLM_USAGE,
+  statusDetail = '',
 ): v1.Document {
   return {
     id: d.id,
@@ -100,6 +133,7 @@ export function toDocumentMessage(
       lastError: s.lastError ?? '',
     })),
     llmUsage: { ...llmUsage },
+    statusDetail,
   };
 }
 

@@ -102,6 +102,15 @@ export async function waitForIndexing(client: TrellisClient, kb: string, documen
     }
     bar?.setTotal(Math.max(total, 1));
     bar?.update(graphed, { docs: `${documents.length - pending.size}/${documents.length}` });
+    // Waiting on a spent budget would wait for the next day or a raise: say so and stop.
+    const paused = current.filter((d) => pending.has(d.id) && d.statusDetail.startsWith('paused: budget'));
+    if (pending.size > 0 && paused.length === pending.size) {
+      bar?.stop();
+      for (const line of finalLines) out.write(`${line}\n`);
+      out.write(`  ${paused.length} document(s) wait for the knowledge base's LLM budget: ${paused[0]!.statusDetail}\n`);
+      out.write(`  raise it with \`trellis kb update ${kb} --daily-tokens N\` (or --daily-usd, --monthly-*); follow with \`trellis status ${kb}\`\n`);
+      return failed;
+    }
     if (pending.size > 0) await new Promise((r) => setTimeout(r, POLL_MS));
   }
   bar?.stop();

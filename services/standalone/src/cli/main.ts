@@ -10,6 +10,9 @@ import { addCommunityCommands } from './community-commands';
 import { addChatCommands } from './chat-commands';
 import { addMcpCommand } from './mcp-command';
 import { ingestCommand, waitForIndexing } from './ingest-command';
+import { estimateCommand } from './estimate-command';
+import { addBudgetOptions, budgetSettings, budgetSummary, hasBudgetFlags } from './budget-options';
+import type { BudgetFlags } from './budget-options';
 import type { SiteIngest } from './ingest-command';
 import { removeDocuments } from './document-commands';
 import { SERVER_DEFAULT_MODE, evalCommand, integerList, stringList } from './eval-command';
@@ -32,6 +35,7 @@ interface IngestFlags {
   concurrency?: number;
   wait: boolean;
   timeout: number;
+  estimate?: boolean;
 }
 
 function siteOption(opts: IngestFlags): SiteIngest | undefined {
@@ -47,7 +51,7 @@ function siteOption(opts: IngestFlags): SiteIngest | undefined {
   };
 }
 
-interface KbCreateOptions extends ExtractionFlags, ResolutionFlags {
+interface KbCreateOptions extends ExtractionFlags, ResolutionFlags, BudgetFlags {
   description: string;
   chunkSize?: number;
   chunkOverlap?: number;
@@ -82,7 +86,7 @@ const program = new Command('trellis')
   .showHelpAfterError();
 
 const kb = program.command('kb').description('manage knowledge bases');
-addResolutionOptions(
+addBudgetOptions(addResolutionOptions(
   addExtractionOptions(
     kb
       .command('create <name>')
@@ -91,7 +95,7 @@ addResolutionOptions(
       .option('--chunk-overlap <tokens>', 'overlap between chunks in tokens (default 64)', integer(1, 4096))
       .addOption(new Option('--splitter <kind>', 'splitting strategy (default: markdown for .md, sentence otherwise)').choices(['sentence', 'markdown'])),
   ),
-).action(
+)).action(
   run(async (client, name: string, opts: KbCreateOptions) => {
     const created = await client.createKnowledgeBase({
       name,
@@ -100,19 +104,20 @@ addResolutionOptions(
       models: { embeddingModel: '', embeddingDimensions: 0, llmModel: opts.llmModel ?? '', extractionPromptVersion: '' },
       extraction: hasExtractionFlags(opts) ? extractionSettings(opts) : undefined,
       resolution: resolutionSettings(opts),
+      llmBudget: hasBudgetFlags(opts) ? budgetSettings(opts) : undefined,
     });
     out.write(`created knowledge base ${created.name} (${created.id})\n`);
   }),
 );
-addResolutionOptions(
+addBudgetOptions(addResolutionOptions(
   addExtractionOptions(
     kb
       .command('update <name>')
-      .description("change a knowledge base's description, LLM model, extraction prompt or entity resolution")
+      .description("change a knowledge base's description, LLM model, extraction prompt, entity resolution or LLM budget")
       .option('--description <text>', 'what the knowledge base holds'),
   ),
-).action(
-  run(async (client, name: string, opts: ExtractionFlags & ResolutionFlags & { description?: string }) => {
+)).action(
+  run(async (client, name: string, opts: ExtractionFlags & ResolutionFlags & BudgetFlags & { description?: string }) => {
     const current = await client.getKnowledgeBase(name);
     const updated = await client.updateKnowledgeBase({
       knowledgeBase: name,
@@ -120,12 +125,14 @@ addResolutionOptions(
       llmModel: opts.llmModel,
       extraction: hasExtractionFlags(opts) ? extractionSettings(opts, current.extraction) : undefined,
       resolution: hasResolutionFlags(opts) ? resolutionSettings(opts, current.resolution) : undefined,
+      llmBudget: hasBudgetFlags(opts) ? budgetSettings(opts, current.budget?.budget) : undefined,
     });
     const e = updated.extraction;
     const r = updated.resolution;
     out.write(
       `updated knowledge base ${updated.name}: llm model ${updated.models?.llmModel || '(server default)'}, entity types ${e?.entityTypes.join(',') || '(any)'}, gleaning ${e?.gleaningPasses ?? 0}, output ${e?.outputMode || 'auto'}, resolution ${r?.mode || '(server default)'}\n`,
     );
+    if (updated.budget) out.write(`LLM budget: ${budgetSummary(updated.budget)}\n`);
   }),
 );
 kb.command('list').action(
@@ -154,9 +161,15 @@ program
   .option('--concurrency <n>', 'pages fetched and indexed at the same time (default 2)', integer(1, 8))
   .option('--no-wait', 'return once uploaded, without waiting for indexing')
   .option('--timeout <seconds>', 'how long to wait for indexing', integer(1, 86_400), 1800)
+  .option('--estimate', 'only count the chunks and tokens ingesting the files would take and price them; nothing is uploaded')
   .action(
     run((client, kbName: string, paths: string[], opts: IngestFlags) => {
       if (opts.sameOrigin && opts.anyOrigin) throw new Error('give --same-origin or --any-origin, not both');
+      if (opts.estimate) {
+        if (opts.sitemap !== undefined || opts.crawl !== undefined) throw new Error('--estimate takes files and directories, not --sitemap or --crawl');
+        if (paths.length === 0) throw new Error('give the files or directories to estimate');
+        return estimateCommand(client, kbName, paths, out);
+      }
       const site = siteOption(opts);
       if (paths.length === 0 && site === undefined) throw new Error('give files, URLs, --sitemap or --crawl');
       return ingestCommand(client, kbName, paths, { wait: opts.wait, timeoutSeconds: opts.timeout, site }, out);
@@ -206,13 +219,14 @@ program
       else {
         out.write(
           `${table([
-            ['DOCUMENT', 'STATUS', 'STAGE', 'VERSION', 'CHUNKS', 'STAGE TIMES', 'LLM USAGE', 'ERROR'],
-            ...documents.map((d) => [d.sourceUri, statusName(d.status), d.currentStage, String(d.version), chunkSummary(d), stageSummary(d), usageSummary(d.llmUsage), d.error]),
+            ['DOCUMENT', 'STATUS', 'STAGE', 'VERSION', 'CHUNKS', 'STAGE TIMES', 'LLM USAGE', 'DETAIL'],
+            ...documents.map((d) => [d.sourceUri, statusName(d.status), d.currentStage, String(d.version), chunkSummary(d), stageSummary(d), usageSummary(d.llmUsage), d.error || d.statusDetail]),
           ])}\n`,
         );
       }
       const knowledgeBase = await client.getKnowledgeBase(kbName);
       if (documents.length > 0) out.write(`knowledge base LLM usage: ${usageSummary(knowledgeBase.llmUsage)}\n`);
+      if (knowledgeBase.budget) out.write(`LLM budget: ${budgetSummary(knowledgeBase.budget)}\n`);
       out.write(`${embeddingSummary(knowledgeBase)}\n`);
       return documents.some((d) => statusName(d.status) === 'failed') ? 1 : 0;
     }),

@@ -233,6 +233,31 @@ export const TABLES: readonly TableSpec[] = [
     },
     primaryKey: ['tenant_id', 'kb_id', 'document_id', 'version'],
   },
+  // The same usage per UTC day (YYYY-MM-DD) and purpose: what per-knowledge-base budgets are
+  // checked against and what ingest estimates learn a knowledge base's output length from.
+  {
+    name: 'llm_spend',
+    since: 17,
+    columns: {
+      ...SCOPE,
+      day: char(10),
+      purpose: varchar(16),
+      calls: ZERO(BIGINT),
+      input_tokens: ZERO(BIGINT),
+      output_tokens: ZERO(BIGINT),
+      estimated_cost_usd: ZERO(DOUBLE),
+      counted_input_tokens: ZERO(BIGINT),
+    },
+    primaryKey: ['tenant_id', 'kb_id', 'day', 'purpose'],
+  },
+  // Chunks whose LLM extraction waits for the knowledge base's budget: re-announced when the
+  // budget allows again (raised, or a new day or month).
+  {
+    name: 'llm_paused_chunks',
+    since: 17,
+    columns: { ...SCOPE, chunk_id: ID, document_id: ID, version: INT, content_hash: varchar(128), paused_at: TIME },
+    primaryKey: ['tenant_id', 'kb_id', 'chunk_id'],
+  },
   // Shared by every process of a deployment: one token bucket per (model, budget), one row per
   // concurrency slot (a slot whose lease expired is free again).
   { name: 'llm_buckets', since: 4, columns: { bucket_key: varchar(191), tokens: DOUBLE, updated_ms: BIGINT }, primaryKey: ['bucket_key'] },

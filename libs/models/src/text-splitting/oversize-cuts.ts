@@ -1,4 +1,4 @@
-import { MAX_PIECE_LENGTH, countTokens, countTokensUpTo, windows } from '@trellis/models';
+import { MAX_PIECE_LENGTH, countTokens, countTokensUpTo, windows } from '../token-counter';
 
 /** A piece of text the packer places whole, with its token count. */
 export interface Unit {

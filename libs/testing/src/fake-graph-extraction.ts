@@ -1,4 +1,4 @@
-// What the benchmarks' fake model answers to an extraction call (see bench-extraction-cost.ts).
+// What the benchmarks' and tests' fake model answers to an extraction call (see scripts/bench-extraction-cost.ts).
 
 interface FakeGraph {
   entities: Array<{ name: string; type: string; description: string; attributes: Array<{ key: string; value: string }> }>;

@@ -1,5 +1,5 @@
 import { ErrorCode, TrellisError, closesFence, fenceOpened } from '@trellis/contracts';
-import { countTokens, countTokensUpTo } from '@trellis/models';
+import { countTokens, countTokensUpTo } from '../token-counter';
 import { framedUnits } from './framed-units';
 import { markdownBlocks } from './markdown-blocks';
 import { cutByWords } from './oversize-cuts';

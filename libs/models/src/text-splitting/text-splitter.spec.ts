@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countTokens } from '@trellis/models';
+import { countTokens } from '../token-counter';
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 import { markdownSections, splitText, splitTextWithin } from './text-splitter';
 

@@ -1,4 +1,4 @@
-import { countTokens, countTokensUpTo } from '@trellis/models';
+import { countTokens, countTokensUpTo } from '../token-counter';
 import { framedText } from './markdown-blocks';
 import { cutInsideWord } from './oversize-cuts';
 import type { Unit } from './oversize-cuts';

@@ -1,15 +1,14 @@
-import type { StuckWorkSweeper } from './stuck-work-sweeper';
-
 /**
- * Runs the sweeper every `intervalMs` (0: never), one sweep at a time; a failed sweep is
- * reported and the next one tries again. `stop` waits for a sweep in flight.
+ * Runs a piece of background work (the stuck-work sweep, the resuming of extraction paused by
+ * a budget) every `intervalMs` (0: never), one run at a time; a failed run is reported and the
+ * next one tries again. `stop` waits for a run in flight.
  */
-export class SweeperSchedule {
+export class IntervalSchedule {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly sweeper: Pick<StuckWorkSweeper, 'sweepOnce'>,
+    private readonly work: () => Promise<unknown>,
     private readonly intervalMs: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -28,8 +27,7 @@ export class SweeperSchedule {
 
   private tick(): void {
     if (this.running !== undefined) return;
-    this.running = this.sweeper
-      .sweepOnce()
+    this.running = this.work()
       .then(() => undefined, this.onError)
       .finally(() => {
         this.running = undefined;

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { stableId } from '@trellis/contracts';
 import type { ExtractionOutputMode, KbSettings } from '@trellis/storage';
+import type { ChatMessage } from './chat-model';
 
 /** Bump when the default prompt or schema changes: every cached extraction is then redone. */
 export const EXTRACTION_PROMPT_VERSION = 'graph-v2';
@@ -85,4 +87,22 @@ export function extractionPrompt(settings: Pick<KbSettings, 'extraction' | 'extr
   const custom = overrides.some((o, i) => (i === 4 ? o !== '0' : o !== ''));
   const hash = createHash('sha256').update(JSON.stringify(overrides)).digest('hex').slice(0, 12);
   return { system, entityTypes, gleaningPasses, outputMode: e?.outputMode ?? 'auto', version: custom ? `${EXTRACTION_PROMPT_VERSION}-${hash}` : EXTRACTION_PROMPT_VERSION };
+}
+
+/** The first turn of a chunk's extraction: the prompt, and the chunk under its section heading. */
+export function extractionMessages(prompt: Pick<ExtractionPrompt, 'system'>, text: string, heading: string): ChatMessage[] {
+  return [
+    { role: 'system', content: prompt.system },
+    { role: 'user', content: heading ? `Section: ${heading}\n\n${text}` : text },
+  ];
+}
+
+/** The model a knowledge base extracts with: its own, or the server's (TRELLIS_LLM_MODEL). */
+export function extractionModelName(settings: Pick<KbSettings, 'llmModel'>, serverModel: string): string {
+  return settings.llmModel || serverModel;
+}
+
+/** The key of a chunk's cached extraction: the same text, model and prompt give the same graph. */
+export function extractionCacheKey(chunkContentHash: string, model: string, promptVersion: string): string {
+  return stableId('ext', chunkContentHash, model, promptVersion);
 }

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash, stableId } from '@trellis/contracts';
+import type { KbScope, TopicName, TopicPayload, events } from '@trellis/contracts';
+import type { EventBus } from '@trellis/messaging';
+import { createModels } from '@trellis/models';
+import { loadConfig } from '@trellis/config';
+import { parseLlmPrices } from '@trellis/observability';
+import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
+import type { KbSettings, LlmBudgetSettings, TrellisStore } from '@trellis/storage';
+import { FakeOpenAiServer } from '@trellis/testing';
+import { ExtractionService } from '../src/extraction.service';
+import { ExtractorRegistry } from '../src/extractor-registry';
+import { BudgetGate } from '../src/budget/budget-gate';
+import { BudgetResumer } from '../src/budget/budget-resumer';
+
+/**
+ * Knowledge-base LLM budgets with real stores (SQLite, and MariaDB through TRELLIS_TEST_MYSQL_URL),
+ * the real OpenAI client against the fake provider over HTTP: a spent budget pauses LLM
+ * extraction (no call is made), the paused chunk waits on the list, and raising the budget or a
+ * new UTC day resumes it through `chunk.ready`, after which it is extracted.
+ */
+const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
+
+class RecordingBus implements Partial<EventBus> {
+  readonly published: Array<{ topic: TopicName; payload: unknown }> = [];
+  async publish<T extends TopicName>(topic: T, _key: string, payload: TopicPayload<T>): Promise<void> {
+    this.published.push({ topic, payload });
+  }
+  take(topic: TopicName): unknown[] {
+    const taken = this.published.filter((p) => p.topic === topic).map((p) => p.payload);
+    this.published.splice(0, this.published.length, ...this.published.filter((p) => p.topic !== topic));
+    return taken;
+  }
+}
+
+const BASE: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
+const budget = (dailyTokens: number): LlmBudgetSettings => ({ dailyTokens, monthlyTokens: 0, dailyUsd: 0, monthlyUsd: 0 });
+const REPLY = JSON.stringify({ entities: [{ name: 'Marie Curie', type: 'person', description: 'Physicist.', attributes: [] }], relationships: [] });
+
+function describeBudget(name: string, openStore: () => Promise<{ store: TrellisStore; drop(): Promise<void> }>) {
+  describe(`LLM budget on ${name}`, () => {
+    const fake = new FakeOpenAiServer(16);
+    const bus = new RecordingBus();
+    let store: TrellisStore;
+    let drop: () => Promise<void>;
+    let service: ExtractionService;
+    let local: ExtractionService;
+    let gate: BudgetGate;
+    let scope: KbScope;
+
+    beforeAll(async () => {
+      fake.respondWith(() => ({ kind: 'content', content: REPLY }));
+      const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDINGS: 'openai', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
+      ({ store, drop } = await openStore());
+      const repos = repositoriesOf(store);
+      // Read afresh on every check: the test changes budgets and spend between calls.
+      gate = new BudgetGate(repos, undefined, 0);
+      service = new ExtractionService(repos, bus as unknown as EventBus, new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined), undefined, gate);
+      const localModels = await createModels(loadConfig({ TRELLIS_EMBEDDINGS: 'hash' }, 'test'));
+      local = new ExtractionService(repos, bus as unknown as EventBus, new ExtractorRegistry(localModels), parseLlmPrices(undefined), undefined, gate);
+      const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: { ...BASE, llmBudget: budget(1) } });
+      scope = { tenantId: 't', kbId: kb.id };
+    });
+
+    afterAll(async () => {
+      await store?.close();
+      await drop?.();
+      await fake.stop();
+    });
+
+    async function chunkReady(documentId: string, text: string, extraction = service): Promise<events.ChunkReady> {
+      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: text.length, metadata: {}, text });
+      const chunk = { id: stableId('chk', documentId, 1, 0), documentId, version: 1, ordinal: 0, text, heading: '', tokenCount: 5, contentHash: contentHash(text), embedding: new Float32Array(16).fill(0.25) };
+      await store.upsertChunks(scope, [chunk]);
+      await store.setDocumentStatus(scope, documentId, 1, 'embedded');
+      const event = { context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: 1, traceparent: '', knowledgeBase: undefined }, chunkId: chunk.id, contentHash: chunk.contentHash };
+      await extraction.onChunkReady(event);
+      return event;
+    }
+
+    const setBudget = async (b: LlmBudgetSettings) => {
+      const kb = (await store.findKnowledgeBase({ tenantId: 't' }, scope.kbId))!;
+      await store.updateKnowledgeBase(scope, { description: '', settings: { ...kb.settings, llmBudget: b } });
+    };
+    const chunkStatus = async (documentId: string) => (await store.getChunk(scope, stableId('chk', documentId, 1, 0)))?.status;
+
+    it('extracts while the budget has room, then pauses the next chunk without calling the model', async () => {
+      await chunkReady('d1', 'Marie Curie discovered polonium.');
+      expect(fake.chatRequests()).toHaveLength(1);
+      expect(await chunkStatus('d1')).toBe('extracted');
+      const spent = await store.getLlmSpend(scope, new Date().toISOString().slice(0, 10));
+      expect(spent.extraction.calls).toBe(1);
+      expect(spent.extraction.inputTokens + spent.extraction.outputTokens).toBeGreaterThan(1);
+
+      bus.take('chunk.extracted');
+      await chunkReady('d2', 'Pierre Curie studied magnetism.');
+      expect(fake.chatRequests()).toHaveLength(1);
+      expect(await chunkStatus('d2')).toBe('embedded');
+      expect(bus.take('chunk.extracted')).toEqual([]);
+      expect(await store.countPausedChunks(scope)).toBe(1);
+      expect((await store.listProgress(scope, [{ documentId: 'd2', version: 1 }])).get('d2')!.pausedChunks).toBe(1);
+      // Paused work is waiting, not stuck: the sweeper leaves it alone.
+      expect((await store.listStuckChunks(new Date(Date.now() + 60_000).toISOString(), 10)).map((c) => c.documentId)).not.toContain('d2');
+    });
+
+    it('still answers from the cache and extracts locally while the budget is spent: neither calls a model', async () => {
+      await chunkReady('d3', 'Marie Curie discovered polonium.');
+      expect(await chunkStatus('d3')).toBe('extracted');
+      await chunkReady('d4', 'Irene Joliot-Curie won a prize.', local);
+      expect(await chunkStatus('d4')).toBe('extracted');
+      expect(fake.chatRequests()).toHaveLength(1);
+      expect(await store.countPausedChunks(scope)).toBe(1);
+    });
+
+    it('keeps the chunk paused while the budget stays spent, and resumes it once the budget is raised', async () => {
+      const resumer = new BudgetResumer(repositoriesOf(store), bus as unknown as EventBus, gate);
+      bus.take('chunk.ready');
+      bus.take('chunk.extracted');
+      expect(await resumer.resumeOnce()).toBe(0);
+      expect(bus.take('chunk.ready')).toEqual([]);
+
+      await setBudget(budget(1_000_000));
+      expect(await resumer.resumeOnce()).toBe(1);
+      expect(await store.countPausedChunks(scope)).toBe(0);
+      const [again] = bus.take('chunk.ready') as events.ChunkReady[];
+      expect(again).toMatchObject({ chunkId: stableId('chk', 'd2', 1, 0), contentHash: contentHash('Pierre Curie studied magnetism.') });
+      expect(again!.context?.knowledgeBase?.name).toBe('kb');
+      await service.onChunkReady(again!);
+      expect(fake.chatRequests()).toHaveLength(2);
+      expect(await chunkStatus('d2')).toBe('extracted');
+      expect((bus.take('chunk.extracted') as events.ChunkExtracted[]).map((e) => e.chunkId)).toEqual([stableId('chk', 'd2', 1, 0)]);
+    });
+
+    it('resumes at the next UTC day when a daily budget was spent, without anyone raising it', async () => {
+      await setBudget(budget(1));
+      await chunkReady('d5', 'Paul Langevin taught physics.');
+      expect(await store.countPausedChunks(scope)).toBe(1);
+      const today = new BudgetResumer(repositoriesOf(store), bus as unknown as EventBus, gate);
+      expect(await today.resumeOnce()).toBe(0);
+      const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1, 0, 0, 1));
+      const nextDay = new BudgetResumer(repositoriesOf(store), bus as unknown as EventBus, gate, undefined, () => tomorrow);
+      expect(await nextDay.resumeOnce()).toBe(1);
+      expect((bus.take('chunk.ready') as events.ChunkReady[]).map((e) => e.chunkId)).toEqual([stableId('chk', 'd5', 1, 0)]);
+    });
+  });
+}
+
+describeBudget('SqliteStore', async () => ({ store: new SqliteStore(':memory:'), drop: async () => undefined }));
+
+if (mysqlUrl === undefined) {
+  describe('LLM budget on MysqlStore', () => {
+    it('needs TRELLIS_TEST_MYSQL_URL (a MariaDB or MySQL server) to run', () => {
+      throw new Error('set TRELLIS_TEST_MYSQL_URL=mysql://root@127.0.0.1:4000/ to run the MariaDB half of this test');
+    });
+  });
+} else {
+  describeBudget('MysqlStore', async () => {
+    const database = `trellis_test_${randomBytes(6).toString('hex')}`;
+    const url = new URL(mysqlUrl);
+    url.pathname = `/${database}`;
+    const store = await MysqlStore.connect(url.toString(), { poolSize: 2, logger: { info: () => undefined, warn: () => undefined } });
+    await store.migrate();
+    return {
+      store,
+      drop: async () => {
+        const base = new URL(mysqlUrl);
+        const admin = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username) || 'root', password: decodeURIComponent(base.password) });
+        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+        await admin.end();
+      },
+    };
+  });
+}
