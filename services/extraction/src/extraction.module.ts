@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module } from '@nestjs/common';
+import type { OnModuleDestroy } from '@nestjs/common';
 import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
@@ -25,20 +26,28 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         extractionCache: ExtractionCacheRepository,
         llmUsage: LlmUsageRepository,
         bus: EventBus,
-        models: Models,
+        registry: ExtractorRegistry,
         prices: LlmPriceTable,
         metrics: TrellisMetrics,
       ) =>
         new ExtractionService(
           { knowledgeBases, documents, chunks, extractionCache, llmUsage },
           bus,
-          new ExtractorRegistry(models),
+          registry,
           prices,
           new ExtractionMetrics(metrics),
         ),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, LLM_USAGE_REPOSITORY, EVENT_BUS, MODELS, LLM_PRICES, METRICS],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, LLM_USAGE_REPOSITORY, EVENT_BUS, ExtractorRegistry, LLM_PRICES, METRICS],
     },
+    { provide: ExtractorRegistry, useFactory: (models: Models) => new ExtractorRegistry(models), inject: [MODELS] },
     chunkEventsConsumer,
   ],
 })
-export class ExtractionModule {}
+export class ExtractionModule implements OnModuleDestroy {
+  constructor(@Inject(ExtractorRegistry) private readonly extractors: ExtractorRegistry) {}
+
+  /** The local extractor's threads end with the module. */
+  onModuleDestroy(): Promise<void> {
+    return this.extractors.close();
+  }
+}
