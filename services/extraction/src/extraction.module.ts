@@ -55,7 +55,7 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         llmUsage: LlmUsageRepository,
         budgetPauses: BudgetPauseRepository,
         bus: EventBus,
-        models: Models,
+        registry: ExtractorRegistry,
         prices: LlmPriceTable,
         metrics: TrellisMetrics,
         gate: BudgetGate,
@@ -63,7 +63,7 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         new ExtractionService(
           { knowledgeBases, documents, chunks, extractionCache, llmUsage, budgetPauses },
           bus,
-          new ExtractorRegistry(models),
+          registry,
           prices,
           new ExtractionMetrics(metrics),
           gate,
@@ -76,7 +76,7 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         LLM_USAGE_REPOSITORY,
         BUDGET_PAUSE_REPOSITORY,
         EVENT_BUS,
-        MODELS,
+        ExtractorRegistry,
         LLM_PRICES,
         METRICS,
         BudgetGate,
@@ -104,15 +104,23 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
       },
       inject: [KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY, BUDGET_PAUSE_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_BUS, BudgetGate, METRICS, CONFIG, LOGGER],
     },
+    { provide: ExtractorRegistry, useFactory: (models: Models) => new ExtractorRegistry(models), inject: [MODELS] },
     chunkEventsConsumer,
   ],
   exports: [BudgetResumeSchedule],
 })
 export class ExtractionModule implements OnModuleDestroy {
-  constructor(@Inject(BudgetResumeSchedule) private readonly resumer: BudgetResumeSchedule) {}
+  constructor(
+    @Inject(BudgetResumeSchedule) private readonly resumer: BudgetResumeSchedule,
+    @Inject(ExtractorRegistry) private readonly extractors: ExtractorRegistry,
+  ) {}
 
-  /** The resumer is started by the process once its bus runs (main.ts, standalone), and stopped here. */
-  onModuleDestroy(): Promise<void> {
-    return this.resumer.stop();
+  /**
+   * The resumer is started by the process once its bus runs (main.ts, standalone), and stopped
+   * here; the local extractor's threads end with the module.
+   */
+  async onModuleDestroy(): Promise<void> {
+    await this.resumer.stop();
+    await this.extractors.close();
   }
 }

@@ -3,19 +3,20 @@ import type { KbSettings } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { extractionModelName, extractionPrompt } from '@trellis/models';
 import { JsonModeMemory, LlmExtractor } from './llm-extractor';
-import { LocalExtractor } from './local/local-extractor';
+import { LocalExtractorPool } from './local/local-extractor-pool';
 
 /** Distinct (model, prompt) pairs kept built; knowledge bases beyond share by rebuilding. */
 const MAX_EXTRACTORS = 64;
 
 /**
  * The extractor of each knowledge base: its own LLM model and prompt when an endpoint is
- * configured, the local extractor otherwise. Built once per distinct settings and reused.
+ * configured, the local extractor (in worker threads) otherwise. Built once per distinct
+ * settings and reused.
  */
 export class ExtractorRegistry {
   private readonly extractors = new Map<string, Extractor>();
   private readonly jsonMode = new JsonModeMemory();
-  private readonly local = new LocalExtractor();
+  private readonly local = new LocalExtractorPool();
 
   constructor(private readonly models: Pick<Models, 'llm' | 'chatModel'>) {}
 
@@ -32,5 +33,10 @@ export class ExtractorRegistry {
       this.extractors.set(key, extractor);
     }
     return extractor;
+  }
+
+  /** Stops the local extractor's threads. */
+  close(): Promise<void> {
+    return this.local.close();
   }
 }
