@@ -116,5 +116,19 @@ export function describeCommunityChangeContract(name: string, makeStore: () => P
       expect(await store.listAssignedEntities(other, ['e1'])).toEqual([]);
       expect(await store.countCommunities(other)).toEqual({ communities: 0, levels: 0 });
     });
+
+    it('counts the entities that are members of no community, scoped by tenant', async () => {
+      const [a, b, c] = [entity('Alpha'), entity('Beta'), entity('Gamma')];
+      await saveTestDocument(store, scope, 'd1');
+      await store.applyChunkExtraction(scope, await chunk('d1', 0), [a, b, c], [relationship(a, b)]);
+      expect(await store.countUnassignedEntities(scope)).toBe(3);
+      const community: CommunityWrite = {
+        ...{ id: 'c1', level: 0, parentId: null, title: 'c1', summary: 'c1', keyFacts: [], kind: 'extractive', contentHash: 'c1'.padEnd(64, '0') },
+        ...{ memberIds: [a.entityId, b.entityId], embedding: new Float32Array(0) },
+      };
+      await store.saveCommunities(scope, { upserts: [community], removedIds: [] }, new Date().toISOString());
+      expect(await store.countUnassignedEntities(scope)).toBe(1);
+      expect(await store.countUnassignedEntities({ tenantId: 'someone-else', kbId: scope.kbId })).toBe(0);
+    });
   });
 }

@@ -61,7 +61,7 @@ const STORE_METHODS = [
   'recordStage', 'listStages', 'listProgress', 'saveChatTurn', 'getChat', 'listChats', 'listChatMessages', 'deleteChat',
   'createChatEngine', 'getChatEngine', 'listChatEngines', 'updateChatEngine', 'deleteChatEngine', 'ping', 'close',
   'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
-  'listCommunitiesOfEntities', 'listAssignedEntities', 'countCommunities', 'listCommunityChanges',
+  'listCommunitiesOfEntities', 'listAssignedEntities', 'countCommunities', 'countUnassignedEntities', 'listCommunityChanges',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;
 const storeMethodsComplete: [Unlisted] extends [never] ? true : Unlisted = true;

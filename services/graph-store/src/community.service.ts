@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, TrellisError, withinLength } from '@trellis/contracts';
 import type { KbScope, TenantScope } from '@trellis/contracts';
-import { communityContent, indexGraph, staleness } from '@trellis/graph';
+import { communityContent, indexGraph, staleFromChanges, staleness } from '@trellis/graph';
 import type { CommunityBuilder, CommunityRecord, CommunityRefreshResult } from '@trellis/graph';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { CommunityState, EntityRecord, TrellisRepositories } from '@trellis/storage';
@@ -51,12 +51,8 @@ export class CommunityService {
   async list(tenant: TenantScope, knowledgeBase: string): Promise<CommunityList> {
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const scope = kbScope(kb);
-    const [communities, graph, state] = await Promise.all([
-      this.repos.communities.listCommunities(scope),
-      this.repos.graphReads.exportGraph(scope),
-      this.repos.communities.getCommunityState(scope),
-    ]);
-    const { staleIds, unassigned } = staleness(communities, graph.entities, graph.relationships);
+    const [communities, state] = await Promise.all([this.repos.communities.listCommunities(scope), this.repos.communities.getCommunityState(scope)]);
+    const { staleIds, unassigned } = await this.staleness(scope, communities);
     this.telemetry.observed(kb.name, communities.length, staleIds.size);
     return { ...state, communities: communities.map((c) => summaryOf(c, staleIds.has(c.id))), unassignedEntities: unassigned };
   }
@@ -68,14 +64,32 @@ export class CommunityService {
     const scope = kbScope(kb);
     const community = await this.repos.communities.getCommunity(scope, communityId);
     if (community === null) throw TrellisError.notFound(`community "${communityId}" not found in knowledge base "${kb.name}"`);
-    const [graph, all] = await Promise.all([this.repos.graphReads.exportGraph(scope), this.repos.communities.listCommunities(scope)]);
-    // An ancestor is stale when a community below it is: its whole branch is judged.
-    const { staleIds } = staleness(all, graph.entities, graph.relationships);
-    const index = indexGraph(graph.entities, graph.relationships);
-    const records = new Map(graph.entities.map((e) => [e.id, e]));
-    const ranked = communityContent(community.memberIds, index).entities.slice(0, MAX_MEMBERS_SHOWN);
+    const all = await this.repos.communities.listCommunities(scope);
+    const { staleIds } = await this.staleness(scope, all);
+    // Members ranked by centrality inside the community: its entities and their relationships only.
+    const [entities, relationships] = await Promise.all([
+      this.repos.graphReads.getEntities(scope, community.memberIds),
+      this.repos.graphReads.relationshipsOfEntities(scope, community.memberIds),
+    ]);
+    const records = new Map(entities.map((e) => [e.id, e]));
+    const ranked = communityContent(community.memberIds, indexGraph(entities, relationships)).entities.slice(0, MAX_MEMBERS_SHOWN);
     const children = all.filter((c) => c.parentId === community.id).map((c) => c.id);
     return { community: summaryOf(community, staleIds.has(community.id)), members: ranked.map((e) => records.get(e.id)!), childIds: children };
+  }
+
+  /**
+   * Which communities are stale, and how many entities are in none: from the change records
+   * while they are whole (no graph read), else against the whole graph (a knowledge base whose
+   * communities were never refreshed with the records kept).
+   */
+  private async staleness(scope: KbScope, communities: readonly CommunityRecord[]): Promise<{ staleIds: ReadonlySet<string>; unassigned: number }> {
+    const changes = await this.repos.communities.listCommunityChanges(scope);
+    if (changes.tracked) {
+      const staleIds = staleFromChanges(communities, new Set(changes.marks.map((m) => m.entityId)));
+      return { staleIds, unassigned: await this.repos.communities.countUnassignedEntities(scope) };
+    }
+    const graph = await this.repos.graphReads.exportGraph(scope);
+    return staleness(communities, graph.entities, graph.relationships);
   }
 
   /** A full rebuild, or (`incremental`) a refresh of what changed; both reuse unchanged reports. */

@@ -3,7 +3,7 @@ import { SETTINGS, TOPICS, embedder, graphIndexer, topic } from './community-fix
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import { CommunityBuilder } from '@trellis/graph';
+import { CommunityBuilder, staleness } from '@trellis/graph';
 import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityGraphSource, CommunityRecord, CommunityRelationship, CommunityStore } from '@trellis/graph';
 import { repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, TrellisStore } from '@trellis/storage';
@@ -143,6 +143,31 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
     counting.reset();
     expect(await service.rebuild(tenant, 'topics', true)).toMatchObject({ read: 'region', entitiesRead: 0, reportsWritten: 0 });
     expect(counting.reads).toEqual({ wholeGraph: 0, entities: 0, relationships: 0, communities: 0 });
+  });
+
+  it('lists and shows communities from the change records, never reading the whole graph, and agrees with the graph', async () => {
+    const repos = repositoriesOf(store);
+    let wholeGraphReads = 0;
+    const graphReads = new Proxy(repos.graphReads, {
+      get(target, key, receiver) {
+        if (key === 'exportGraph') wholeGraphReads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const viewer = new CommunityService({ ...repos, graphReads }, new CommunityBuilder(counting, counting, { embed: (texts) => embedder.embed(texts), writeReport: null }));
+    await index('planets', topic(['Mercury', 'Venus', 'Earth', 'Mars', 'Sun', 'Jupiter'], 'the solar system'), 2);
+    const listed = await viewer.list(tenant, 'topics');
+    const planets = listed.communities.find((c) => c.title.includes('Earth') || c.stale)!;
+    const shown = await viewer.get(tenant, 'topics', planets.id);
+    expect(wholeGraphReads).toBe(0);
+    // The same answer as the staleness computed against the whole graph.
+    const graph = await store.exportGraph(scope);
+    const expected = staleness(await store.listCommunities(scope), graph.entities, graph.relationships);
+    expect(listed.communities.filter((c) => c.stale).map((c) => c.id).sort()).toEqual([...expected.staleIds].sort());
+    expect(listed.communities.some((c) => c.stale)).toBe(true);
+    expect(listed.unassignedEntities).toBe(expected.unassigned);
+    expect(shown.community.stale).toBe(expected.staleIds.has(planets.id));
+    expect(shown.members.map((m) => m.id).sort()).toEqual((await store.getCommunity(scope, planets.id))!.memberIds.filter((id) => graph.entities.some((e) => e.id === id)).sort());
   });
 
   it('a deleted document: its community goes, the partition stays valid, the others are not read', async () => {

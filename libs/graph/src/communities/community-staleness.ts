@@ -29,3 +29,14 @@ export function staleness(
   const assigned = new Set(communities.flatMap((c) => c.memberIds));
   return { staleIds, unassigned: entities.filter((e) => !assigned.has(e.id)).length };
 }
+
+/**
+ * Staleness read from the change records instead of the graph: while they are whole
+ * (CommunityChangeLog.tracked), every entity whose content changed since the last refresh is
+ * recorded, so a community (at any level) is stale exactly when it holds a recorded entity.
+ * Costs the records and the communities, not a read of the whole graph. (An entity changed and
+ * changed back counts as stale here; the refresh finds its hash unchanged and keeps it.)
+ */
+export function staleFromChanges(communities: readonly Pick<CommunityRecord, 'id' | 'memberIds'>[], changedIds: ReadonlySet<string>): Set<string> {
+  return new Set(communities.filter((c) => c.memberIds.some((id) => changedIds.has(id))).map((c) => c.id));
+}

@@ -16,6 +16,8 @@ export interface CommunityRepository {
   listCommunitiesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<CommunityRecord[]>;
   /** Those of these entities that are members of some community (in id order). */
   listAssignedEntities(scope: KbScope, entityIds: readonly string[]): Promise<string[]>;
+  /** How many entities of the knowledge base are members of no community. */
+  countUnassignedEntities(scope: KbScope): Promise<number>;
   /** How many communities the knowledge base has, and on how many levels. */
   countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }>;
   /** The entities changed since the last refresh (recorded with every graph change), and whether that record is whole. */

@@ -49,6 +49,16 @@ export class SqlCommunities {
     return [...new Set((await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], [...new Set(entityIds)])).map((r) => String(r.entity_id)))].sort();
   }
 
+  /** Entities of the knowledge base that are members of no community. */
+  async countUnassignedEntities(scope: KbScope): Promise<number> {
+    const [row] = await this.db.rows(
+      `SELECT COUNT(*) AS n FROM entities e WHERE e.tenant_id = ? AND e.kb_id = ?
+       AND NOT EXISTS (SELECT 1 FROM community_members m WHERE m.tenant_id = e.tenant_id AND m.kb_id = e.kb_id AND m.entity_id = e.id)`,
+      [scope.tenantId, scope.kbId],
+    );
+    return Number(row?.n ?? 0);
+  }
+
   async countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }> {
     const [row] = await this.db.rows('SELECT COUNT(*) AS n, COUNT(DISTINCT level) AS levels FROM communities WHERE tenant_id = ? AND kb_id = ?', [scope.tenantId, scope.kbId]);
     return { communities: Number(row?.n ?? 0), levels: Number(row?.levels ?? 0) };

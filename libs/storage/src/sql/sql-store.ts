@@ -375,6 +375,9 @@ export abstract class SqlStore implements TrellisStore {
   countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }> {
     return this.communities.countCommunities(scope);
   }
+  countUnassignedEntities(scope: KbScope): Promise<number> {
+    return this.communities.countUnassignedEntities(scope);
+  }
   listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog> {
     return this.communities.listCommunityChanges(scope);
   }
