@@ -14,7 +14,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { splitText } from '@trellis/models';
-import { LocalExtractor } from '@trellis/extraction';
+import { LocalExtractor } from '../services/extraction/src/local/local-extractor';
 import { parseDocument } from '@trellis/ingestion';
 
 const root = resolve(__dirname, '..');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from '../extractor';
-import { LocalExtractor } from './local-extractor';
+import { LOCAL_EXTRACTOR_MODEL, LOCAL_RULES_VERSION } from './local-extractor-identity';
 import type { ExtractionReply } from './extraction-worker';
 
 /** Worker threads of the local extractor: the cores but one (the event loop's), at most four. */
@@ -59,23 +59,21 @@ class ExtractionThread {
 
 /**
  * The local extractor off the event loop: chunks go to a few worker threads, each running
- * LocalExtractor, the least busy first. Same model and rules version as LocalExtractor, so
+ * LocalExtractor, the least busy first. Same model and rules version as LocalExtractor (the
+ * pool names them without loading the NLP model into the main thread), so
  * the extraction cache and results are the same. Threads start on the first chunk (a server
  * with a language model never starts them); one that dies fails the chunks it held (their
  * events are retried) and is replaced on the next chunk.
  */
 export class LocalExtractorPool implements Extractor {
-  readonly model: string;
-  readonly promptVersion: string;
+  readonly model = LOCAL_EXTRACTOR_MODEL;
+  readonly promptVersion = LOCAL_RULES_VERSION;
   readonly usesLlm = false;
   private readonly threads: Array<ExtractionThread | undefined>;
   private nextId = 0;
   private closed = false;
 
   constructor(size = localExtractionThreads()) {
-    const rules = new LocalExtractor();
-    this.model = rules.model;
-    this.promptVersion = rules.promptVersion;
     this.threads = new Array<ExtractionThread | undefined>(Math.max(1, size)).fill(undefined);
   }
 

@@ -2,6 +2,7 @@ import nlp from 'compromise';
 import type { ExtractedEntity, ExtractedRelationship, ExtractionResult } from '@trellis/storage';
 import type { Extractor } from '../extractor';
 import { cleanName } from './entity-names';
+import { LOCAL_EXTRACTOR_MODEL, LOCAL_RULES_VERSION } from './local-extractor-identity';
 import { proseView } from './prose-view';
 import { relationLabel } from './relation-label';
 import type { VerbSpan } from './relation-label';
@@ -41,8 +42,8 @@ interface Found {
  * names better. The chunk is parsed once; every match works on offsets into that one parse.
  */
 export class LocalExtractor implements Extractor {
-  readonly model = 'local-compromise';
-  readonly promptVersion = 'rules-v4';
+  readonly model = LOCAL_EXTRACTOR_MODEL;
+  readonly promptVersion = LOCAL_RULES_VERSION;
   readonly usesLlm = false;
 
   async extract(text: string): Promise<ExtractionResult> {
