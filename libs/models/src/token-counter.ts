@@ -29,6 +29,15 @@ interface Tokenizer {
 
 let loaded: Tokenizer | undefined;
 
+/**
+ * Loads the tokenizer now. Its rank table takes about half a second to build, synchronously:
+ * a server calls this while it starts, so that the first document it splits does not hold its
+ * event loop for that long.
+ */
+export function loadTokenizer(): void {
+  tokenizer();
+}
+
 /** The cl100k tokenizer, shipped inside the npm package (no download). */
 function tokenizer(): Tokenizer {
   if (loaded === undefined) {

@@ -3,7 +3,7 @@ import type { TrellisConfig } from '@trellis/config';
 import { EVENT_BUS } from '@trellis/messaging';
 import { CONFIG } from '@trellis/runtime';
 import type { EventBus } from '@trellis/messaging';
-import { MODELS } from '@trellis/models';
+import { MODELS, loadTokenizer } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
 import type { ChunkRepository, DocumentRepository, KnowledgeBaseRepository } from '@trellis/storage';
@@ -14,8 +14,11 @@ import { documentEventsConsumer } from './handlers/document-events.consumer';
   providers: [
     {
       provide: ChunkingService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, bus: EventBus, models: Models, config: TrellisConfig) =>
-        new ChunkingService({ knowledgeBases, documents, chunks }, bus, models.embedder, config.parseTimeoutMs),
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, bus: EventBus, models: Models, config: TrellisConfig) => {
+        // At start-up, not on the first document: building the tokenizer holds the loop ~0.5 s.
+        loadTokenizer();
+        return new ChunkingService({ knowledgeBases, documents, chunks }, bus, models.embedder, config.parseTimeoutMs);
+      },
       inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EVENT_BUS, MODELS, CONFIG],
     },
     documentEventsConsumer,
