@@ -3,7 +3,7 @@
 // format the asking system expects, after a fixed latency, and counts the calls.
 import { FakeOpenAiServer } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
-import { graphJson, graphRecords } from './fake-graph-extraction';
+import { graphJson, graphRecords } from '@trellis/testing';
 
 type Message = { role: string; content: string };
 
