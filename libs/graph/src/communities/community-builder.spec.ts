@@ -370,6 +370,21 @@ function chainGraph(): Graph {
 }
 
 describe('CommunityBuilder: a change inside a large branch', () => {
+  it('once an LLM is configured, rewrites only the path of a change with it; the siblings, never read, keep their reports', async () => {
+    const { store, builder, change } = setup(false, chainGraph());
+    await builder.refresh(scope);
+    const before = new Map(store.rows);
+    const llm = new CommunityBuilder(store, store, { embed: async (texts) => texts.map((t) => new Float32Array([t.length, 1])), writeReport: async () => ({ title: 'LLM title', summary: 'LLM summary' }) });
+    const next = chainGraph();
+    next.entities = next.entities.map((e) => (e.id === 'c3e4' ? { ...e, description: 'Re-indexed.' } : e));
+    change(next);
+    await llm.refresh(scope);
+    for (const row of store.rows.values()) {
+      if (row.memberIds.includes('c3e4')) expect(row.kind).toBe('llm');
+      else expect(row).toEqual(before.get(row.id));
+    }
+  });
+
   it('re-detects only the touched level-0 community and keeps every other community where it was', async () => {
     const { store, builder, change } = setup(true, chainGraph());
     await builder.refresh(scope);

@@ -122,6 +122,9 @@ export class CommunityBuilder {
     // Level by level, so that a community above level 0 is written from its children's final reports.
     const wantedKind = this.models.writeReport === null ? 'extractive' : 'llm';
     const cached = new Map(previous.filter((c) => c.kind === wantedKind).map((c) => [c.contentHash, c]));
+    // A report of the content hash, of the kind wanted; or the community's own report when no
+    // member changed, whatever its kind: its members were not even read (see readRegion).
+    const reusable = (shape: CommunityShape) => cached.get(shape.contentHash) ?? (untouched(shape) ? kept(shape) : undefined);
     const rows = new Map<string, CommunityWrite>();
     const childrenOf = (shape: CommunityShape): ChildReport[] =>
       shape.childIds.map((id) => rows.get(id)!).map((c) => ({ title: c.title, summary: c.summary, keyFacts: c.keyFacts, size: c.memberIds.length }));
@@ -133,7 +136,7 @@ export class CommunityBuilder {
     const freshIds = new Set<string>();
     for (const level of [...new Set(hierarchy.communities.map((c) => c.level))].sort((a, b) => a - b)) {
       const shapes = hierarchy.communities.filter((c) => c.level === level);
-      const fresh = shapes.filter((c) => !cached.has(c.contentHash));
+      const fresh = shapes.filter((c) => reusable(c) === undefined);
       const written = await this.writeReports(fresh, draftOf);
       totals.reportsWritten += fresh.length;
       totals.llmCalls += written.llmCalls;
@@ -142,7 +145,7 @@ export class CommunityBuilder {
       totals.usage.outputTokens += written.usage.outputTokens;
       for (const shape of shapes) {
         const keyFacts = level === 0 ? level0Facts(shape) : keyFactsFromChildren(childrenOf(shape));
-        const reused = cached.get(shape.contentHash);
+        const reused = reusable(shape);
         const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind };
         if (written.reports.has(shape.id)) freshIds.add(shape.id);
         rows.set(shape.id, { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts, embedding: reused?.embedding ?? NO_EMBEDDING });
