@@ -39,12 +39,17 @@ export class ChunkingService {
 
     const pieces = await splitTextWithin(text, splitOptionsFor(kb.settings, document.mimeType), this.splitTimeoutMs);
     const chunks: NewChunk[] = [];
+    // One transaction per batch: a large document's chunks written in one would hold the event
+    // loop for its whole write and commit (about a second for 3 MB). No chunk is announced
+    // before all are stored, and the store recounts the chunks remaining after each batch.
     for (let start = 0; start < pieces.length; start += EMBED_BATCH) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
       const batch = pieces.slice(start, start + EMBED_BATCH);
       const vectors = await this.embedder.embed(batch.map(embeddingText));
+      const written: NewChunk[] = [];
       batch.forEach((piece, i) => {
         const ordinal = start + i;
-        chunks.push({
+        written.push({
           id: stableId('chk', scope.tenantId, scope.kbId, document.id, document.version, ordinal),
           documentId: document.id,
           version: document.version,
@@ -56,12 +61,14 @@ export class ChunkingService {
           embedding: vectors[i]!,
         });
       });
+      await this.repos.chunks.upsertChunks(scope, written);
+      chunks.push(...written);
     }
-    await this.repos.chunks.upsertChunks(scope, chunks);
     await this.repos.documents.setDocumentStatus(scope, document.id, document.version, 'embedded');
     // The settings read here travel with the chunks: no later stage reads them per chunk.
     const context = { ...ctx, knowledgeBase: toEventSettings(kb) };
-    for (const chunk of chunks) {
+    for (const [i, chunk] of chunks.entries()) {
+      if (i > 0 && i % EMBED_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
       await this.bus.publish('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, {
         'trellis-tenant': scope.tenantId,
         'trellis-kb': scope.kbId,
