@@ -62,9 +62,10 @@ export class CommunityService {
     withinLength(communityId, 'community_id', MAX_ID_CHARS);
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, knowledgeBase);
     const scope = kbScope(kb);
-    const community = await this.repos.communities.getCommunity(scope, communityId);
-    if (community === null) throw TrellisError.notFound(`community "${communityId}" not found in knowledge base "${kb.name}"`);
+    // The whole list is needed anyway (its children, and staleness judged by branch): the community is read from it.
     const all = await this.repos.communities.listCommunities(scope);
+    const community = all.find((c) => c.id === communityId);
+    if (community === undefined) throw TrellisError.notFound(`community "${communityId}" not found in knowledge base "${kb.name}"`);
     const { staleIds } = await this.staleness(scope, all);
     // Members ranked by centrality inside the community: its entities and their relationships only.
     const [entities, relationships] = await Promise.all([
