@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { contentHash, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
@@ -43,7 +44,7 @@ export class ChunkingService {
     // loop for its whole write and commit (about a second for 3 MB). No chunk is announced
     // before all are stored, and the store recounts the chunks remaining after each batch.
     for (let start = 0; start < pieces.length; start += EMBED_BATCH) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      if (start > 0) await yieldToEventLoop();
       const batch = pieces.slice(start, start + EMBED_BATCH);
       const vectors = await this.embedder.embed(batch.map(embeddingText));
       const written: NewChunk[] = [];
@@ -68,7 +69,7 @@ export class ChunkingService {
     // The settings read here travel with the chunks: no later stage reads them per chunk.
     const context = { ...ctx, knowledgeBase: toEventSettings(kb) };
     for (const [i, chunk] of chunks.entries()) {
-      if (i > 0 && i % EMBED_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (i > 0 && i % EMBED_BATCH === 0) await yieldToEventLoop();
       await this.bus.publish('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, {
         'trellis-tenant': scope.tenantId,
         'trellis-kb': scope.kbId,
