@@ -12,7 +12,9 @@
 #   KAFKA_CONTROLLER_PORT     KRaft controller listener on 127.0.0.1 (default 9093)
 #   KAFKA_DATA_DIR            data dir (default $TRELLIS_INFRA_DIR/kafka, else /tmp/trellis-kafka)
 #   KAFKA_HEAP                JVM heap (default 512m)
-#   KAFKA_START_TIMEOUT       seconds to wait for readiness (default 60)
+#   KAFKA_START_TIMEOUT       seconds to wait for readiness (default 180)
+#   KAFKA_FRESH_STORAGE=1     start a new broker on empty storage (the test suite's topics are
+#                             throwaway; thousands of old partitions make a start take minutes)
 #   TRELLIS_CACHE_DIR         install cache (default ~/.cache/trellis)
 #   JAVA_HOME                 Java to use (needs 17+), else `java` from PATH
 set -euo pipefail
@@ -29,7 +31,7 @@ DEPENDENCY_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 KAFKA_PORT="${KAFKA_PORT:-9092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
 KAFKA_HEAP="${KAFKA_HEAP:-512m}"
-KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-60}"
+KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-180}"
 CACHE_DIR="${TRELLIS_CACHE_DIR:-$HOME/.cache/trellis}"
 KAFKA_HOME="$CACHE_DIR/kafka-$KAFKA_VERSION"
 if [[ -n "${KAFKA_DATA_DIR:-}" ]]; then
@@ -241,6 +243,10 @@ cmd_start() {
   port_open "$KAFKA_CONTROLLER_PORT" && die "controller port 127.0.0.1:$KAFKA_CONTROLLER_PORT is already in use"
 
   cmd_install
+  if [[ "${KAFKA_FRESH_STORAGE:-}" == 1 && -d "$STORAGE_DIR" ]]; then
+    log "KAFKA_FRESH_STORAGE=1: removing the previous broker's topics in $STORAGE_DIR"
+    rm -rf "$STORAGE_DIR"
+  fi
   mkdir -p "$DATA_DIR" "$LOG_DIR" "$STORAGE_DIR"
   write_server_properties
   format_storage

@@ -1,6 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { createConnection } from 'mysql2/promise';
 import { freePort, waitFor } from './free-port';
 
 export const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat'] as const;
@@ -26,15 +28,20 @@ export class DistributedDeployment {
   /** Extra instances of a service (same consumer group), e.g. a second extraction worker. */
   readonly replicas: ServiceProcess[] = [];
   readonly env: Record<string, string>;
+  private readonly serverUrl: string;
+  private readonly database: string;
+  private readonly topicPrefix: string;
 
   constructor(options: { kafkaBrokers: string; mysqlUrl: string; runId: string; extraEnv?: Record<string, string> }) {
-    const base = options.mysqlUrl.endsWith('/') ? options.mysqlUrl : `${options.mysqlUrl}/`;
+    this.serverUrl = options.mysqlUrl.endsWith('/') ? options.mysqlUrl : `${options.mysqlUrl}/`;
+    this.database = `trellis_e2e_${options.runId}`;
+    this.topicPrefix = `e2e-${options.runId}.`;
     this.env = {
       PATH: process.env.PATH ?? '',
       TRELLIS_MODE: 'distributed',
       KAFKA_BROKERS: options.kafkaBrokers,
-      TRELLIS_DB_URL: `${base}trellis_e2e_${options.runId}`,
-      TRELLIS_KAFKA_TOPIC_PREFIX: `e2e-${options.runId}.`,
+      TRELLIS_DB_URL: `${this.serverUrl}${this.database}`,
+      TRELLIS_KAFKA_TOPIC_PREFIX: this.topicPrefix,
       TRELLIS_KAFKA_PARTITIONS: '4',
       TRELLIS_INTERNAL_TOKEN: `internal-token-of-run-${options.runId}`,
       TRELLIS_LOG_LEVEL: 'warn',
@@ -114,6 +121,29 @@ export class DistributedDeployment {
         clearTimeout(timer);
       }),
     );
+  }
+
+  /**
+   * Stops every process, then deletes the run's topics and drops its database: a broker
+   * shared by many runs would otherwise keep thousands of partitions, and load every one of
+   * them at its next start.
+   */
+  async tearDown(): Promise<void> {
+    await this.stopAll();
+    const admin = new Kafka({ brokers: this.env.KAFKA_BROKERS.split(','), clientId: 'trellis-e2e-cleanup', logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(this.topicPrefix));
+      if (topics.length > 0) await admin.deleteTopics({ topics });
+    } finally {
+      await admin.disconnect();
+    }
+    const connection = await createConnection(this.serverUrl);
+    try {
+      await connection.query(`DROP DATABASE IF EXISTS \`${this.database}\``);
+    } finally {
+      await connection.end();
+    }
   }
 
   /** Client addresses of the four gRPC APIs. */

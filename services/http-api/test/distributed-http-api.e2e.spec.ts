@@ -57,7 +57,7 @@ describe('distributed: the http-api service in front of six processes on Kafka a
       gateway.kill('SIGTERM');
       await exited;
     }
-    await deployment?.stopAll();
+    await deployment?.tearDown();
   });
 
   it('uploads over REST and streams the indexing progress that crosses the processes', async () => {

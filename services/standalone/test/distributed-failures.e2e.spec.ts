@@ -112,7 +112,7 @@ if (!enabled) {
 
   afterAll(async () => {
     client?.close();
-    await deployment?.stopAll();
+    await deployment?.tearDown();
     infra.stop();
   }, 120_000);
 

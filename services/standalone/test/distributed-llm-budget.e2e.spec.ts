@@ -42,7 +42,7 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed: one LLM call budget fo
 
   afterAll(async () => {
     client?.close();
-    await deployment?.stopAll();
+    await deployment?.tearDown();
     await fake.stop();
   });
 

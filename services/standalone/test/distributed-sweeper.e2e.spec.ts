@@ -65,7 +65,7 @@ if (!kafkaBrokers || !mysqlUrl) {
 
     afterAll(async () => {
       client?.close();
-      await deployment?.stopAll();
+      await deployment?.tearDown();
     }, 120_000);
 
     /** With the group's service down (killed), moves its offsets to the end of `topic`: every event there is lost to it. */

@@ -48,7 +48,7 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed end to end: six process
 
   afterAll(async () => {
     client?.close();
-    await deployment?.stopAll();
+    await deployment?.tearDown();
   });
 
   it('ingests examples/ over gRPC into the same graph as standalone', async () => {

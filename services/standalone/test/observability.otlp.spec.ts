@@ -141,7 +141,7 @@ describe.skipIf(!kafkaBrokers || !mysqlUrl)('traces across real Kafka: six proce
 
   afterAll(async () => {
     client?.close();
-    await deployment?.stopAll();
+    await deployment?.tearDown();
     await receiver.stop();
   });
 
