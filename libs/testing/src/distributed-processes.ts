@@ -31,11 +31,13 @@ export class DistributedDeployment {
   private readonly serverUrl: string;
   private readonly database: string;
   private readonly topicPrefix: string;
+  private readonly kafkaBrokers: string[];
 
   constructor(options: { kafkaBrokers: string; mysqlUrl: string; runId: string; extraEnv?: Record<string, string> }) {
     this.serverUrl = options.mysqlUrl.endsWith('/') ? options.mysqlUrl : `${options.mysqlUrl}/`;
     this.database = `trellis_e2e_${options.runId}`;
     this.topicPrefix = `e2e-${options.runId}.`;
+    this.kafkaBrokers = options.kafkaBrokers.split(',');
     this.env = {
       PATH: process.env.PATH ?? '',
       TRELLIS_MODE: 'distributed',
@@ -130,7 +132,7 @@ export class DistributedDeployment {
    */
   async tearDown(): Promise<void> {
     await this.stopAll();
-    const admin = new Kafka({ brokers: this.env.KAFKA_BROKERS.split(','), clientId: 'trellis-e2e-cleanup', logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({ brokers: this.kafkaBrokers, clientId: 'trellis-e2e-cleanup', logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
       const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(this.topicPrefix));
