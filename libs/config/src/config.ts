@@ -7,6 +7,8 @@ import { EnvReader } from './env-reader';
 import { readHttpApiSettings } from './http-api-settings';
 import type { HttpApiSettings } from './http-api-settings';
 import { readLlmSettings } from './llm-settings';
+import { readOutboxSettings } from './outbox-settings';
+import type { OutboxSettings } from './outbox-settings';
 import type { OpenAiSettings } from './llm-settings';
 import { readResolutionDefaults } from './resolution-defaults';
 import type { ResolutionDefaults } from './resolution-defaults';
@@ -82,6 +84,7 @@ export interface TrellisConfig extends Infrastructure, AccessSettings {
   readonly reranker: { readonly kind: 'none' | 'local' | 'http'; readonly url?: string; readonly model: string; readonly apiKey?: string };
   readonly resolution: ResolutionDefaults;
   readonly sweeper: SweeperSettings;
+  readonly outbox: OutboxSettings;
   readonly llmCost: LlmCostSettings;
   readonly httpApi: HttpApiSettings;
   readonly chat: ChatSettings;
@@ -188,6 +191,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       stuckAfterMs: env.int('TRELLIS_STUCK_AFTER_MS', 600_000, 100, 604_800_000),
       maxRedrives: env.int('TRELLIS_MAX_REDRIVES', 5, 1, 1000),
     },
+    outbox: readOutboxSettings(env),
     llmCost: {
       estimateOutputPercent: env.int('TRELLIS_ESTIMATE_OUTPUT_PERCENT', 60, 1, 10_000),
       budgetResumeIntervalMs: env.int('TRELLIS_BUDGET_RESUME_INTERVAL_MS', 10_000, 50, 3_600_000),

@@ -32,3 +32,18 @@ export function deadLetterTopic(topic: TopicName): string {
 }
 
 export const ALL_TOPICS = Object.keys(TOPICS) as TopicName[];
+
+/**
+ * An event written in the same transaction as the change it announces (a transactional
+ * outbox), published once that transaction has committed: a crash or a broker outage between
+ * the commit and the publish delays the event, it cannot lose it.
+ */
+export interface OutboxEvent {
+  /** Unique: what the row is deleted by once the broker has the event. */
+  readonly id: string;
+  readonly topic: TopicName;
+  readonly key: string;
+  /** The payload encoded with its topic's codec. */
+  readonly payload: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+}

@@ -69,3 +69,6 @@ export interface EventBus {
 
 /** Injection token of the EventBus in Nest modules. */
 export const EVENT_BUS = Symbol.for('trellis.event-bus');
+
+/** Injection token of the EventOutbox (outbox/event-outbox.ts) in Nest modules. */
+export const EVENT_OUTBOX = Symbol.for('trellis.event-outbox');

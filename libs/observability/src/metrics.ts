@@ -131,6 +131,25 @@ export class TrellisMetrics {
     registers: [this.registry],
   });
 
+  readonly outboxPublished = new Counter({
+    name: 'trellis_outbox_published_total',
+    help: 'Events published from the transactional outbox, by who published them (stage: right after its commit; relay: left behind by a crash or a broker outage).',
+    labelNames: ['by'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outboxPublishFailures = new Counter({
+    name: 'trellis_outbox_publish_failures_total',
+    help: 'Outbox events the broker did not take in time; they stay in the outbox for the relay.',
+    registers: [this.registry],
+  });
+
+  readonly outboxWaiting = new Gauge({
+    name: 'trellis_outbox_events',
+    help: 'Events in the outbox not yet published (the whole deployment), as this process counted them at its last relay tick.',
+    registers: [this.registry],
+  });
+
   readonly documentsIngested = new Counter({
     name: 'trellis_documents_ingested_total',
     help: 'Documents offered for indexing over gRPC, by outcome (new_version, unchanged, rejected).',

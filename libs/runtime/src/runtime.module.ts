@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
-import { EVENT_BUS } from '@trellis/messaging';
+import { EVENT_BUS, EVENT_OUTBOX } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
 import { REPOSITORY_TOKENS } from '@trellis/storage';
@@ -25,6 +25,7 @@ export class RuntimeModule {
       { provide: METRICS, useValue: runtime.metrics },
       { provide: LLM_PRICES, useValue: runtime.telemetry.llmPrices },
       { provide: EVENT_BUS, useValue: runtime.bus },
+      { provide: EVENT_OUTBOX, useValue: runtime.outbox },
       { provide: MODELS, useValue: runtime.models },
       { provide: STORE_AVAILABILITY, useValue: runtime.availability },
       { provide: TENANT_RESOLVER, useValue: new TenantResolver(runtime.config.apiKeys, runtime.config.internalToken) },

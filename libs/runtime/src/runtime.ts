@@ -1,13 +1,14 @@
 import { join } from 'node:path';
 import type { TrellisConfig } from '@trellis/config';
 import { InProcessEventBus, KafkaEventBus } from '@trellis/messaging';
-import type { EventBus, KafkaBusConfig } from '@trellis/messaging';
+import type { EventBus, EventOutbox, KafkaBusConfig } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { TrellisMetrics, createLogger, currentTraceparent, tracingStarted } from '@trellis/observability';
 import type { Logger, TelemetrySettings } from '@trellis/observability';
 import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { LlmBudgetRepository, StoreConnection, TrellisRepositories, TrellisStore } from '@trellis/storage';
+import { createEventOutbox } from './event-outbox.factory';
 import { ModelMetricsObserver } from './model-telemetry';
 import { SharedLlmBudget } from './shared-llm-budget';
 import { StoreAvailability } from './store-availability';
@@ -25,6 +26,8 @@ export interface Runtime {
   /** The store's connection: readiness and shutdown. */
   readonly database: StoreConnection;
   readonly bus: EventBus;
+  /** What stages publish through: events committed with their change, published after it (see EventOutbox). */
+  readonly outbox: EventOutbox;
   readonly models: Models;
   readonly availability: StoreAvailability;
   readonly telemetry: TelemetrySettings;
@@ -48,10 +51,8 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
     log: (line) => logger.info(line),
   });
   const base = { config, logger, metrics, models, telemetry, repositories, database: adapter, availability: new StoreAvailability(adapter, logger) };
-  if (config.mode === 'standalone') {
-    return { ...base, bus: new TracedEventBus(new InProcessEventBus({ logger, traceparent: currentTraceparent })) };
-  }
-  return { ...base, bus: new TracedEventBus(new KafkaEventBus(kafkaBusConfig(config, logger))) };
+  const bus = new TracedEventBus(config.mode === 'standalone' ? new InProcessEventBus({ logger, traceparent: currentTraceparent }) : new KafkaEventBus(kafkaBusConfig(config, logger)));
+  return { ...base, bus, outbox: createEventOutbox(bus, repositories, config, metrics, logger) };
 }
 
 /** Store calls become spans only when this process records spans; otherwise the adapter is called directly. */

@@ -21,6 +21,7 @@ import {
 import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
 import { coreSockets, startCoreFront } from './front/core-front';
+import { outboxRelaySchedule } from './event-outbox.factory';
 import type { CoreFront, CoreSockets } from './front/core-front';
 import { RunningCalls } from './front/running-calls';
 import { RunningCallsInterceptor } from './front/running-calls.interceptor';
@@ -98,6 +99,8 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
   class RootModule {}
   const root: DynamicModule = { module: RootModule, imports: [RuntimeModule.forRuntime(runtime), ...(spec.modules(runtime) ?? [])] };
   let app: INestApplicationContext | undefined;
+  // Publishes what a crash or a broker outage left in the outbox (one process at a time, by a store lease).
+  const relay = outboxRelaySchedule(runtime.outbox, config, runtime.logger);
   let api: HttpApiMount | undefined;
   try {
     if (spec.grpcServices.length > 0) {
@@ -133,6 +136,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     }
     const apiServer = api !== undefined && !shared ? await listenHttp(config.httpHost, config.httpApi.port!, api.handle) : undefined;
     await runtime.bus.start();
+    relay.start();
     await spec.afterStart?.(app, runtime);
     health.setStatus('', 'SERVING');
     front?.setServing(true);
@@ -156,6 +160,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
         // HTTP first, while gRPC still answers the HTTP API's calls in flight.
         await Promise.all([probes.server, apiServer?.server].map((server) => server && closeHttpServer(server)));
         api?.close();
+        await relay.stop();
         await runtime.bus.stop();
         await nest.close();
         sockets?.remove();
@@ -168,6 +173,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
     sockets?.remove();
     loopDelay.stop();
     api?.close();
+    await relay.stop();
     await app?.close().catch(() => undefined);
     await runtime.bus.stop().catch(() => undefined);
     await runtime.database.close().catch(() => undefined);

@@ -14,6 +14,7 @@ export * from './repositories/budget-pause.repository';
 export * from './repositories/chat.repository';
 export * from './repositories/chat-engine.repository';
 export * from './repositories/community.repository';
+export * from './repositories/outbox.repository';
 export * from './repositories/stuck-work';
 export * from './repositories/store-connection';
 export * from './vector-math';

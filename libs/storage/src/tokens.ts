@@ -15,6 +15,7 @@ export const BUDGET_PAUSE_REPOSITORY = Symbol.for('trellis.repository.budget-pau
 export const CHAT_REPOSITORY = Symbol.for('trellis.repository.chats');
 export const CHAT_ENGINE_REPOSITORY = Symbol.for('trellis.repository.chat-engines');
 export const COMMUNITY_REPOSITORY = Symbol.for('trellis.repository.communities');
+export const OUTBOX_REPOSITORY = Symbol.for('trellis.repository.outbox');
 
 /** The token of each repository, so the platform can provide them all from one store. */
 export const REPOSITORY_TOKENS: Readonly<Record<keyof TrellisRepositories, symbol>> = {
@@ -32,4 +33,5 @@ export const REPOSITORY_TOKENS: Readonly<Record<keyof TrellisRepositories, symbo
   chats: CHAT_REPOSITORY,
   chatEngines: CHAT_ENGINE_REPOSITORY,
   communities: COMMUNITY_REPOSITORY,
+  outbox: OUTBOX_REPOSITORY,
 };

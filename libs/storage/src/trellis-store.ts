@@ -12,6 +12,7 @@ import type { KnowledgeBaseRepository } from './repositories/knowledge-base.repo
 import type { LlmBudgetRepository } from './repositories/llm-budget.repository';
 import type { LlmUsageRepository } from './repositories/llm-usage.repository';
 import type { BudgetPauseRepository } from './repositories/budget-pause.repository';
+import type { OutboxRepository } from './repositories/outbox.repository';
 import type { StoreConnection } from './repositories/store-connection';
 
 /**
@@ -33,6 +34,7 @@ export interface TrellisRepositories {
   readonly chats: ChatRepository;
   readonly chatEngines: ChatEngineRepository;
   readonly communities: CommunityRepository;
+  readonly outbox: OutboxRepository;
 }
 
 /**
@@ -57,6 +59,7 @@ export interface TrellisStore
     ChatRepository,
     ChatEngineRepository,
     CommunityRepository,
+    OutboxRepository,
     StoreConnection {}
 
 /** The store seen as its repositories: each name is the same adapter, typed to one aggregate. */
@@ -76,5 +79,6 @@ export function repositoriesOf(store: TrellisStore): TrellisRepositories {
     chats: store,
     chatEngines: store,
     communities: store,
+    outbox: store,
   };
 }

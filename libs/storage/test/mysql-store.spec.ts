@@ -14,6 +14,7 @@ import { describeCommunityContract } from './community-contract';
 import { describeChatContract } from './chat-contract';
 import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
+import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases } from './mysql-test-databases';
 
@@ -74,6 +75,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   describeExtractionCacheContract('MysqlStore', freshStore);
   describeChunkProgressContract('MysqlStore', freshStore);
   describeStuckWorkContract('MysqlStore', freshStore);
+  describeOutboxContract('MysqlStore', freshStore);
   describeCommunityContract('MysqlStore', freshStore);
   describeChatContract('MysqlStore', freshStore);
   describeCommunityChangeContract('MysqlStore', freshStore);
@@ -98,7 +100,7 @@ describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           new Set([
             'schema_migrations', 'knowledge_bases', 'documents', 'document_texts', 'document_stages', 'chunks', 'chunk_terms', 'kb_text_stats',
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages', 'chats', 'chat_engines',
-            'llm_usage', 'llm_spend', 'llm_paused_chunks', 'llm_buckets', 'llm_leases',
+            'llm_usage', 'llm_spend', 'llm_paused_chunks', 'outbox_events', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
             'communities', 'community_members', 'community_state', 'community_changes',
           ]),

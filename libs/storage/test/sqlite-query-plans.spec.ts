@@ -7,6 +7,7 @@ import { describeGraphEditContract } from './graph-edits-contract';
 import { describeCommunityContract } from './community-contract';
 import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
+import { describeOutboxContract } from './outbox-contract';
 import { describeChatContract } from './chat-contract';
 
 /**
@@ -33,6 +34,7 @@ describeGraphEditContract('SqliteStore (plans recorded)', store);
 describeCommunityContract('SqliteStore (plans recorded)', store);
 describeCommunityChangeContract('SqliteStore (plans recorded)', store);
 describeStuckWorkContract('SqliteStore (plans recorded)', store);
+describeOutboxContract('SqliteStore (plans recorded)', store);
 describeChatContract('SqliteStore (plans recorded)', store);
 
 /** A lookup by id: `id = ?` or `id IN (...)`, with or without a table alias (not `document_id`). */

@@ -14,6 +14,7 @@ import { describeCommunityContract } from './community-contract';
 import { describeChatContract } from './chat-contract';
 import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
+import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
@@ -23,6 +24,7 @@ describeGraphEditContract('SqliteStore', async () => new SqliteStore(':memory:')
 describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeChunkProgressContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeStuckWorkContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeOutboxContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeChatContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityChangeContract('SqliteStore', async () => new SqliteStore(':memory:'));
@@ -111,7 +113,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
@@ -131,7 +133,7 @@ describe('SqliteStore migrations', () => {
       const old = new Database(path);
       old.exec(
         'DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines; ' +
-          'DROP TABLE community_changes; ALTER TABLE community_state DROP COLUMN changes_tracked; DROP TABLE llm_spend; DROP TABLE llm_paused_chunks',
+          'DROP TABLE community_changes; ALTER TABLE community_state DROP COLUMN changes_tracked; DROP TABLE llm_spend; DROP TABLE llm_paused_chunks; DROP TABLE outbox_events',
       );
       const insert = old.prepare('INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
       insert.run('t1', 'kb1', 'old-chat', 'user', 'Who founded the Radium Institute?', '[]', '2026-01-01T00:00:00.000Z');

@@ -14,6 +14,7 @@ import { describeCommunityChangeContract } from './community-change-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
+import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract } from './chunk-progress-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
@@ -62,6 +63,7 @@ const STORE_METHODS = [
   'createChatEngine', 'getChatEngine', 'listChatEngines', 'updateChatEngine', 'deleteChatEngine', 'ping', 'close',
   'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
   'listCommunitiesOfEntities', 'listAssignedEntities', 'countCommunities', 'countUnassignedEntities', 'listCommunityChanges',
+  'appendOutboxEvents', 'listOutboxEvents', 'deleteOutboxEvents', 'countOutboxEvents',
 ] as const satisfies ReadonlyArray<keyof TrellisStore>;
 type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;
 const storeMethodsComplete: [Unlisted] extends [never] ? true : Unlisted = true;
@@ -149,6 +151,7 @@ describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in o
       describeGraphEditContract(flavour.name, freshStore);
       describeChunkProgressContract(flavour.name, freshStore);
       describeStuckWorkContract(flavour.name, freshStore);
+      describeOutboxContract(flavour.name, freshStore);
       describeExtractionCacheContract(flavour.name, freshStore);
       describeCommunityContract(flavour.name, freshStore);
       describeChatContract(flavour.name, freshStore);

@@ -4,3 +4,4 @@ export * from './fake-openai-server';
 export * from './standalone-process';
 export * from './distributed-processes';
 export * from './fake-graph-extraction';
+export * from './test-outbox';

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import type { TrellisConfig } from '@trellis/config';
-import { EVENT_BUS } from '@trellis/messaging';
+import { EVENT_OUTBOX } from '@trellis/messaging';
 import { CONFIG } from '@trellis/runtime';
-import type { EventBus } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import { MODELS, loadTokenizer } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
@@ -14,12 +14,12 @@ import { documentEventsConsumer } from './handlers/document-events.consumer';
   providers: [
     {
       provide: ChunkingService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, bus: EventBus, models: Models, config: TrellisConfig) => {
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, chunks: ChunkRepository, outbox: EventOutbox, models: Models, config: TrellisConfig) => {
         // At start-up, not on the first document: building the tokenizer holds the loop ~0.5 s.
         loadTokenizer();
-        return new ChunkingService({ knowledgeBases, documents, chunks }, bus, models.embedder, config.parseTimeoutMs);
+        return new ChunkingService({ knowledgeBases, documents, chunks }, outbox, models.embedder, config.parseTimeoutMs);
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EVENT_BUS, MODELS, CONFIG],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, EVENT_OUTBOX, MODELS, CONFIG],
     },
     documentEventsConsumer,
   ],

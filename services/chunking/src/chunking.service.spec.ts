@@ -4,6 +4,7 @@ import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { isPoison } from '@trellis/messaging';
 import { LocalHashEmbedder } from '@trellis/models';
+import { testOutbox } from '@trellis/testing';
 import { fromEventSettings } from '@trellis/storage';
 import { SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { KbSettings } from '@trellis/storage';
@@ -37,11 +38,13 @@ describe('ChunkingService', () => {
       let reads = 0;
       const repos = repositoriesOf(store);
       const knowledgeBases = { ...repos.knowledgeBases, findKnowledgeBase: (...args: Parameters<typeof store.findKnowledgeBase>) => ((reads += 1), store.findKnowledgeBase(...args)) };
-      const service = new ChunkingService({ ...repos, knowledgeBases }, bus as EventBus, new LocalHashEmbedder(32));
+      const service = new ChunkingService({ ...repos, knowledgeBases }, testOutbox(bus, store), new LocalHashEmbedder(32));
       await service.onDocumentIngested({ context: { tenantId: 't', knowledgeBaseId: kb.id, documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined }, contentHash: 'h' });
 
       expect(published.length).toBeGreaterThan(3);
       expect(reads).toBe(1);
+      // Written with the status, deleted once published.
+      expect(await store.countOutboxEvents()).toBe(0);
       for (const event of published) expect(fromEventSettings(event.context!.knowledgeBase!)).toEqual({ name: 'carried', settings: SETTINGS });
     } finally {
       await store.close();
@@ -56,7 +59,7 @@ describe('ChunkingService', () => {
       const text = Array.from({ length: 2_000_000 }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join('');
       await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: text.length, metadata: {}, text });
       const bus: Pick<EventBus, 'publish'> = { publish: async () => undefined };
-      const service = new ChunkingService(repositoriesOf(store), bus as EventBus, new LocalHashEmbedder(32), 30);
+      const service = new ChunkingService(repositoriesOf(store), testOutbox(bus, store), new LocalHashEmbedder(32), 30);
       const event = { context: { tenantId: 't', knowledgeBaseId: kb.id, documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined }, contentHash: 'h' };
       const error = await service.onDocumentIngested(event).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TrellisError);

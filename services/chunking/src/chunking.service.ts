@@ -1,7 +1,8 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { contentHash, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
-import type { EventBus } from '@trellis/messaging';
+import { outboxEvent } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import { embeddingText, splitOptionsFor, splitTextWithin } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
 import { toEventSettings } from '@trellis/storage';
@@ -19,7 +20,7 @@ const DEFAULT_SPLIT_TIMEOUT_MS = 60_000;
 export class ChunkingService {
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks'>,
-    private readonly bus: EventBus,
+    private readonly outbox: Pick<EventOutbox, 'publishCommitted'>,
     private readonly embedder: EmbeddingProvider,
     /** Time one document's split may take (TRELLIS_PARSE_TIMEOUT_MS). */
     private readonly splitTimeoutMs: number = DEFAULT_SPLIT_TIMEOUT_MS,
@@ -65,16 +66,13 @@ export class ChunkingService {
       await this.repos.chunks.upsertChunks(scope, written);
       chunks.push(...written);
     }
-    await this.repos.documents.setDocumentStatus(scope, document.id, document.version, 'embedded');
     // The settings read here travel with the chunks: no later stage reads them per chunk.
     const context = { ...ctx, knowledgeBase: toEventSettings(kb) };
-    for (const [i, chunk] of chunks.entries()) {
-      if (i > 0 && i % EMBED_BATCH === 0) await yieldToEventLoop();
-      await this.bus.publish('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, {
-        'trellis-tenant': scope.tenantId,
-        'trellis-kb': scope.kbId,
-      });
-    }
+    const headers = { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId };
+    const announcements = chunks.map((chunk) => outboxEvent('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, headers));
+    // The status and the chunks' announcements commit together (the outbox), then go out.
+    await this.repos.documents.setDocumentStatus(scope, document.id, document.version, 'embedded', null, announcements);
+    await this.outbox.publishCommitted(announcements);
   }
 
   /** Called when the event is dead-lettered: the document shows the error in its status. */

@@ -2,8 +2,8 @@ import { Inject, Module } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
 import type { TrellisConfig } from '@trellis/config';
 import { CONFIG } from '@trellis/runtime';
-import { EVENT_BUS } from '@trellis/messaging';
-import type { EventBus } from '@trellis/messaging';
+import { EVENT_OUTBOX } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
@@ -54,7 +54,7 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         extractionCache: ExtractionCacheRepository,
         llmUsage: LlmUsageRepository,
         budgetPauses: BudgetPauseRepository,
-        bus: EventBus,
+        outbox: EventOutbox,
         registry: ExtractorRegistry,
         prices: LlmPriceTable,
         metrics: TrellisMetrics,
@@ -62,7 +62,7 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
       ) =>
         new ExtractionService(
           { knowledgeBases, documents, chunks, extractionCache, llmUsage, budgetPauses },
-          bus,
+          outbox,
           registry,
           prices,
           new ExtractionMetrics(metrics),
@@ -75,7 +75,7 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         EXTRACTION_CACHE_REPOSITORY,
         LLM_USAGE_REPOSITORY,
         BUDGET_PAUSE_REPOSITORY,
-        EVENT_BUS,
+        EVENT_OUTBOX,
         ExtractorRegistry,
         LLM_PRICES,
         METRICS,
@@ -90,19 +90,19 @@ import { chunkEventsConsumer } from './handlers/chunk-events.consumer';
         llmUsage: LlmUsageRepository,
         budgetPauses: BudgetPauseRepository,
         llmBudget: LlmBudgetRepository,
-        bus: EventBus,
+        outbox: EventOutbox,
         gate: BudgetGate,
         metrics: TrellisMetrics,
         config: TrellisConfig,
         logger: Logger,
       ) => {
-        const resumer = new BudgetResumer({ knowledgeBases, llmUsage, budgetPauses, llmBudget }, bus, gate, new BudgetMetrics(metrics));
+        const resumer = new BudgetResumer({ knowledgeBases, llmUsage, budgetPauses, llmBudget }, outbox, gate, new BudgetMetrics(metrics));
         const log = logger.child({ component: 'budget-resumer' });
         return new BudgetResumeSchedule(resumer, config.llmCost.budgetResumeIntervalMs, (error) =>
           log.warn({ err: error instanceof Error ? error.message : String(error) }, 'resuming budget-paused extraction failed; the next interval tries again'),
         );
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY, BUDGET_PAUSE_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_BUS, BudgetGate, METRICS, CONFIG, LOGGER],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, LLM_USAGE_REPOSITORY, BUDGET_PAUSE_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_OUTBOX, BudgetGate, METRICS, CONFIG, LOGGER],
     },
     { provide: ExtractorRegistry, useFactory: (models: Models) => new ExtractorRegistry(models), inject: [MODELS] },
     chunkEventsConsumer,

@@ -1,7 +1,8 @@
 import { TrellisError } from '@trellis/contracts';
 import { extractionCacheKey } from '@trellis/models';
 import type { KbScope, events } from '@trellis/contracts';
-import type { EventBus } from '@trellis/messaging';
+import { outboxEvent } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
 import { knowledgeBaseOfEvent, toEventSettings } from '@trellis/storage';
 import type { LlmPriceTable } from '@trellis/observability';
@@ -35,7 +36,7 @@ export interface ExtractorSource {
 export class ExtractionService {
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'llmUsage' | 'budgetPauses'>,
-    private readonly bus: EventBus,
+    private readonly outbox: Pick<EventOutbox, 'publishCommitted'>,
     private readonly extractors: ExtractorSource,
     private readonly prices: LlmPriceTable = new Map(),
     private readonly telemetry?: ExtractionTelemetry,
@@ -81,11 +82,10 @@ export class ExtractionService {
       await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, { ...NO_LLM_USAGE, cacheHits: 1 }, 'extraction');
       this.telemetry?.cacheHit(kb.name);
     }
-    await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted');
-    await this.bus.publish('chunk.extracted', ctx.documentId, { context, chunkId: chunk.id, extractionKey: key }, {
-      'trellis-tenant': scope.tenantId,
-      'trellis-kb': scope.kbId,
-    });
+    // The status and the announcement commit together (the outbox), then go out.
+    const announcement = outboxEvent('chunk.extracted', ctx.documentId, { context, chunkId: chunk.id, extractionKey: key }, { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId });
+    await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted', null, [announcement]);
+    await this.outbox.publishCommitted([announcement]);
   }
 
   async onFailure(event: events.ChunkReady, error: Error): Promise<void> {

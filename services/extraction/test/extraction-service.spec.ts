@@ -10,7 +10,7 @@ import { parseLlmPrices } from '@trellis/observability';
 import { toEventSettings } from '@trellis/storage';
 import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { KbSettings, TrellisStore } from '@trellis/storage';
-import { FakeOpenAiServer } from '@trellis/testing';
+import { FakeOpenAiServer, testOutbox } from '@trellis/testing';
 import { ExtractionService } from '../src/extraction.service';
 import { ExtractorRegistry } from '../src/extractor-registry';
 
@@ -46,7 +46,7 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDINGS: 'openai', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
       ({ store, drop } = await openStore());
       extractors = new ExtractorRegistry(await createModels(config));
-      service = new ExtractionService(repositoriesOf(store), bus as unknown as EventBus, extractors, parseLlmPrices(undefined));
+      service = new ExtractionService(repositoriesOf(store), testOutbox(bus, store), extractors, parseLlmPrices(undefined));
       const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
       kbScope = { tenantId: 't', kbId: kb.id };
     });
@@ -128,7 +128,7 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
       const carried = toEventSettings({ name: 'carried', settings: { ...SETTINGS, extraction: { entityTypes: ['person'], instructions: 'Physicists only.', examples: '', gleaningPasses: 0, outputMode: 'auto' } } });
       const noReads = new ExtractionService(
         { ...repositoriesOf(store), knowledgeBases: { ...repositoriesOf(store).knowledgeBases, findKnowledgeBase: () => Promise.reject(new Error('read the settings per chunk')) } },
-        bus as unknown as EventBus,
+        testOutbox(bus, store),
         extractors,
         parseLlmPrices(undefined),
       );

@@ -9,7 +9,7 @@ import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';
 import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { KbSettings, LlmBudgetSettings, TrellisStore } from '@trellis/storage';
-import { FakeOpenAiServer } from '@trellis/testing';
+import { FakeOpenAiServer, testOutbox } from '@trellis/testing';
 import { ExtractionService } from '../src/extraction.service';
 import { ExtractorRegistry } from '../src/extractor-registry';
 import { BudgetGate } from '../src/budget/budget-gate';
@@ -57,9 +57,9 @@ function describeBudget(name: string, openStore: () => Promise<{ store: TrellisS
       const repos = repositoriesOf(store);
       // Read afresh on every check: the test changes budgets and spend between calls.
       gate = new BudgetGate(repos, undefined, 0);
-      service = new ExtractionService(repos, bus as unknown as EventBus, new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined), undefined, gate);
+      service = new ExtractionService(repos, testOutbox(bus, store), new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined), undefined, gate);
       const localModels = await createModels(loadConfig({ TRELLIS_EMBEDDINGS: 'hash' }, 'test'));
-      local = new ExtractionService(repos, bus as unknown as EventBus, new ExtractorRegistry(localModels), parseLlmPrices(undefined), undefined, gate);
+      local = new ExtractionService(repos, testOutbox(bus, store), new ExtractorRegistry(localModels), parseLlmPrices(undefined), undefined, gate);
       const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: { ...BASE, llmBudget: budget(1) } });
       scope = { tenantId: 't', kbId: kb.id };
     });
@@ -115,7 +115,7 @@ function describeBudget(name: string, openStore: () => Promise<{ store: TrellisS
     });
 
     it('keeps the chunk paused while the budget stays spent, and resumes it once the budget is raised', async () => {
-      const resumer = new BudgetResumer(repositoriesOf(store), bus as unknown as EventBus, gate);
+      const resumer = new BudgetResumer(repositoriesOf(store), testOutbox(bus, store), gate);
       bus.take('chunk.ready');
       bus.take('chunk.extracted');
       expect(await resumer.resumeOnce()).toBe(0);
@@ -137,10 +137,10 @@ function describeBudget(name: string, openStore: () => Promise<{ store: TrellisS
       await setBudget(budget(1));
       await chunkReady('d5', 'Paul Langevin taught physics.');
       expect(await store.countPausedChunks(scope)).toBe(1);
-      const today = new BudgetResumer(repositoriesOf(store), bus as unknown as EventBus, gate);
+      const today = new BudgetResumer(repositoriesOf(store), testOutbox(bus, store), gate);
       expect(await today.resumeOnce()).toBe(0);
       const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1, 0, 0, 1));
-      const nextDay = new BudgetResumer(repositoriesOf(store), bus as unknown as EventBus, gate, undefined, () => tomorrow);
+      const nextDay = new BudgetResumer(repositoriesOf(store), testOutbox(bus, store), gate, undefined, () => tomorrow);
       expect(await nextDay.resumeOnce()).toBe(1);
       expect((bus.take('chunk.ready') as events.ChunkReady[]).map((e) => e.chunkId)).toEqual([stableId('chk', 'd5', 1, 0)]);
     });

@@ -1,7 +1,8 @@
 import { basename } from 'node:path';
 import { ErrorCode, TrellisError, contentHash, stableId } from '@trellis/contracts';
-import type { KbScope, TenantScope } from '@trellis/contracts';
-import type { EventBus } from '@trellis/messaging';
+import type { KbScope, OutboxEvent, TenantScope } from '@trellis/contracts';
+import { outboxEvent } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import { assertVectorsCompatible } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
@@ -57,7 +58,7 @@ export class DocumentIngestionService {
 
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents'>,
-    private readonly bus: EventBus,
+    private readonly outbox: Pick<EventOutbox, 'announce' | 'publishCommitted'>,
     private readonly limits: IngestionLimits,
     /** New text is refused for a knowledge base whose vectors another model made. */
     private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
@@ -119,9 +120,12 @@ export class DocumentIngestionService {
       await stage(message);
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }
-    const document = await this.repos.documents.saveDocumentVersion(scope, { ...identity, metadata: { ...parsed.metadata, ...identity.metadata }, mimeType: parsed.mimeType, text: parsed.text });
+    // The version and its announcement commit together: a crash or a broker outage after the
+    // write delays the event (the outbox relay publishes it), it cannot lose it.
+    const announcement = documentIngested(scope, identity);
+    const document = await this.repos.documents.saveDocumentVersion(scope, { ...identity, metadata: { ...parsed.metadata, ...identity.metadata }, mimeType: parsed.mimeType, text: parsed.text }, [announcement]);
     await stage(null);
-    await this.announce(scope, document);
+    await this.outbox.publishCommitted([announcement]);
     return { document, unchanged: false };
   }
 
@@ -180,18 +184,23 @@ export class DocumentIngestionService {
     return unfinished.length;
   }
 
-  /** Re-publishes `document.ingested` for a stored version; safe to repeat (handlers are idempotent). */
+  /** Re-publishes `document.ingested` for a stored version (through the outbox); safe to repeat (handlers are idempotent). */
   async announce(scope: KbScope, document: Pick<DocumentRecord, 'id' | 'version' | 'contentHash'>): Promise<void> {
-    await this.bus.publish(
-      'document.ingested',
-      document.id,
-      {
-        context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: document.id, documentVersion: document.version, traceparent: '', knowledgeBase: undefined },
-        contentHash: document.contentHash,
-      },
-      { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
-    );
+    await this.outbox.announce([documentIngested(scope, document)]);
   }
+}
+
+/** The `document.ingested` event of a stored version. */
+function documentIngested(scope: KbScope, document: Pick<DocumentRecord, 'id' | 'version' | 'contentHash'>): OutboxEvent {
+  return outboxEvent(
+    'document.ingested',
+    document.id,
+    {
+      context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: document.id, documentVersion: document.version, traceparent: '', knowledgeBase: undefined },
+      contentHash: document.contentHash,
+    },
+    { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
+  );
 }
 
 function formatBytes(bytes: number): string {

@@ -3,8 +3,8 @@ import type { OnModuleDestroy } from '@nestjs/common';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import type { TrellisConfig } from '@trellis/config';
-import type { EventBus } from '@trellis/messaging';
-import { EVENT_BUS } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
+import { EVENT_OUTBOX } from '@trellis/messaging';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
 import type { LlmPriceTable, Logger as ProcessLogger, TrellisMetrics } from '@trellis/observability';
 import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
@@ -81,9 +81,9 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
     },
     {
       provide: DocumentIngestionService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, bus: EventBus, config: TrellisConfig, models: Models) =>
-        new DocumentIngestionService({ knowledgeBases, documents }, bus, config, models.embedder),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EVENT_BUS, CONFIG, MODELS],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, outbox: EventOutbox, config: TrellisConfig, models: Models) =>
+        new DocumentIngestionService({ knowledgeBases, documents }, outbox, config, models.embedder),
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EVENT_OUTBOX, CONFIG, MODELS],
     },
     {
       provide: DocumentReindexService,
@@ -99,7 +99,7 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
         documents: DocumentRepository,
         chunks: ChunkRepository,
         llmBudget: LlmBudgetRepository,
-        bus: EventBus,
+        outbox: EventOutbox,
         ingestion: DocumentIngestionService,
         metrics: TrellisMetrics,
         config: TrellisConfig,
@@ -107,7 +107,7 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
       ) => {
         const logger = processLogger.child({ component: 'sweeper' });
         const { intervalMs, stuckAfterMs, maxRedrives } = config.sweeper;
-        const sweeper = new StuckWorkSweeper({ knowledgeBases, documents, chunks, llmBudget }, bus, ingestion, {
+        const sweeper = new StuckWorkSweeper({ knowledgeBases, documents, chunks, llmBudget }, outbox, ingestion, {
           stuckAfterMs,
           maxRedrives,
           batchSize: SWEEP_BATCH,
@@ -119,7 +119,7 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
         });
         return new SweeperSchedule(sweeper, intervalMs, (error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'sweep failed; the next interval tries again'));
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_BUS, DocumentIngestionService, METRICS, CONFIG, LOGGER],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_OUTBOX, DocumentIngestionService, METRICS, CONFIG, LOGGER],
     },
   ],
   exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService, IngestEstimator, SweeperSchedule],

@@ -3,6 +3,7 @@ import { contentHash } from '@trellis/contracts';
 import type { KbScope, TopicName, TopicPayload } from '@trellis/contracts';
 import { SqliteStore, repositoriesOf } from '@trellis/storage';
 import type { KbSettings, NewChunk } from '@trellis/storage';
+import { testOutbox } from '@trellis/testing';
 import { StuckWorkSweeper } from '../src/sweeper/stuck-work-sweeper';
 import type { SweeperTelemetry } from '../src/sweeper/stuck-work-sweeper';
 
@@ -50,7 +51,7 @@ describe('StuckWorkSweeper', () => {
   const sweeper = (maxRedrives = 3) =>
     new StuckWorkSweeper(
       repositoriesOf(store),
-      bus,
+      testOutbox(bus, store),
       { announce: async (_scope, document) => void announced.push({ id: document.id, version: document.version, contentHash: document.contentHash }) },
       { stuckAfterMs: STUCK_AFTER_MS, maxRedrives, batchSize: 100, leaseMs: 30_000 },
       telemetry,

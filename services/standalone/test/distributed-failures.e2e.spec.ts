@@ -77,6 +77,17 @@ async function upload(client: TrellisClient, kb: string, items: ReturnType<typeo
   return ids;
 }
 
+/** Events the outbox relays of every process published (whichever held the relay lease). */
+async function relayedEvents(deployment: DistributedDeployment): Promise<number> {
+  let total = 0;
+  for (const service of [...deployment.processes.values()]) {
+    const metrics = await (await fetch(`http://127.0.0.1:${service.httpPort}/metrics`)).text();
+    const line = metrics.split('\n').find((l) => l.startsWith('trellis_outbox_published_total{') && l.includes('by="relay"'));
+    total += line === undefined ? 0 : Number(line.split(' ').pop());
+  }
+  return total;
+}
+
 async function graphedChunks(client: TrellisClient, kb: string): Promise<number> {
   const documents = await client.listAllDocuments(kb);
   return documents.reduce((n, d) => n + d.chunkCounts.filter((c) => c.status === 'INDEX_STATUS_GRAPHED').reduce((m, c) => m + c.count, 0), 0);
@@ -103,7 +114,14 @@ if (!enabled) {
       runId: randomBytes(4).toString('hex'),
       // The drills are about delivery (kills, restarts, poison messages), not about meaning: hash
       // embeddings keep six processes from each loading and running the model on two cores.
-      extraEnv: { TRELLIS_KAFKA_SESSION_TIMEOUT_MS: '8000', TRELLIS_KAFKA_CONCURRENCY: '4', TRELLIS_EMBEDDINGS: 'hash' },
+      // A short publish timeout keeps uploads during a broker outage quick; the relay takes over after 5 s.
+      extraEnv: {
+        TRELLIS_KAFKA_SESSION_TIMEOUT_MS: '8000',
+        TRELLIS_KAFKA_CONCURRENCY: '4',
+        TRELLIS_EMBEDDINGS: 'hash',
+        TRELLIS_OUTBOX_PUBLISH_TIMEOUT_MS: '1000',
+        TRELLIS_OUTBOX_RELAY_AFTER_MS: '5000',
+      },
     });
     deployment.prepare();
     await deployment.startAll();
@@ -112,7 +130,8 @@ if (!enabled) {
 
   afterAll(async () => {
     client?.close();
-    await deployment?.tearDown();
+    // The private broker and database go as a whole.
+    await deployment?.stopAll();
     infra.stop();
   }, 120_000);
 
@@ -145,7 +164,26 @@ if (!enabled) {
     expect(await graphedChunks(client, 'restart')).toBeGreaterThanOrEqual(60);
   }, 400_000);
 
-  it('a malformed payload goes to the dead-letter topic and the consumer keeps going', async () => {
+  it('uploads while the broker is down are accepted, and indexed once it is back: the outbox relays the events that never reached it', async () => {
+    const kb = 'broker-down';
+    const corpus = passages(240, 20);
+    drills.push({ drill: 'uploads with the broker down', kb, passages: corpus });
+    await client.createKnowledgeBase({ name: kb });
+    infra.kafka('stop');
+    const started = Date.now();
+    // Each write commits with its event in the outbox; the publish gives up after its timeout.
+    const ids = await upload(client, kb, corpus);
+    // Longer than the producer's own retries: what the uploads published must come from the outbox.
+    await new Promise((r) => setTimeout(r, Math.max(0, 20_000 - (Date.now() - started))));
+    const pending = await client.listAllDocuments(kb);
+    expect(pending.filter((d) => d.status === 'INDEX_STATUS_PENDING')).toHaveLength(corpus.length);
+    infra.kafka('start');
+    // The sweeper waits TRELLIS_STUCK_AFTER_MS (10 minutes): only the relay can finish these in time.
+    await waitUntilIndexed(client, kb, ids, 240_000);
+    expect(await relayedEvents(deployment)).toBeGreaterThanOrEqual(corpus.length);
+  }, 400_000);
+
+    it('a malformed payload goes to the dead-letter topic and the consumer keeps going', async () => {
     const kafka = new Kafka({ clientId: 'drill', brokers: [`127.0.0.1:${infra.kafkaPort}`], logLevel: logLevel.NOTHING });
     const producer = kafka.producer();
     await producer.connect();
@@ -234,7 +272,7 @@ if (!enabled) {
         outcomes.push(await drillOutcome(drill, kb, client, clean));
       }
       console.log(`failure drills against a clean run:\n${drillTable(outcomes)}`);
-      expect(outcomes.map((o) => o.drill)).toHaveLength(7);
+      expect(outcomes.map((o) => o.drill)).toHaveLength(8);
       expect(outcomes.filter((o) => o.lost + o.duplicated + o.changed + o.stuck > 0)).toEqual([]);
     } finally {
       clean.close();

@@ -119,9 +119,11 @@ describe('sweeper in a standalone server (in-process bus, SQLite)', () => {
     expect(duplicatesIn(replayed)).toEqual({ entities: 0, relationships: 0 });
 
     const metrics = await server.metrics();
-    expect(metric(metrics, 'item="document",action="redriven"')).toBe(1);
-    // The chunk whose chunk.ready was lost, and the one whose chunk.extracted was.
-    expect(metric(metrics, 'item="chunk",action="redriven"')).toBe(2);
+    // The document whose document.ingested was lost; the chunk whose chunk.ready was lost and the
+    // one whose chunk.extracted was. At least: on a loaded machine work that is merely slow waits
+    // past the short timeout too, and re-driving it is harmless (the graph above is the proof).
+    expect(metric(metrics, 'item="document",action="redriven"')).toBeGreaterThanOrEqual(1);
+    expect(metric(metrics, 'item="chunk",action="redriven"')).toBeGreaterThanOrEqual(2);
     expect(metric(metrics, 'item="document",action="gave_up"') + metric(metrics, 'item="chunk",action="gave_up"')).toBe(0);
   }, 300_000);
 

@@ -1,4 +1,4 @@
-import type { KbScope } from '@trellis/contracts';
+import type { KbScope, OutboxEvent } from '@trellis/contracts';
 import type { PausedChunk } from '../records';
 
 /**
@@ -13,6 +13,6 @@ export interface BudgetPauseRepository {
   countPausedChunks(scope: KbScope): Promise<number>;
   /** Knowledge bases of every tenant with paused chunks: for the loop that resumes them. */
   listScopesWithPausedChunks(): Promise<KbScope[]>;
-  /** Takes chunks off the list; returns how many were on it. */
-  unpauseChunks(scope: KbScope, chunkIds: readonly string[]): Promise<number>;
+  /** Takes chunks off the list, with `announce` into the outbox in the same transaction; returns how many were on it. */
+  unpauseChunks(scope: KbScope, chunkIds: readonly string[], announce?: readonly OutboxEvent[]): Promise<number>;
 }

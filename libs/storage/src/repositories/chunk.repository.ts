@@ -1,4 +1,4 @@
-import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
 import type { StuckChunk } from './stuck-work';
 
@@ -9,7 +9,8 @@ export interface ChunkRepository {
   getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null>;
   getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]>;
   listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]>;
-  setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error?: string | null): Promise<void>;
+  /** `announce` goes into the outbox in the same transaction as the status. */
+  setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error?: string | null, announce?: readonly OutboxEvent[]): Promise<void>;
   /**
    * Sets the chunk's status to graphed and resolves to the chunks of its document's current
    * version still not graphed (0: the version is complete), from a counter that only the

@@ -1,4 +1,4 @@
-import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { DocumentRecord, LlmUsage, NewDocumentVersion, StageEvent, StageRecord } from '../records';
 import type { StuckDocument } from './stuck-work';
 
@@ -36,8 +36,8 @@ export interface DocumentProgress {
 /** Documents with their versions, texts, index status and pipeline stage timings. */
 export interface DocumentRepository {
   findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null>;
-  /** Stores a version and its text and makes it current, status pending. */
-  saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord>;
+  /** Stores a version and its text and makes it current, status pending; `announce` goes into the outbox in the same transaction. */
+  saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion, announce?: readonly OutboxEvent[]): Promise<DocumentRecord>;
   /** Records a document that could not be parsed, so its error shows in status. */
   saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord>;
   getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null>;
@@ -45,13 +45,17 @@ export interface DocumentRepository {
   listDocuments(scope: KbScope, page?: DocumentPage): Promise<DocumentRecord[]>;
   countDocuments(scope: KbScope): Promise<number>;
   getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null>;
-  /** Ignored when `version` is no longer the document's current version. */
+  /**
+   * Ignored when `version` is no longer the document's current version; `announce` goes into
+   * the outbox in the same transaction either way (its consumers skip superseded versions).
+   */
   setDocumentStatus(
     scope: KbScope,
     documentId: string,
     version: number,
     status: IndexStatus,
     error?: string | null,
+    announce?: readonly OutboxEvent[],
   ): Promise<void>;
   /** Removes the document and everything derived only from it. */
   deleteDocument(scope: KbScope, documentId: string): Promise<boolean>;

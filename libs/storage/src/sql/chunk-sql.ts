@@ -1,9 +1,10 @@
-import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
 import { CHUNK_COLUMNS, batches, inIdOrder, toChunk } from '../row-mappers';
 import { versionsOf } from '../chunk-progress';
 import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted } from './chunk-progress-sql';
 import { indexedText } from './full-text';
+import { appendOutboxEvents } from './outbox-sql';
 import { takeInserted } from './sql-dialect';
 import type { AnalyzedText } from './full-text';
 import type { SqlEngine } from './sql-engine';
@@ -63,8 +64,11 @@ export class SqlChunks {
   }
 
   /** Sets the chunk's status, moving its document's chunks-remaining counter with it (see ../chunk-progress.ts). */
-  async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
-    await this.db.transaction((tx) => setChunkStatusCounted(this.engine.dialect, tx, scope, chunkId, status, error));
+  async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null, announce: readonly OutboxEvent[] = []): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await setChunkStatusCounted(this.engine.dialect, tx, scope, chunkId, status, error);
+      await appendOutboxEvents(tx, this.engine.dialect, announce);
+    });
   }
 
   /** Marks the chunk graphed; resolves to its document's chunks still remaining, null when the chunk is not of the current version. */

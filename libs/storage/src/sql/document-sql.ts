@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { TrellisError } from '@trellis/contracts';
-import type { IndexStatus, KbScope } from '@trellis/contracts';
+import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
 import type { DocumentPage, DocumentProgress, DocumentVersionRef } from '../repositories/document.repository';
 import { toDocument } from '../row-mappers';
 import { chunkCountsOf, pausedOf, stagesOf, usageOf } from './document-progress-sql';
-
 import { removeDocumentChunks } from './graph-write-sql';
+import { appendOutboxEvents } from './outbox-sql';
 import { takeInserted } from './sql-dialect';
 import type { SqlEngine } from './sql-engine';
 import type { SqlDatabase, SqlSession } from './sql-session';
@@ -56,7 +56,7 @@ export class SqlDocuments {
     return row ? toDocument(row) : null;
   }
 
-  async saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord> {
+  async saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion, announce: readonly OutboxEvent[] = []): Promise<DocumentRecord> {
     await this.db.transaction(async (tx) => {
       const key = [scope.tenantId, scope.kbId, doc.id, doc.version];
       await tx.exec('DELETE FROM document_texts WHERE tenant_id = ? AND kb_id = ? AND document_id = ? AND version = ?', key);
@@ -65,6 +65,7 @@ export class SqlDocuments {
         await tx.exec('INSERT INTO document_texts (tenant_id, kb_id, document_id, version, part, text) VALUES (?, ?, ?, ?, ?, ?)', [...key, part, parts[part]!]);
       }
       await this.upsertDocumentRow(tx, scope, doc, 'pending', null);
+      await appendOutboxEvents(tx, this.engine.dialect, announce);
     });
     // A new current version changes which chunks search may return.
     this.engine.vectors.changed(scope.kbId, 'chunks');
@@ -111,16 +112,26 @@ export class SqlDocuments {
     return rows.length === 0 ? null : rows.map((r) => String(r.text)).join('');
   }
 
-  async setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null): Promise<void> {
-    await this.db.exec(`UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE ${this.engine.dialect.byIdScope()} AND id = ? AND version = ?`, [
-      status,
-      error,
-      this.engine.dialect.time(new Date().toISOString()),
-      scope.tenantId,
-      scope.kbId,
-      documentId,
-      version,
-    ]);
+  async setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null, announce: readonly OutboxEvent[] = []): Promise<void> {
+    const { dialect } = this.engine;
+    const update = (session: SqlSession) =>
+      session.exec(`UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE ${dialect.byIdScope()} AND id = ? AND version = ?`, [
+        status,
+        error,
+        dialect.time(new Date().toISOString()),
+        scope.tenantId,
+        scope.kbId,
+        documentId,
+        version,
+      ]);
+    if (announce.length === 0) {
+      await update(this.db);
+      return;
+    }
+    await this.db.transaction(async (tx) => {
+      await update(tx);
+      await appendOutboxEvents(tx, dialect, announce);
+    });
   }
 
   async countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {

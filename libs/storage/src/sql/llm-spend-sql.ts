@@ -1,8 +1,9 @@
-import type { KbScope } from '@trellis/contracts';
+import type { KbScope, OutboxEvent } from '@trellis/contracts';
 import { LLM_PURPOSES } from '../records';
 import type { LlmPurpose, LlmSpend, PausedChunk } from '../records';
 import { spendDay } from '../kb-llm-budget';
 import { fromSqlTime } from '../row-mappers';
+import { appendOutboxEvents } from './outbox-sql';
 import type { SqlDialect } from './sql-dialect';
 import type { SqlDatabase, SqlSession } from './sql-session';
 
@@ -74,8 +75,12 @@ export class SqlLlmSpend {
   }
 
   /** Takes chunks off the paused list; returns how many were on it. */
-  async unpause(scope: KbScope, chunkIds: readonly string[]): Promise<number> {
+  async unpause(scope: KbScope, chunkIds: readonly string[], announce: readonly OutboxEvent[]): Promise<number> {
     if (chunkIds.length === 0) return 0;
-    return this.db.exec(`DELETE FROM llm_paused_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${chunkIds.map(() => '?').join(', ')})`, [scope.tenantId, scope.kbId, ...chunkIds]);
+    return this.db.transaction(async (tx) => {
+      const removed = await tx.exec(`DELETE FROM llm_paused_chunks WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${chunkIds.map(() => '?').join(', ')})`, [scope.tenantId, scope.kbId, ...chunkIds]);
+      await appendOutboxEvents(tx, this.dialect, announce);
+      return removed;
+    });
   }
 }

@@ -1,4 +1,4 @@
-import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
+import type { IndexStatus, KbScope, OutboxEvent, TenantScope } from '@trellis/contracts';
 import type { CommunityChangeLog, CommunityChanges, CommunityRecord } from '@trellis/graph';
 import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
 import type {
@@ -33,6 +33,7 @@ import type { CachedExtraction } from '../repositories/extraction-cache.reposito
 import type { StuckChunk, StuckDocument } from '../repositories/stuck-work';
 import type { DocumentPage, DocumentProgress, DocumentVersionRef } from '../repositories/document.repository';
 import type { CommunityState } from '../repositories/community.repository';
+import type { StoredOutboxEvent } from '../repositories/outbox.repository';
 import type { ChatPage } from '../repositories/chat.repository';
 import { SqlChats } from './chat-sql';
 import { SqlChatEngines } from './chat-engine-sql';
@@ -46,6 +47,7 @@ import { SqlLlmBudget } from './llm-budget-sql';
 import { SqlLlmSpend } from './llm-spend-sql';
 import { SqlExtractionCache } from './extraction-cache-sql';
 import { SqlStuckWork } from './stuck-work-sql';
+import { SqlOutbox } from './outbox-sql';
 import type { SqlEngine } from './sql-engine';
 import type { SqlDatabase } from './sql-session';
 
@@ -67,6 +69,7 @@ export abstract class SqlStore implements TrellisStore {
   private readonly communities: SqlCommunities;
   private readonly chats: SqlChats;
   private readonly chatEngines: SqlChatEngines;
+  private readonly outbox: SqlOutbox;
 
   protected constructor(
     protected readonly sql: SqlDatabase,
@@ -84,6 +87,7 @@ export abstract class SqlStore implements TrellisStore {
     this.communities = new SqlCommunities(sql, engine.dialect);
     this.chats = new SqlChats(sql, engine.dialect);
     this.chatEngines = new SqlChatEngines(sql, engine.dialect);
+    this.outbox = new SqlOutbox(sql, engine.dialect);
   }
 
   abstract close(): Promise<void>;
@@ -118,8 +122,8 @@ export abstract class SqlStore implements TrellisStore {
   findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null> {
     return this.documents.findDocumentBySource(scope, sourceUri);
   }
-  saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion): Promise<DocumentRecord> {
-    return this.documents.saveDocumentVersion(scope, doc);
+  saveDocumentVersion(scope: KbScope, doc: NewDocumentVersion, announce?: readonly OutboxEvent[]): Promise<DocumentRecord> {
+    return this.documents.saveDocumentVersion(scope, doc, announce);
   }
   saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
     return this.documents.saveFailedDocument(scope, doc, error);
@@ -133,8 +137,8 @@ export abstract class SqlStore implements TrellisStore {
   getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {
     return this.documents.getDocumentText(scope, documentId, version);
   }
-  setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null): Promise<void> {
-    return this.documents.setDocumentStatus(scope, documentId, version, status, error);
+  setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null, announce?: readonly OutboxEvent[]): Promise<void> {
+    return this.documents.setDocumentStatus(scope, documentId, version, status, error, announce);
   }
   countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
     return this.documents.countChunksByStatus(scope, documentId);
@@ -181,8 +185,8 @@ export abstract class SqlStore implements TrellisStore {
   listChunks(scope: KbScope, documentId: string, version: number): Promise<ChunkRecord[]> {
     return this.chunks.listChunks(scope, documentId, version);
   }
-  setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null): Promise<void> {
-    return this.chunks.setChunkStatus(scope, chunkId, status, error);
+  setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null, announce?: readonly OutboxEvent[]): Promise<void> {
+    return this.chunks.setChunkStatus(scope, chunkId, status, error, announce);
   }
   markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null> {
     return this.chunks.markChunkGraphed(scope, chunkId);
@@ -254,8 +258,8 @@ export abstract class SqlStore implements TrellisStore {
   listScopesWithPausedChunks(): Promise<KbScope[]> {
     return this.spend.scopesWithPaused();
   }
-  unpauseChunks(scope: KbScope, chunkIds: readonly string[]): Promise<number> {
-    return this.spend.unpause(scope, chunkIds);
+  unpauseChunks(scope: KbScope, chunkIds: readonly string[], announce: readonly OutboxEvent[] = []): Promise<number> {
+    return this.spend.unpause(scope, chunkIds, announce);
   }
   getDocumentLlmUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
     return this.llm.documentUsage(scope, documentId, version);
@@ -392,5 +396,20 @@ export abstract class SqlStore implements TrellisStore {
   }
   getCommunityState(scope: KbScope): Promise<CommunityState> {
     return this.communities.getCommunityState(scope);
+  }
+
+  // --- the transactional outbox ----------------------------------------------------------
+
+  appendOutboxEvents(events: readonly OutboxEvent[]): Promise<void> {
+    return this.outbox.appendOutboxEvents(events);
+  }
+  listOutboxEvents(before: string, limit: number): Promise<StoredOutboxEvent[]> {
+    return this.outbox.listOutboxEvents(before, limit);
+  }
+  deleteOutboxEvents(ids: readonly string[]): Promise<number> {
+    return this.outbox.deleteOutboxEvents(ids);
+  }
+  countOutboxEvents(): Promise<number> {
+    return this.outbox.countOutboxEvents();
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { EventBus } from '@trellis/messaging';
+import { outboxEvent } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import { readBudgetState, toEventSettings } from '@trellis/storage';
 import type { TrellisRepositories } from '@trellis/storage';
 import type { BudgetGate, BudgetTelemetry } from './budget-gate';
@@ -18,15 +19,15 @@ export interface ResumeTelemetry extends BudgetTelemetry {
 /**
  * Resumes LLM extraction a knowledge-base budget paused: for every knowledge base with paused
  * chunks whose budget allows again (raised, removed, or a new UTC day or month), takes the
- * chunks off the paused list and announces them on `chunk.ready` again, as chunking did. A crash
- * between the two leaves the chunks `embedded`, where the stuck-work sweeper finds them.
+ * chunks off the paused list and announces them on `chunk.ready` again, as chunking did, in one
+ * transaction with the outbox: a crash after it delays the events, it cannot lose them.
  */
 export class BudgetResumer {
   private readonly holder = `budget-resumer-${randomUUID()}`;
 
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'llmUsage' | 'budgetPauses' | 'llmBudget'>,
-    private readonly bus: Pick<EventBus, 'publish'>,
+    private readonly outbox: Pick<EventOutbox, 'publishCommitted'>,
     private readonly gate: Pick<BudgetGate, 'forget'>,
     private readonly telemetry?: ResumeTelemetry,
     private readonly clock: () => Date = () => new Date(),
@@ -48,16 +49,15 @@ export class BudgetResumer {
           continue;
         }
         const chunks = await this.repos.budgetPauses.listPausedChunks(scope, RESUME_BATCH);
-        await this.repos.budgetPauses.unpauseChunks(scope, chunks.map((c) => c.chunkId));
-        this.gate.forget(scope);
         const knowledgeBase = toEventSettings(kb);
-        for (const chunk of chunks) {
+        const headers = { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId };
+        const announcements = chunks.map((chunk) => {
           const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: chunk.documentId, documentVersion: chunk.version, traceparent: '', knowledgeBase };
-          await this.bus.publish('chunk.ready', chunk.documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, {
-            'trellis-tenant': scope.tenantId,
-            'trellis-kb': scope.kbId,
-          });
-        }
+          return outboxEvent('chunk.ready', chunk.documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, headers);
+        });
+        await this.repos.budgetPauses.unpauseChunks(scope, chunks.map((c) => c.chunkId), announcements);
+        this.gate.forget(scope);
+        await this.outbox.publishCommitted(announcements);
         resumed += chunks.length;
         this.telemetry?.resumed(kb.name, chunks.length);
         this.telemetry?.paused(kb.name, await this.repos.budgetPauses.countPausedChunks(scope));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KbScope } from '@trellis/contracts';
-import type { EventBus } from '@trellis/messaging';
+import { outboxEvent } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import { toEventSettings } from '@trellis/storage';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from '../document-ingestion.service';
@@ -48,7 +49,7 @@ export class StuckWorkSweeper {
 
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'llmBudget'>,
-    private readonly bus: Pick<EventBus, 'publish'>,
+    private readonly outbox: Pick<EventOutbox, 'announce'>,
     private readonly ingestion: Pick<DocumentIngestionService, 'announce'>,
     private readonly options: SweeperOptions,
     private readonly telemetry: SweeperTelemetry,
@@ -94,9 +95,8 @@ export class StuckWorkSweeper {
       this.telemetry.redriven('document', 1);
     }
     const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: toEventSettings(kb) };
-    for (const chunk of action.chunks) {
-      await this.bus.publish('chunk.ready', documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId });
-    }
+    const headers = { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId };
+    await this.outbox.announce(action.chunks.map((chunk) => outboxEvent('chunk.ready', documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, headers)));
     if (action.chunks.length > 0) this.telemetry.redriven('chunk', action.chunks.length);
     this.telemetry.log(
       { tenant: scope.tenantId, kb: scope.kbId, document: documentId, version, redrive: count, pending: action.document !== null, chunks: action.chunks.map((c) => `${c.chunkId}:${c.status}`) },

@@ -75,6 +75,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 15, name: 'chat engines: named chat configurations per tenant' },
   { version: 16, name: 'entities changed since the last community refresh, for refreshes local to the change' },
   { version: 17, name: 'LLM spend per knowledge base, day and purpose, and chunks paused by a knowledge base budget' },
+  { version: 18, name: 'events written with the changes they announce, until published (transactional outbox)' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

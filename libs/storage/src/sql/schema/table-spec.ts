@@ -68,6 +68,8 @@ export const INT = type('INT', 'INTEGER');
 export const BIGINT = type('BIGINT', 'INTEGER');
 export const TINYINT = type('TINYINT', 'INTEGER');
 export const DOUBLE = type('DOUBLE', 'REAL');
+/** Opaque bytes the store keeps as they are (an encoded event). */
+export const BYTES = type('MEDIUMBLOB', 'BLOB', true);
 export const SERIAL: ColumnSpec = { mysql: 'BIGINT', sqlite: 'INTEGER', serial: true };
 export const EMBEDDING: ColumnSpec = { mysql: '', sqlite: 'BLOB', embedding: true, nullable: true };
 /** Float32 little-endian bytes on both engines: a vector scored in the service, never by the server. */

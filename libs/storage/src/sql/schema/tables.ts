@@ -1,4 +1,4 @@
-import { BIGINT, DOUBLE, EMBEDDING, ID, INT, JSON_TEXT, LONGTEXT, MEDIUMTEXT, SERIAL, TEXT, TIME, TINYINT, VECTOR_BYTES, char, nullable, since, varchar, withDefault } from './table-spec';
+import { BIGINT, BYTES, DOUBLE, EMBEDDING, ID, INT, JSON_TEXT, LONGTEXT, MEDIUMTEXT, SERIAL, TEXT, TIME, TINYINT, VECTOR_BYTES, char, nullable, since, varchar, withDefault } from './table-spec';
 import type { TableSpec } from './table-spec';
 
 /**
@@ -257,6 +257,15 @@ export const TABLES: readonly TableSpec[] = [
     since: 17,
     columns: { ...SCOPE, chunk_id: ID, document_id: ID, version: INT, content_hash: varchar(128), paused_at: TIME },
     primaryKey: ['tenant_id', 'kb_id', 'chunk_id'],
+  },
+  // Events written with the change they announce, deleted once published (see outbox-sql.ts).
+  // Deployment-wide like the leases below: the relay publishes every tenant's, oldest first.
+  {
+    name: 'outbox_events',
+    since: 18,
+    columns: { seq: SERIAL, id: ID, topic: varchar(128), event_key: ID, payload: BYTES, headers: JSON_TEXT, created_at: TIME },
+    primaryKey: ['seq'],
+    indexes: [{ name: 'outbox_events_by_id', columns: ['id'], unique: true }],
   },
   // Shared by every process of a deployment: one token bucket per (model, budget), one row per
   // concurrency slot (a slot whose lease expired is free again).
