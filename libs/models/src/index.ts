@@ -12,6 +12,7 @@ export * from './budgeted-chat-model';
 export * from './description-summarizer';
 export * from './caching-embedder';
 export { LocalModelEmbedder } from './local-embedding/local-model-embedder';
+export * from './worker-thread-calls';
 export { locateLocalModel, cacheName } from './local-embedding/local-model-source';
 export { exportBertToOnnx } from './local-embedding/bert-onnx-export';
 export * from './embedding-compatibility';

@@ -62,6 +62,15 @@ describe('local sentence-embedding model', () => {
     }
   });
 
+  it('fails the texts it still owes, and refuses new ones, once closed', async () => {
+    const config = loadConfig({ TRELLIS_EMBEDDING_MODEL_DIR: MODEL_DIR, TRELLIS_MODEL_CACHE_DIR: cache }, 'test');
+    const closing = await LocalModelEmbedder.start('all-MiniLM-L6-v2', await locateLocalModel(config.embeddings, () => undefined), 1);
+    const owed = expect(closing.embed(TEXTS)).rejects.toThrow('embedding model closed');
+    await closing.close();
+    await owed;
+    await expect(closing.embed(TEXTS)).rejects.toThrow('embedding model closed');
+  });
+
   it('puts a paraphrase nearer than a text that shares its words but not its meaning', async () => {
     const [question, paraphrase, lexical] = await embedder.embed(TEXTS);
     expect(cosine(question!, paraphrase!)).toBeGreaterThan(cosine(question!, lexical!) + 0.1);
