@@ -17,6 +17,7 @@ export { locateLocalModel, cacheName } from './local-embedding/local-model-sourc
 export { exportBertToOnnx } from './local-embedding/bert-onnx-export';
 export * from './embedding-compatibility';
 export * from './community-reporter';
+export * from './yield-to-event-loop';
 export * from './text-splitting/text-splitter';
 export * from './text-splitting/chunk-plan';
 export * from './extraction-prompt';
