@@ -15,6 +15,7 @@ import { describeChatContract } from './chat-contract';
 import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
+import { describeSqliteQueryPlans } from './sqlite-query-plans';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeDocumentPagingContract('SqliteStore', async () => new SqliteStore(':memory:'));
@@ -154,3 +155,6 @@ describe('SqliteStore migrations', () => {
     }
   });
 });
+
+// Last: it plans the statements every test above prepared.
+describeSqliteQueryPlans();
