@@ -53,26 +53,20 @@ describe('WorkerThreadCalls', () => {
     expect(await calls.call({ value: 'still here' })).toBe('still here');
   });
 
-  it('fails every call a thread owed when it exits, and every later call, and says so once', async () => {
+  it.each([
+    ['exits', 'exit', 'test thread exited with code 3'],
+    ['crashes', 'throw', 'the thread broke'],
+  ])('fails every call a thread owed when it %s, and every later call, with one reason said once', async (_, value, reason) => {
     const failures: Error[] = [];
     const calls = start((error) => failures.push(error));
-    const owed = expect(calls.call({ value: 'never answered', after: 500 })).rejects.toThrow('test thread exited with code 3');
-    await expect(calls.call({ value: 'exit' })).rejects.toThrow('test thread exited with code 3');
+    const owed = expect(calls.call({ value: 'never answered', after: 500 })).rejects.toThrow(reason);
+    await expect(calls.call({ value })).rejects.toThrow(reason);
     await owed;
-    await expect(calls.call({ value: 'after the exit' })).rejects.toThrow('test thread exited with code 3');
-    expect(failures.map((e) => e.message)).toEqual(['test thread exited with code 3']);
-    expect(calls.owed).toBe(0);
-  });
-
-  it('fails the calls of a thread that crashed with its uncaught error', async () => {
-    const failures: Error[] = [];
-    const calls = start((error) => failures.push(error));
-    const owed = expect(calls.call({ value: 'never answered', after: 500 })).rejects.toThrow('the thread broke');
-    await expect(calls.call({ value: 'throw' })).rejects.toThrow('the thread broke');
-    await owed;
-    // The exit that follows the crash is not a second failure.
+    await expect(calls.call({ value: 'after it stopped' })).rejects.toThrow(reason);
+    // After a crash the thread exits too: that is not a second failure.
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(failures.map((e) => e.message)).toEqual(['the thread broke']);
+    expect(failures.map((e) => e.message)).toEqual([reason]);
+    expect(calls.owed).toBe(0);
   });
 
   it('fails the calls owed at terminate with the reason given', async () => {
