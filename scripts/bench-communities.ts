@@ -8,14 +8,14 @@
 // document and waits for the automatic (debounced) refresh. Time is the server's own
 // (trellis_community_refresh_duration_seconds); LLM calls are the report calls the fake answered,
 // each after N ms (default 0: then time is Trellis' own work alone).
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
-import { graphJson } from '@trellis/testing';
+import { loadAverage, machine, readJsonl } from './bench-kit.mjs';
+import { fakeIndexingAnswer, waitForIndexed } from './bench-indexing';
+import type { Message } from './bench-indexing';
 
 const root = resolve(__dirname, '..');
 const args = process.argv.slice(2);
@@ -25,12 +25,8 @@ let reportLatencyMs = 0;
 const keepFlag = args.indexOf('--keep-data');
 const keepData = keepFlag !== -1 && args.splice(keepFlag, 1).length === 1;
 const corpusDir = resolve(args[0] ?? join(root, '../shared/datasets/hotpotqa-100'));
-const passages = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as { id: string; title: string; text: string });
+const passages = readJsonl(corpusDir, 'corpus.jsonl') as Array<{ id: string; title: string; text: string }>;
 
-type Message = { role: string; content: string };
 let reportCalls = 0;
 
 const fake = new FakeOpenAiServer(64);
@@ -42,16 +38,12 @@ fake.respondWith((request): ScriptedReply => {
     const names = [...messages[1]!.content.matchAll(/^- ([^(\n]+) \(/gm)].slice(0, 3).map((m) => m[1]!.trim());
     return { kind: 'content', content: JSON.stringify({ title: names.join(', '), summary: `The group of ${names.join(', ')}.` }), delayMs: reportLatencyMs };
   }
-  if (system.startsWith('You merge descriptions')) return { kind: 'content', content: messages[1]!.content.split('\n- ').slice(1, 4).join(' ').slice(0, 600) };
-  if (system.startsWith('You decide whether two descriptions')) return { kind: 'content', content: '{"same": false}' };
-  return { kind: 'content', content: messages.length > 2 ? '{"entities": [], "relationships": []}' : graphJson(messages[1]!.content) };
+  return { kind: 'content', content: fakeIndexingAnswer(messages) };
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Documents re-indexed, and documents deleted, per knowledge base. */
 const CHANGES = 3;
-
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function main(): Promise<void> {
   const baseUrl = await fake.start();
@@ -72,13 +64,6 @@ async function main(): Promise<void> {
     for (const latency of reportLatencies) {
       reportLatencyMs = latency;
       const kb = `communities-${latency}ms`;
-      const waitForGraph = async () => {
-        for (;;) {
-          const documents = await client.listAllDocuments(kb);
-          if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) return;
-          await sleep(250);
-        }
-      };
       /**
        * Until the automatic refresh has read a graph newer than the last change. Between
        * refreshes only the metrics are polled: a ListCommunities reads the whole graph (to say
@@ -99,24 +84,24 @@ async function main(): Promise<void> {
       await client.createKnowledgeBase({ name: kb });
       const indexing = performance.now();
       for (const p of passages) await client.uploadDocument({ knowledgeBase: kb, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-      await waitForGraph();
+      await waitForIndexed(client, kb);
       console.log(`${kb}: indexed ${passages.length} passages in ${((performance.now() - indexing) / 1000).toFixed(1)} s`);
       const graph = await client.exportGraph(kb);
 
       const full = await client.rebuildCommunities(kb, false);
-      rows.push([`${latency} ms`, `full build (RebuildCommunities; detection nodes per level ${full.redetected.join(' / ')})`, String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), '1', '100 %', '100 %', load()]);
+      rows.push([`${latency} ms`, `full build (RebuildCommunities; detection nodes per level ${full.redetected.join(' / ')})`, String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), '1', '100 %', '100 %', loadAverage()]);
       const list = await client.listCommunities(kb);
       const incremental = async (label: string, change: () => Promise<void>) => {
         const before = await refreshTotals();
         const calls = reportCalls;
         await change();
-        await waitForGraph();
+        await waitForIndexed(client, kb);
         const after = await waitForRefresh(before.count);
         const totals = await refreshTotals();
         const took = totals.seconds - before.seconds;
         const llm = reportCalls - calls;
         const share = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
-        rows.push([`${latency} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), String(totals.count - before.count), share(took, full.durationMs / 1000), share(llm, full.llmCalls), load()]);
+        rows.push([`${latency} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), String(totals.count - before.count), share(took, full.durationMs / 1000), share(llm, full.llmCalls), loadAverage()]);
       };
       // Three documents of each kind, one change (and one refresh) at a time: one document alone
       // says little, as what a change costs depends on where in the graph it lands.
@@ -152,7 +137,7 @@ async function main(): Promise<void> {
     await fake.stop();
   }
   console.log(`\n${stats.join('\n')}`);
-  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`);
+  console.log(`\nmachine: ${machine()}`);
   console.log(`corpus: ${corpusDir} (${passages.length} passages); the fake LLM answers report calls after ${reportLatencies.join(' / ')} ms`);
   console.log(['report latency', 'run', 'communities', 'time', 'report LLM calls', 'refreshes', 'time vs full', 'LLM calls vs full', 'load average (1, 5, 15 min)'].join(' | '));
   for (const row of rows) console.log(row.join(' | '));

@@ -1,18 +1,15 @@
 // npm run bench:distributed — ingest throughput of the six services on Kafka and the SQL store
 // (scripts/infra-up.sh), with one and with two extraction processes, and gRPC query latency.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { DistributedDeployment } from '@trellis/testing';
+import { loadAverage, machine, percentile, readJsonl } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
 const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));
-const readJsonl = <T>(file: string): T[] => readFileSync(join(corpusDir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
-const passages = readJsonl<{ id: string; title: string; text: string }>('corpus.jsonl');
-const questions = readJsonl<{ question: string }>('questions.jsonl');
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+const passages = readJsonl(corpusDir, 'corpus.jsonl') as Array<{ id: string; title: string; text: string }>;
+const questions = readJsonl(corpusDir, 'questions.jsonl') as Array<{ question: string }>;
 
 async function run(extractionProcesses: number): Promise<void> {
   const deployment = new DistributedDeployment({
@@ -62,6 +59,6 @@ async function run(extractionProcesses: number): Promise<void> {
 }
 
 void (async () => {
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, load ${loadavg()[0]!.toFixed(2)}; corpus ${passages.length} passages`);
+  console.log(`machine: ${machine()}, load ${loadAverage()}; corpus ${passages.length} passages`);
   for (const n of [1, 2]) await run(n);
 })();

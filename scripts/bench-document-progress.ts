@@ -3,12 +3,13 @@
 // read (three queries per page), side by side in one run, on SQLite and, with
 // TRELLIS_BENCH_MYSQL_URL (e.g. mysql://root@127.0.0.1:4000/), on MariaDB/MySQL too.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KbScope } from '@trellis/contracts';
 import { createConnection } from 'mysql2/promise';
 import { MysqlStore, SqliteStore } from '@trellis/storage';
 import type { DocumentRecord, TrellisStore } from '@trellis/storage';
+import { loadAverage } from './bench-kit.mjs';
 
 const flag = process.argv.indexOf('--documents');
 const documents = flag >= 0 ? Number(process.argv[flag + 1]) : 1000;
@@ -44,8 +45,7 @@ async function measure(name: string, store: TrellisStore): Promise<void> {
     Promise.all(page.map((d) => Promise.all([store.countChunksByStatus(scope, d.id), store.listStages(scope, d.id, d.version), store.getDocumentLlmUsage(scope, d.id, d.version)]))),
   );
   const batched = await time(() => store.listProgress(scope, page.map((d) => ({ documentId: d.id, version: d.version }))));
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
-  console.log(`${name}: ${page.length} documents, per document ${perDocument.toFixed(1)} ms (${3 * page.length} queries), batched ${batched.toFixed(1)} ms (3 queries), median of ${ROUNDS}; load ${load} (${cpus().length} cores)`);
+  console.log(`${name}: ${page.length} documents, per document ${perDocument.toFixed(1)} ms (${3 * page.length} queries), batched ${batched.toFixed(1)} ms (3 queries), median of ${ROUNDS}; load ${loadAverage()} (${cpus().length} cores)`);
 }
 
 async function main(): Promise<void> {

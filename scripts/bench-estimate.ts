@@ -9,32 +9,25 @@
 // cache); and a knowledge base with its own prompt that first indexed a sample of 100 passages
 // (output length, prompt counting and summary rate measured on that sample) estimating and then
 // ingesting the rest.
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
-import { FakeOpenAiServer, graphJson, startStandaloneProcess } from '@trellis/testing';
+import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
+import { loadAverage, machine, readJsonl } from './bench-kit.mjs';
+import { fakeIndexingAnswer, waitForIndexed } from './bench-indexing';
+import type { Message } from './bench-indexing';
 
 const root = resolve(__dirname, '..');
 const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));
-const passages = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as { id: string; title: string; text: string });
+const passages = readJsonl(corpusDir, 'corpus.jsonl') as Array<{ id: string; title: string; text: string }>;
 
-type Message = { role: string; content: string };
 const counted = { prompt: 0, completion: 0 };
 
 const fake = new FakeOpenAiServer(64);
 fake.respondWith((request): ScriptedReply => {
   const messages = request.messages as Message[];
-  const system = messages[0]?.content ?? '';
-  let content: string;
-  if (system.startsWith('You merge descriptions')) content = messages[1]!.content.split('\n- ').slice(1, 4).join(' ').slice(0, 600);
-  else if (system.startsWith('You decide whether two descriptions')) content = '{"same": false}';
-  else content = graphJson(messages[1]!.content);
+  const content = fakeIndexingAnswer(messages);
   counted.prompt += Math.ceil(JSON.stringify(messages).length / 4);
   counted.completion += Math.ceil(content.length / 4);
   return { kind: 'content', content };
@@ -51,16 +44,9 @@ async function main(): Promise<void> {
   const client = new TrellisClient({ address: server.grpcAddress, timeoutMs: 300_000 });
   const rows: string[][] = [];
   try {
-    const waitForGraph = async (kb: string) => {
-      for (;;) {
-        const documents = await client.listAllDocuments(kb);
-        if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) return;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    };
     const ingest = async (kb: string, subset: typeof passages) => {
       for (const f of files(subset)) await client.uploadDocument({ knowledgeBase: kb, filename: f.filename, sourceUri: f.sourceUri }, f.data);
-      await waitForGraph(kb);
+      await waitForIndexed(client, kb);
     };
     const usage = async (kb: string) => (await client.getKnowledgeBase(kb)).llmUsage!;
     const measure = async (label: string, kb: string, subset: typeof passages) => {
@@ -106,7 +92,7 @@ async function main(): Promise<void> {
     await server.dispose();
     await fake.stop();
   }
-  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`\nmachine: ${machine()}, load ${loadAverage()}`);
   console.log(`corpus: ${corpusDir} (${passages.length} passages); LLM tokens = input + output of extraction and summary calls, as the fake server reported them (JSON of the messages / 4, reply / 4)`);
   console.log(
     ['run', 'passages', 'est. chunks', 'est. calls (extraction + summaries)', 'actual calls', 'est. extraction input', 'actual input', 'est. LLM tokens', 'actual LLM tokens', 'error', 'fake-counted tokens', 'est. / actual cost', 'estimate took'].join(' | '),

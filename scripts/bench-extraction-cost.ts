@@ -5,45 +5,27 @@
 // the same prompt (every chunk already in the extraction cache), then re-uploads the unchanged
 // corpus, then indexes it once more with gleaning on. Prints chat calls and tokens (as the fake
 // server counts them) per chunk for each run.
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
-import { graphJson } from '@trellis/testing';
+import { loadAverage, machine, readJsonl } from './bench-kit.mjs';
+import { fakeIndexingAnswer, indexingPurpose, waitForIndexed } from './bench-indexing';
+import type { IndexingPurpose as Purpose, Message } from './bench-indexing';
 
 const root = resolve(__dirname, '..');
 const corpusDir = resolve(process.argv[2] ?? join(root, '../shared/datasets/hotpotqa-100'));
-const passages = readFileSync(join(corpusDir, 'corpus.jsonl'), 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as { id: string; title: string; text: string });
+const passages = readJsonl(corpusDir, 'corpus.jsonl') as Array<{ id: string; title: string; text: string }>;
 
-type Message = { role: string; content: string };
-
-type Purpose = 'extraction' | 'summary' | 'merge';
 const usage = { prompt: 0, completion: 0 };
 const callsByPurpose: Record<Purpose, number> = { extraction: 0, summary: 0, merge: 0 };
-
-/** What a chat request is for, told by its system prompt. */
-function purposeOf(messages: Message[]): Purpose {
-  const system = messages[0]?.content ?? '';
-  if (system.startsWith('You merge descriptions')) return 'summary';
-  if (system.startsWith('You decide whether two descriptions')) return 'merge';
-  return 'extraction';
-}
 
 const fake = new FakeOpenAiServer(64);
 fake.respondWith((request): ScriptedReply => {
   const messages = request.messages as Message[];
-  const purpose = purposeOf(messages);
+  const purpose = indexingPurpose(messages);
   callsByPurpose[purpose] += 1;
-  let content: string;
-  if (purpose === 'summary') content = messages[1]!.content.split('\n- ').slice(1, 4).join(' ').slice(0, 600);
-  else if (purpose === 'merge') content = '{"same": false}';
-  // The gleaning turn: a model typically finds a little more; here it finds nothing new.
-  else content = messages.length > 2 ? '{"entities": [], "relationships": []}' : graphJson(messages[1]!.content);
+  const content = fakeIndexingAnswer(messages, purpose);
   // The same counts the fake server reports as usage.
   usage.prompt += Math.ceil(JSON.stringify(messages).length / 4);
   usage.completion += Math.ceil(content.length / 4);
@@ -58,22 +40,13 @@ async function main(): Promise<void> {
   const client = new TrellisClient({ address: server.grpcAddress, timeoutMs: 120_000 });
   const rows: string[][] = [];
   try {
-    const waitForGraph = async (kb: string): Promise<number> => {
-      for (;;) {
-        const documents = await client.listAllDocuments(kb);
-        if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
-          return documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
-        }
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    };
     const measure = async (label: string, kb: string, work: () => Promise<void>) => {
       const calls = fake.chatRequests().length;
       const purposes = { ...callsByPurpose };
       const before = { ...usage };
       const started = performance.now();
       await work();
-      const chunks = await waitForGraph(kb);
+      const chunks = await waitForIndexed(client, kb);
       const seconds = (performance.now() - started) / 1000;
       const chat = fake.chatRequests().length - calls;
       const byPurpose = (Object.keys(callsByPurpose) as Purpose[]).map((p) => `${p} ${callsByPurpose[p] - purposes[p]}`).join(', ');
@@ -105,7 +78,7 @@ async function main(): Promise<void> {
     await server.dispose();
     await fake.stop();
   }
-  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, load ${loadavg()[0]!.toFixed(1)}`);
+  console.log(`\nmachine: ${machine()}, load ${loadAverage()}`);
   console.log(`corpus: ${corpusDir} (${passages.length} passages); tokens as the fake server counts them (JSON of the messages / 4, reply / 4); cost at gpt-4o-mini list prices`);
   console.log(['run', 'chunks', 'chat calls', 'calls/chunk', 'prompt tok/chunk', 'completion tok/chunk', 'KB cache hits', 'KB est. cost', 'time'].join(' | '));
   for (const row of rows) console.log(row.join(' | '));

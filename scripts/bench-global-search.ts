@@ -4,21 +4,19 @@
 // corpus-wide questions of datasets/hotpotqa-100-global with scope "auto" and the corpus's own
 // (local) questions likewise: prints how each was routed and why, and for the corpus-wide ones
 // the themes the answer covers and the communities it cites.
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneProcess } from '@trellis/testing';
+import { loadAverage, machine, readJsonl } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
 const args = process.argv.slice(2);
 const hashFlag = args.indexOf('--hash');
 const hash = hashFlag !== -1 && args.splice(hashFlag, 1).length === 1;
 const corpusDir = resolve(args[0] ?? join(root, '../shared/datasets/hotpotqa-100'));
-const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
-const passages = lines(join(corpusDir, 'corpus.jsonl')).map((l) => JSON.parse(l) as { id: string; title: string; text: string });
-const globalQuestions = lines(join(root, 'datasets/hotpotqa-100-global/questions.jsonl')).map((l) => JSON.parse(l) as { id: string; question: string; themes: string[][] });
-const localQuestions = lines(join(corpusDir, 'questions.jsonl')).map((l) => JSON.parse(l) as { question: string });
+const passages = readJsonl(corpusDir, 'corpus.jsonl') as Array<{ id: string; title: string; text: string }>;
+const globalQuestions = readJsonl(join(root, 'datasets/hotpotqa-100-global'), 'questions.jsonl') as Array<{ id: string; question: string; themes: string[][] }>;
+const localQuestions = readJsonl(corpusDir, 'questions.jsonl') as Array<{ question: string }>;
 
 async function main(): Promise<void> {
   const server = await startStandaloneProcess({ env: hash ? { TRELLIS_EMBEDDINGS: 'hash' } : {} });
@@ -61,7 +59,7 @@ async function main(): Promise<void> {
     client.close();
     await server.dispose();
   }
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`machine: ${machine()}, load ${loadAverage()}`);
 }
 
 main().catch((error: unknown) => {

@@ -11,11 +11,12 @@
 // The junk rules here are the measure and are kept independent of the extractor's own filter:
 // they look at the finished name only.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { splitText } from '@trellis/models';
 import { LocalExtractor } from '../services/extraction/src/local/local-extractor';
 import { parseDocument } from '@trellis/ingestion';
+import { loadAverage } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
 const READMES = [
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
   for (const e of entities) types.set(e.type, (types.get(e.type) ?? 0) + 1);
   const pct = (n: number, of: number) => `${((100 * n) / Math.max(1, of)).toFixed(1)} %`;
   const junkTotal = junk.code + junk.markup + junk.discourse;
-  console.log(`files ${files.length}, chunks ${chunks}, ${seconds.toFixed(1)} s, load ${loadavg().map((l) => l.toFixed(2)).join(' ')} (${cpus().length} cores)`);
+  console.log(`files ${files.length}, chunks ${chunks}, ${seconds.toFixed(1)} s, load ${loadAverage()} (${cpus().length} cores)`);
   console.log(`entities ${entities.length}: junk ${pct(junkTotal, entities.length)} (code ${junk.code}, markup ${junk.markup}, discourse ${junk.discourse})`);
   console.log(`relationships ${relationships}: "related to" ${pct(labels.get('related to') ?? 0, relationships)}, distinct labels ${labels.size}`);
   console.log(`types: ${[...types].sort((a, b) => b[1] - a[1]).map(([t, n]) => `${t} ${pct(n, entities.length)}`).join(', ')}`);

@@ -6,32 +6,18 @@
 // chunks are the same. The built server runs with a fresh data directory; /metrics is scraped
 // every second: prom-client's event-loop lag of the main thread (max and p99 since the last
 // scrape, so one figure per second), and /healthz is probed every 100 ms.
-import { readFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneProcess } from '@trellis/testing';
+import { loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? fallback : args[i + 1]!;
-};
 const megabytes = Number(option('mb', '3'));
-const embeddings = option('embeddings', 'hash');
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const embeddings: string = option('embeddings', 'hash');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (values: readonly number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
 
 function largeDocument(bytes: number): string {
-  const sections = readFileSync(join(root, 'datasets/nestjs-docs/corpus.jsonl'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { title: string; text: string });
+  const sections = readJsonl(join(root, 'datasets/nestjs-docs'), 'corpus.jsonl') as Array<{ title: string; text: string }>;
   const parts: string[] = ['# NestJS notes, repeated\n'];
   let size = parts[0]!.length;
   for (let part = 1; size < bytes; part++) {
@@ -72,7 +58,7 @@ async function main(): Promise<void> {
   })();
   try {
     await client.createKnowledgeBase({ name: 'large' });
-    const loadBefore = load();
+    const loadBefore = loadAverage();
     const started = performance.now();
     const uploaded = await client.uploadDocument({ knowledgeBase: 'large', filename: 'large.md', sourceUri: 'large.md' }, Buffer.from(text));
     const uploadMs = performance.now() - started;
@@ -90,9 +76,9 @@ async function main(): Promise<void> {
     running = false;
     await Promise.all([scraper, prober]);
     const stalls = lagMax.filter((ms) => ms > 200).length;
-    console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; ${new Date().toISOString()}`);
+    console.log(`machine: ${machine()}; ${new Date().toISOString()}`);
     console.log(`document: ${(Buffer.byteLength(text) / 2 ** 20).toFixed(2)} MB markdown, ${chunks} chunks; embeddings: ${embeddings}`);
-    console.log(`upload answered in ${uploadMs.toFixed(0)} ms; graphed after ${seconds.toFixed(1)} s (${(chunks / seconds).toFixed(1)} chunks/s); load before ${loadBefore}, after ${load()}`);
+    console.log(`upload answered in ${uploadMs.toFixed(0)} ms; graphed after ${seconds.toFixed(1)} s (${(chunks / seconds).toFixed(1)} chunks/s); load before ${loadBefore}, after ${loadAverage()}`);
     console.log(
       `main-thread event-loop lag, per second (${lagMax.length} samples): max of each second p50 ${percentile(lagMax, 50).toFixed(0)} ms, ` +
         `p99 ${percentile(lagMax, 99).toFixed(0)} ms, worst ${Math.max(...lagMax).toFixed(0)} ms; seconds with a stall over 200 ms: ${stalls}; ` +

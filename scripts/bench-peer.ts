@@ -9,22 +9,18 @@
 // the load average beside each figure. Exits non-zero when LightRAG cannot be installed or a
 // system builds an empty graph.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
 import { PeerLlm } from './bench-peer-llm';
 import type { CallCounts } from './bench-peer-llm';
 import { LIGHTRAG_VERSION, LightRagDriver, ensureLightRag } from './bench-peer-lightrag';
+import { loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
 import { treeCpuSeconds } from './process-cpu';
 
 const root = resolve(__dirname, '..');
-const argv = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : fallback;
-};
 const count = (name: string, fallback: number) => {
   const n = Number(option(name, String(fallback)));
   if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} takes a whole number, not ${option(name, '')}`);
@@ -42,11 +38,9 @@ const uploads = Math.max(1, count('uploads', 1));
 const dimensions = 64;
 
 type Passage = { id: string; title: string; text: string };
-const jsonl = <T>(file: string): T[] => readFileSync(join(corpusDir, file), 'utf8').split('\n').filter(Boolean).map((l: string) => JSON.parse(l) as T);
-const passages = jsonl<Passage>('corpus.jsonl').slice(0, passageLimit);
-const questions = jsonl<{ question: string }>('questions.jsonl').slice(0, questionLimit).map((q) => q.question);
+const passages = (readJsonl(corpusDir, 'corpus.jsonl') as Passage[]).slice(0, passageLimit);
+const questions = (readJsonl(corpusDir, 'questions.jsonl') as Array<{ question: string }>).slice(0, questionLimit).map((q) => q.question);
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 /** What one system did, as the bench measured it. */
 interface SystemRun {
@@ -86,7 +80,7 @@ async function benchLightRag(llm: PeerLlm, python: string, scratch: string): Pro
     const ingestSeconds = (performance.now() - started) / 1000;
     const ingestCpuSeconds = treeCpuSeconds(driver.pid) - cpuBefore;
     const ingestCalls = llm.snapshot();
-    const ingestLoad = load();
+    const ingestLoad = loadAverage();
     const processed = ingest.documents.processed ?? 0;
     if (processed !== passages.length) throw new Error(`LightRAG processed ${processed} of ${passages.length} passages (statuses ${JSON.stringify(ingest.documents)})`);
     const run = { name: `LightRAG ${LIGHTRAG_VERSION}`, chunks: ingest.chunks, entities: ingest.entities, relationships: ingest.relationships, ingestSeconds, ingestCpuSeconds, ingestLoad, ingestCalls };
@@ -96,7 +90,7 @@ async function benchLightRag(llm: PeerLlm, python: string, scratch: string): Pro
     llm.snapshot();
     const query = await driver.send<{ latenciesMs: number[]; emptyContexts: number }>('query');
     if (query.emptyContexts === questions.length) throw new Error('LightRAG retrieved no context for any question');
-    return { ...run, queryMs: query.latenciesMs, queryLoad: load(), queryCalls: llm.snapshot() };
+    return { ...run, queryMs: query.latenciesMs, queryLoad: loadAverage(), queryCalls: llm.snapshot() };
   } finally {
     await driver.quit();
   }
@@ -138,7 +132,7 @@ async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
     const ingestSeconds = (performance.now() - started) / 1000;
     const ingestCpuSeconds = treeCpuSeconds(server.pid!) - cpuBefore;
     const ingestCalls = llm.snapshot();
-    const ingestLoad = load();
+    const ingestLoad = loadAverage();
     const failed = documents.filter((d) => d.status === 'INDEX_STATUS_FAILED').length;
     if (failed > 0 || documents.length !== passages.length) throw new Error(`Trellis graphed ${documents.length - failed} of ${passages.length} passages (${failed} failed)`);
     const graph = await client.exportGraph('peer');
@@ -157,18 +151,13 @@ async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
       if (result.chunks.length === 0) empty += 1;
     }
     if (empty === questions.length) throw new Error('Trellis retrieved nothing for any question');
-    return { ...run, queryMs, queryLoad: load(), queryCalls: llm.snapshot() };
+    return { ...run, queryMs, queryLoad: loadAverage(), queryCalls: llm.snapshot() };
   } finally {
     client.close();
     server.kill('SIGTERM');
     await exited;
   }
 }
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-};
 
 function report(lightrag: SystemRun, trellis: SystemRun): void {
   const per = (n: number, run: SystemRun) => (n / run.chunks).toFixed(2);
@@ -199,7 +188,7 @@ function report(lightrag: SystemRun, trellis: SystemRun): void {
     [`hybrid retrieval p50 / p95 (${questions.length} questions)`, ...[lightrag, trellis].map((r) => `${percentile(r.queryMs, 50).toFixed(1)} / ${percentile(r.queryMs, 95).toFixed(1)} ms (load ${r.queryLoad})`), `${ratio(percentile(lightrag.queryMs, 50) / percentile(trellis.queryMs, 50))} faster at p50`],
     ['LLM calls per query', (lightrag.queryCalls.chatTotal / questions.length).toFixed(2), (trellis.queryCalls.chatTotal / questions.length).toFixed(2), ''],
   ];
-  console.log(`\nmachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}; ${new Date().toISOString()}`);
+  console.log(`\nmachine: ${machine()}; ${new Date().toISOString()}`);
   console.log(`corpus: ${corpusDir}, first ${passages.length} passages; fake LLM latency ${latencyMs} ms while indexing, ${queryLatencyMs} ms while querying; concurrency ${concurrency}`);
   console.log(rows.map((r) => `| ${r.join(' | ')} |`).join('\n').replace(/\n/, `\n|${' --- |'.repeat(4)}\n`));
 }
@@ -210,7 +199,7 @@ async function main(): Promise<void> {
   await llm.start();
   const scratch = mkdtempSync(join(tmpdir(), 'trellis-bench-peer-'));
   try {
-    console.log(`indexing ${passages.length} passages with Trellis… (load ${load()})`);
+    console.log(`indexing ${passages.length} passages with Trellis… (load ${loadAverage()})`);
     const trellis = await benchTrellis(llm, mkdirIn(scratch, 'trellis'));
     console.log(`Trellis: ${trellis.ingestSeconds.toFixed(1)} s (load ${trellis.ingestLoad}); indexing with LightRAG ${LIGHTRAG_VERSION}…`);
     const lightrag = await benchLightRag(llm, python, mkdirIn(scratch, 'lightrag'));

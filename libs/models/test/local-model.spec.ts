@@ -62,6 +62,15 @@ describe('local sentence-embedding model', () => {
     }
   });
 
+  it('fails the texts it still owes, and refuses new ones, once closed', async () => {
+    const config = loadConfig({ TRELLIS_EMBEDDING_MODEL_DIR: MODEL_DIR, TRELLIS_MODEL_CACHE_DIR: cache }, 'test');
+    const closing = await LocalModelEmbedder.start('all-MiniLM-L6-v2', await locateLocalModel(config.embeddings, () => undefined), 1);
+    const owed = expect(closing.embed(TEXTS)).rejects.toThrow('embedding model closed');
+    await closing.close();
+    await owed;
+    await expect(closing.embed(TEXTS)).rejects.toThrow('embedding model closed');
+  });
+
   it('puts a paraphrase nearer than a text that shares its words but not its meaning', async () => {
     const [question, paraphrase, lexical] = await embedder.embed(TEXTS);
     expect(cosine(question!, paraphrase!)).toBeGreaterThan(cosine(question!, lexical!) + 0.1);
@@ -90,7 +99,9 @@ describe('local sentence-embedding model', () => {
     const vectors = await embedder.embed(texts);
     clearInterval(timer);
     expect(vectors).toHaveLength(256);
-    expect(longestGap).toBeLessThan(200);
+    // On the main thread these 256 texts hold the loop for seconds; a worker leaves it free. The
+    // margin is for a shared two-core machine, where a loaded scheduler alone can lag 200 ms.
+    expect(longestGap).toBeLessThan(500);
   });
 
   it('caches vectors by model and text', async () => {

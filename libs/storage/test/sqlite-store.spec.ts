@@ -16,6 +16,7 @@ import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
+import { describeSqliteQueryPlans } from './sqlite-query-plans';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeDocumentPagingContract('SqliteStore', async () => new SqliteStore(':memory:'));
@@ -156,3 +157,6 @@ describe('SqliteStore migrations', () => {
     }
   });
 });
+
+// Last: it plans the statements every test above prepared.
+describeSqliteQueryPlans();

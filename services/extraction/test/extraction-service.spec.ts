@@ -1,18 +1,18 @@
-import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
-import type { KbScope, TopicName, TopicPayload, events } from '@trellis/contracts';
+import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';
 import { toEventSettings } from '@trellis/storage';
-import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
+import { repositoriesOf } from '@trellis/storage';
 import type { KbSettings, TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer, testOutbox } from '@trellis/testing';
 import { ExtractionService } from '../src/extraction.service';
 import { ExtractorRegistry } from '../src/extractor-registry';
+import { RecordingBus, mysqlTestStore, sqliteTestStore } from './test-stores';
+import type { TestStore } from './test-stores';
 
 /**
  * ExtractionService with real stores (SQLite, and MariaDB/TiDB when TRELLIS_TEST_MYSQL_URL is
@@ -21,17 +21,10 @@ import { ExtractorRegistry } from '../src/extractor-registry';
  */
 const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 
-class RecordingBus implements Partial<EventBus> {
-  readonly published: Array<{ topic: TopicName; payload: unknown }> = [];
-  async publish<T extends TopicName>(topic: T, _key: string, payload: TopicPayload<T>): Promise<void> {
-    this.published.push({ topic, payload });
-  }
-}
-
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 const REPLY = { entities: [{ name: 'Marie Curie', type: 'person', description: 'Physicist.', attributes: [{ key: 'born', value: '1867' }] }], relationships: [{ source: 'Marie Curie', target: 'Radium', label: 'discovered', description: 'She discovered radium.', strength: 9 }] };
 
-function describeExtraction(name: string, openStore: () => Promise<{ store: TrellisStore; drop(): Promise<void> }>) {
+function describeExtraction(name: string, openStore: () => Promise<TestStore>) {
   describe(`ExtractionService on ${name}`, () => {
     const fake = new FakeOpenAiServer(16);
     let store: TrellisStore;
@@ -142,23 +135,8 @@ function describeExtraction(name: string, openStore: () => Promise<{ store: Trel
   });
 }
 
-describeExtraction('SqliteStore', async () => ({ store: new SqliteStore(':memory:'), drop: async () => undefined }));
+describeExtraction('SqliteStore', sqliteTestStore);
 
 describe.skipIf(!mysqlUrl)('with TRELLIS_TEST_MYSQL_URL', () => {
-  describeExtraction('MysqlStore', async () => {
-    const database = `trellis_test_${randomBytes(6).toString('hex')}`;
-    const url = new URL(mysqlUrl!);
-    url.pathname = `/${database}`;
-    const store = await MysqlStore.connect(url.toString(), { poolSize: 2, logger: { info: () => undefined, warn: () => undefined } });
-    await store.migrate();
-    return {
-      store,
-      drop: async () => {
-        const base = new URL(mysqlUrl!);
-        const admin = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username) || 'root', password: decodeURIComponent(base.password) });
-        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        await admin.end();
-      },
-    };
-  });
+  describeExtraction('MysqlStore', () => mysqlTestStore(mysqlUrl!));
 });

@@ -1,19 +1,19 @@
-import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash, stableId } from '@trellis/contracts';
-import type { KbScope, TopicName, TopicPayload, events } from '@trellis/contracts';
+import type { KbScope, events } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';
-import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
+import { repositoriesOf } from '@trellis/storage';
 import type { KbSettings, LlmBudgetSettings, TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer, testOutbox } from '@trellis/testing';
 import { ExtractionService } from '../src/extraction.service';
 import { ExtractorRegistry } from '../src/extractor-registry';
 import { BudgetGate } from '../src/budget/budget-gate';
 import { BudgetResumer } from '../src/budget/budget-resumer';
+import { RecordingBus, mysqlTestStore, sqliteTestStore } from './test-stores';
+import type { TestStore } from './test-stores';
 
 /**
  * Knowledge-base LLM budgets with real stores (SQLite, and MariaDB through TRELLIS_TEST_MYSQL_URL),
@@ -23,23 +23,11 @@ import { BudgetResumer } from '../src/budget/budget-resumer';
  */
 const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 
-class RecordingBus implements Partial<EventBus> {
-  readonly published: Array<{ topic: TopicName; payload: unknown }> = [];
-  async publish<T extends TopicName>(topic: T, _key: string, payload: TopicPayload<T>): Promise<void> {
-    this.published.push({ topic, payload });
-  }
-  take(topic: TopicName): unknown[] {
-    const taken = this.published.filter((p) => p.topic === topic).map((p) => p.payload);
-    this.published.splice(0, this.published.length, ...this.published.filter((p) => p.topic !== topic));
-    return taken;
-  }
-}
-
 const BASE: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 const budget = (dailyTokens: number): LlmBudgetSettings => ({ dailyTokens, monthlyTokens: 0, dailyUsd: 0, monthlyUsd: 0 });
 const REPLY = JSON.stringify({ entities: [{ name: 'Marie Curie', type: 'person', description: 'Physicist.', attributes: [] }], relationships: [] });
 
-function describeBudget(name: string, openStore: () => Promise<{ store: TrellisStore; drop(): Promise<void> }>) {
+function describeBudget(name: string, openStore: () => Promise<TestStore>) {
   describe(`LLM budget on ${name}`, () => {
     const fake = new FakeOpenAiServer(16);
     const bus = new RecordingBus();
@@ -147,7 +135,7 @@ function describeBudget(name: string, openStore: () => Promise<{ store: TrellisS
   });
 }
 
-describeBudget('SqliteStore', async () => ({ store: new SqliteStore(':memory:'), drop: async () => undefined }));
+describeBudget('SqliteStore', sqliteTestStore);
 
 if (mysqlUrl === undefined) {
   describe('LLM budget on MysqlStore', () => {
@@ -156,20 +144,5 @@ if (mysqlUrl === undefined) {
     });
   });
 } else {
-  describeBudget('MysqlStore', async () => {
-    const database = `trellis_test_${randomBytes(6).toString('hex')}`;
-    const url = new URL(mysqlUrl);
-    url.pathname = `/${database}`;
-    const store = await MysqlStore.connect(url.toString(), { poolSize: 2, logger: { info: () => undefined, warn: () => undefined } });
-    await store.migrate();
-    return {
-      store,
-      drop: async () => {
-        const base = new URL(mysqlUrl);
-        const admin = await mysql.createConnection({ host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username) || 'root', password: decodeURIComponent(base.password) });
-        await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-        await admin.end();
-      },
-    };
-  });
+  describeBudget('MysqlStore', () => mysqlTestStore(mysqlUrl));
 }

@@ -1,14 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ModelFiles } from './model-files';
+import type { ThreadReply, ThreadRequest } from '../worker-thread-calls';
 import { SentenceEncoder } from './sentence-encoder';
 
-/** Messages between the embedder and its worker thread. */
-export type WorkerRequest = { readonly id: number; readonly texts: readonly string[] };
-export type WorkerReply =
-  | { readonly kind: 'ready'; readonly dimensions: number }
-  | { readonly kind: 'failed'; readonly error: string }
-  | { readonly id: number; readonly vectors: Float32Array[] }
-  | { readonly id: number; readonly error: string };
+/** Messages between the embedder and its worker thread: the model's loading, then the texts to embed and their vectors. */
+export type WorkerRequest = { readonly texts: readonly string[] };
+export type WorkerReply = { readonly kind: 'ready'; readonly dimensions: number } | { readonly kind: 'failed'; readonly error: string } | ThreadReply<Float32Array[]>;
 
 export interface WorkerInit {
   readonly files: ModelFiles;
@@ -26,11 +23,11 @@ if (parentPort !== null && workerData !== null && typeof workerData === 'object'
   SentenceEncoder.load(ort, init.files, init.threads).then(
     (encoder) => {
       let queue = Promise.resolve();
-      port.on('message', (request: WorkerRequest) => {
+      port.on('message', (request: ThreadRequest<WorkerRequest>) => {
         queue = queue.then(async () => {
           try {
             const vectors = await encoder.embed(request.texts);
-            port.postMessage({ id: request.id, vectors } satisfies WorkerReply, vectors.map((v) => v.buffer as ArrayBuffer));
+            port.postMessage({ id: request.id, result: vectors } satisfies WorkerReply, vectors.map((v) => v.buffer as ArrayBuffer));
           } catch (error) {
             port.postMessage({ id: request.id, error: error instanceof Error ? error.message : String(error) } satisfies WorkerReply);
           }

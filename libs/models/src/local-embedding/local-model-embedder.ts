@@ -1,8 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import type { EmbeddingProvider } from '../embedding-provider';
+import { WorkerThreadCalls } from '../worker-thread-calls';
 import type { ModelFiles } from './model-files';
-import type { WorkerInit, WorkerReply } from './embedding-worker';
+import type { WorkerInit, WorkerReply, WorkerRequest } from './embedding-worker';
 
 /** Texts per worker request: bounds the latency a long indexing batch adds to a query behind it. */
 const REQUEST_TEXTS = 32;
@@ -15,27 +16,15 @@ const REQUEST_TEXTS = 32;
 export class LocalModelEmbedder implements EmbeddingProvider {
   readonly model: string;
   readonly dimensions: number;
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
-  private nextId = 0;
-  private failure: Error | null = null;
+  private readonly calls: WorkerThreadCalls<WorkerRequest, Float32Array[]>;
 
   private constructor(name: string, files: ModelFiles, worker: Worker) {
     this.model = `local:${name}`;
     this.dimensions = files.dimensions;
-    this.worker = worker;
-    worker.on('message', (reply: WorkerReply) => {
-      if (!('id' in reply)) return;
-      const waiter = this.pending.get(reply.id);
-      if (!waiter) return;
-      this.pending.delete(reply.id);
-      if (this.pending.size === 0) worker.unref();
-      if ('error' in reply) waiter.reject(new Error(`embedding model ${name}: ${reply.error}`));
-      else waiter.resolve(reply.vectors);
+    this.calls = new WorkerThreadCalls(worker, {
+      replied: (message) => new Error(`embedding model ${name}: ${message}`),
+      exited: (code) => new Error(`embedding worker exited with code ${code}`),
     });
-    worker.on('error', (error) => this.fail(error));
-    worker.on('exit', (code) => this.fail(new Error(`embedding worker exited with code ${code}`)));
-    worker.unref();
   }
 
   /** Starts the worker and resolves once the model is loaded; rejects with the loader's error. */
@@ -63,29 +52,11 @@ export class LocalModelEmbedder implements EmbeddingProvider {
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const slices: Array<Promise<Float32Array[]>> = [];
-    for (let start = 0; start < texts.length; start += REQUEST_TEXTS) slices.push(this.request(texts.slice(start, start + REQUEST_TEXTS)));
+    for (let start = 0; start < texts.length; start += REQUEST_TEXTS) slices.push(this.calls.call({ texts: texts.slice(start, start + REQUEST_TEXTS) }));
     return (await Promise.all(slices)).flat();
   }
 
   async close(): Promise<void> {
-    this.failure ??= new Error('embedding model closed');
-    await this.worker.terminate();
-  }
-
-  private request(texts: readonly string[]): Promise<Float32Array[]> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      // Referenced only while it owes answers: an idle model never keeps the process alive.
-      if (this.pending.size === 0) this.worker.ref();
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, texts });
-    });
-  }
-
-  private fail(error: Error): void {
-    this.failure ??= error;
-    for (const waiter of this.pending.values()) waiter.reject(this.failure);
-    this.pending.clear();
+    await this.calls.terminate(new Error('embedding model closed'));
   }
 }

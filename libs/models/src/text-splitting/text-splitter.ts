@@ -1,5 +1,6 @@
 import { ErrorCode, TrellisError, closesFence, fenceOpened } from '@trellis/contracts';
 import { countTokens, countTokensUpTo } from '../token-counter';
+import { yieldToEventLoop } from '../yield-to-event-loop';
 import { framedUnits } from './framed-units';
 import { markdownBlocks } from './markdown-blocks';
 import { cutByWords } from './oversize-cuts';
@@ -61,7 +62,7 @@ export async function splitTextWithin(text: string, options: SplitOptions, timeo
       throw new TrellisError(ErrorCode.ResourceExhausted, `splitting the document into chunks took longer than ${timeoutMs} ms (TRELLIS_PARSE_TIMEOUT_MS)`);
     }
     if (now - sliceStarted >= SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
       sliceStarted = Date.now();
     }
   }

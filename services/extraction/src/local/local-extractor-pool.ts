@@ -2,60 +2,19 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { WorkerThreadCalls } from '@trellis/models';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from '../extractor';
 import { LOCAL_EXTRACTOR_MODEL, LOCAL_RULES_VERSION } from './local-extractor-identity';
-import type { ExtractionReply } from './extraction-worker';
+import type { ExtractionRequest } from './extraction-worker';
 
 /** Worker threads of the local extractor: the cores but one (the event loop's), at most four. */
 export function localExtractionThreads(cores = availableParallelism()): number {
   return Math.max(1, Math.min(4, cores - 1));
 }
 
-interface Waiter {
-  readonly resolve: (result: ExtractionResult) => void;
-  readonly reject: (error: Error) => void;
-}
-
 /** One worker thread and the chunks it owes answers for. */
-class ExtractionThread {
-  readonly pending = new Map<number, Waiter>();
-  private readonly worker: Worker;
-
-  constructor(script: string, fromSource: boolean, onExit: (thread: ExtractionThread) => void) {
-    // Tests run this package from its TypeScript source.
-    this.worker = new Worker(script, { execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [], stdout: false, stderr: false });
-    this.worker.on('message', (reply: ExtractionReply) => {
-      const waiter = this.pending.get(reply.id);
-      if (waiter === undefined) return;
-      this.pending.delete(reply.id);
-      if (this.pending.size === 0) this.worker.unref();
-      if ('error' in reply) waiter.reject(new Error(`local extraction failed: ${reply.error}`));
-      else waiter.resolve(reply.result);
-    });
-    const fail = (error: Error) => {
-      for (const waiter of this.pending.values()) waiter.reject(error);
-      this.pending.clear();
-      onExit(this);
-    };
-    this.worker.on('error', fail);
-    this.worker.on('exit', (code) => fail(new Error(`the local extraction thread exited with code ${code}`)));
-    this.worker.unref();
-  }
-
-  extract(id: number, text: string): Promise<ExtractionResult> {
-    return new Promise((resolve, reject) => {
-      // Referenced only while it owes answers: an idle pool never keeps the process alive.
-      if (this.pending.size === 0) this.worker.ref();
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, text });
-    });
-  }
-
-  async terminate(): Promise<void> {
-    await this.worker.terminate();
-  }
-}
+type ExtractionThread = WorkerThreadCalls<ExtractionRequest, ExtractionResult>;
 
 /**
  * The local extractor off the event loop: chunks go to a few worker threads, each running
@@ -70,7 +29,6 @@ export class LocalExtractorPool implements Extractor {
   readonly promptVersion = LOCAL_RULES_VERSION;
   readonly usesLlm = false;
   private readonly threads: Array<ExtractionThread | undefined>;
-  private nextId = 0;
   private closed = false;
 
   constructor(size = localExtractionThreads()) {
@@ -79,7 +37,7 @@ export class LocalExtractorPool implements Extractor {
 
   extract(text: string): Promise<ExtractionResult> {
     if (this.closed) return Promise.reject(new Error('the local extractor is closed'));
-    return this.leastBusy().extract(this.nextId++, text);
+    return this.leastBusy().call({ text });
   }
 
   async close(): Promise<void> {
@@ -98,7 +56,7 @@ export class LocalExtractorPool implements Extractor {
         this.threads[i] = this.start(i);
         return this.threads[i]!;
       }
-      if (best === -1 || thread.pending.size < this.threads[best]!.pending.size) best = i;
+      if (best === -1 || thread.owed < this.threads[best]!.owed) best = i;
     }
     return this.threads[best]!;
   }
@@ -107,8 +65,18 @@ export class LocalExtractorPool implements Extractor {
     const fromSource = __filename.endsWith('.ts');
     const script = join(__dirname, `extraction-worker.${fromSource ? 'ts' : 'js'}`);
     if (!existsSync(script)) throw new Error(`local extraction worker script missing at ${script}`);
-    return new ExtractionThread(script, fromSource, (gone) => {
-      if (this.threads[slot] === gone) this.threads[slot] = undefined;
-    });
+    // Tests run this package from its TypeScript source.
+    const worker = new Worker(script, { execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [], stdout: false, stderr: false });
+    const thread: ExtractionThread = new WorkerThreadCalls(
+      worker,
+      {
+        replied: (message) => new Error(`local extraction failed: ${message}`),
+        exited: (code) => new Error(`the local extraction thread exited with code ${code}`),
+      },
+      () => {
+        if (this.threads[slot] === thread) this.threads[slot] = undefined;
+      },
+    );
+    return thread;
   }
 }

@@ -1,0 +1,57 @@
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrateSqlite } from '../src/sqlite/sqlite-schema';
+
+/** A lookup by id: `id = ?` or `id IN (...)`, with or without a table alias (not `document_id`). */
+const BY_ID = /(^|[\s(.])id (= \?|IN \()/;
+/** A plan step that searches an index on the knowledge base's scope and nothing more. */
+const SCOPE_ONLY = /USING (COVERING )?INDEX \S+ \(tenant_id=\? AND kb_id=\?\)$/;
+
+/**
+ * Plans every statement SQLite prepares in the calling test file, and fails on a lookup by id
+ * that searches a (tenant_id, kb_id, ...) index on its scope alone. Without statistics SQLite
+ * prefers such an index over the primary key, and the lookup then scans the whole knowledge
+ * base: once per chunk written, that made indexing quadratic (hotpotqa-100 fell to 3.4
+ * chunks/s). Statements write the scope with dialect.byIdScope(), which keeps SQLite on the
+ * primary key.
+ *
+ * Call it once, at the end of the file that runs the SQLite store's contract suites: the
+ * recording starts when the file is collected, so it sees every test of the file, and the
+ * plans are checked after them. The statements come from the store's real contract run, not
+ * from a second run of it.
+ */
+export function describeSqliteQueryPlans(): void {
+  const originalPrepare = Database.prototype.prepare;
+  const prepared = new Set<string>();
+  Database.prototype.prepare = function (this: Database.Database, sql: string) {
+    prepared.add(sql);
+    return originalPrepare.call(this, sql);
+  } as typeof originalPrepare;
+  afterAll(() => {
+    Database.prototype.prepare = originalPrepare;
+  });
+
+  describe('SQLite query plans', () => {
+    it("recorded the statements of the file's suites", () => {
+      expect(prepared.size).toBeGreaterThan(100);
+    });
+
+    it('never looks rows up by id through an index on the knowledge base alone', () => {
+      const db = new Database(':memory:');
+      try {
+        migrateSqlite(db);
+        const scans: string[] = [];
+        for (const sql of prepared) {
+          if (!BY_ID.test(sql) || !/kb_id/.test(sql) || !/^\s*(SELECT|UPDATE|DELETE)/i.test(sql)) continue;
+          const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
+          const plan = originalPrepare.call(db, `EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>;
+          const bad = plan.filter((step) => SCOPE_ONLY.test(step.detail));
+          if (bad.length > 0) scans.push(`${sql.replace(/\s+/g, ' ').slice(0, 200)}\n    ${bad.map((s) => s.detail).join('; ')}`);
+        }
+        expect(scans, `statements that scan a knowledge base to find rows by id:\n${scans.join('\n')}`).toEqual([]);
+      } finally {
+        db.close();
+      }
+    });
+  });
+}
