@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const parsed = await parseDocument(readFileSync(file), basename(file), 'text/markdown');
     for (const chunk of splitText(parsed.text, { chunkSize: 512, overlap: 32, mode: 'markdown' })) {
       chunks++;
-      const result = await extractor.extract(chunk.text, { heading: chunk.heading });
+      const result = await extractor.extract(chunk.text);
       for (const e of result.entities) {
         const key = e.name.toLowerCase();
         const seen = mentions.get(key) ?? { name: e.name, type: e.type, count: 0 };

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { TrellisMetrics } from '@trellis/observability';
 import { KafkaEventBus } from '../src/kafka';
-import { deleteTestTopicsAndGroups, ingested, testBusConfig, uniquePrefix } from './kafka-test-kit';
+import { deleteTestTopicsAndGroups, describeOnBroker, ingested, testBusConfig, uniquePrefix } from './kafka-test-kit';
 
 const WAIT = { timeout: 30_000, interval: 100 };
 
@@ -12,7 +12,7 @@ async function scrapedLag(metrics: TrellisMetrics, topic: string, group: string)
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-describe.skipIf(!process.env.TRELLIS_TEST_KAFKA_BROKERS)('consumer lag from a real broker', () => {
+describeOnBroker('consumer lag from a real broker', () => {
   const buses: KafkaEventBus[] = [];
 
   afterEach(async () => {

@@ -1,15 +1,15 @@
 import { once } from 'node:events';
 import { ALL_TOPICS, TrellisError } from '@trellis/contracts';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { KafkaEventBus, ensureKafkaTopics } from '../src/kafka';
 import type { KafkaBusConfig } from '../src/kafka';
-import { FAST_CONSUMER, TEST_BROKERS, deleteTestTopicsAndGroups, ingested, spawnCrashingConsumer, testBusConfig, uniquePrefix } from './kafka-test-kit';
+import { FAST_CONSUMER, TEST_BROKERS, deleteTestTopicsAndGroups, describeOnBroker, ingested, spawnCrashingConsumer, testBusConfig, uniquePrefix } from './kafka-test-kit';
 
 const TOPIC = 'document.ingested';
 const WAIT = { timeout: 30_000, interval: 50 };
 
-describe.skipIf(!process.env.TRELLIS_TEST_KAFKA_BROKERS)('KafkaEventBus on a real broker', () => {
+describeOnBroker('KafkaEventBus on a real broker', () => {
   const buses: KafkaEventBus[] = [];
 
   afterEach(async () => {

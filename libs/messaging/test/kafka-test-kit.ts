@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { events } from '@trellis/contracts';
 import { Kafka, logLevel } from 'kafkajs';
+import { describe, it } from 'vitest';
 import type { KafkaBusConfig, KafkaBusLogger, KafkaConsumerTimings } from '../src/kafka';
 
 export const TEST_BROKERS = (process.env.TRELLIS_TEST_KAFKA_BROKERS ?? '').split(',').filter((b) => b !== '');
@@ -106,5 +107,21 @@ export function spawnCrashingConsumer(args: CrashingConsumerArgs): ChildProcess 
       CRASHING_CONSUMER_ARGS: JSON.stringify(args),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+
+/**
+ * `describe` for suites on the broker of TRELLIS_TEST_KAFKA_BROKERS: without it the suite fails
+ * and says so (npm test starts Kafka and sets it), instead of being skipped unseen.
+ */
+export function describeOnBroker(name: string, body: () => void): void {
+  if (TEST_BROKERS.length > 0) {
+    describe(name, body);
+    return;
+  }
+  describe(name, () => {
+    it('needs TRELLIS_TEST_KAFKA_BROKERS', () => {
+      throw new Error('set TRELLIS_TEST_KAFKA_BROKERS=127.0.0.1:9092 (npm test starts Kafka and sets it): a test that cannot run fails');
+    });
   });
 }

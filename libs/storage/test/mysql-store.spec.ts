@@ -16,7 +16,7 @@ import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
-import { TestDatabases } from './mysql-test-databases';
+import { TestDatabases, describeOnMysql } from './mysql-test-databases';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -31,7 +31,7 @@ interface LogLine {
   message: string;
 }
 
-describe.skipIf(!baseUrl)('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
+describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   const databases = new TestDatabases(baseUrl!, { dateStrings: true });
   const logs: LogLine[] = [];
   const logger: StoreLogger = {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 
 /**
  * Databases of one spec file on the server of TRELLIS_TEST_MYSQL_URL: an admin connection
@@ -53,4 +53,20 @@ export class TestDatabases {
     this.names.push(name);
     return name;
   }
+}
+
+/**
+ * `describe` for suites on the server of TRELLIS_TEST_MYSQL_URL: without it the suite fails and
+ * says so (npm test starts MariaDB and sets it), instead of being skipped unseen.
+ */
+export function describeOnMysql(name: string, body: () => void): void {
+  if (process.env.TRELLIS_TEST_MYSQL_URL) {
+    describe(name, body);
+    return;
+  }
+  describe(name, () => {
+    it('needs TRELLIS_TEST_MYSQL_URL', () => {
+      throw new Error('set TRELLIS_TEST_MYSQL_URL=mysql://root@127.0.0.1:4000/ (npm test starts MariaDB and sets it): a test that cannot run fails');
+    });
+  });
 }

@@ -18,7 +18,7 @@ import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract } from './chunk-progress-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
-import { TestDatabases } from './mysql-test-databases';
+import { TestDatabases, describeOnMysql } from './mysql-test-databases';
 
 /**
  * Every statement the MySQL-family adapter sends to TiDB, judged by TiDB's own SQL parser
@@ -109,7 +109,7 @@ describe('TiDB SQL checker (TiDB parser)', () => {
   });
 });
 
-describe.skipIf(!baseUrl)('every statement the adapter sends to TiDB (stand-in on TRELLIS_TEST_MYSQL_URL)', () => {
+describeOnMysql('every statement the adapter sends to TiDB (stand-in on TRELLIS_TEST_MYSQL_URL)', () => {
   const capture = new StatementCapture();
   const usedMethods = new Map<VectorStorage, Set<string>>();
   const databases = new TestDatabases(baseUrl!);

@@ -5,3 +5,4 @@ export * from './standalone-process';
 export * from './distributed-processes';
 export * from './fake-graph-extraction';
 export * from './test-outbox';
+export * from './infrastructure';

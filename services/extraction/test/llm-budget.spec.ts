@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash, stableId } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
-import type { EventBus } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import { DistributedDeployment, FakeOpenAiServer } from '@trellis/testing';
+import { DistributedDeployment, FakeOpenAiServer, describeWithInfra } from '@trellis/testing';
 import { uploadExamples, waitUntilIndexed } from './helpers';
 
 const kafkaBrokers = process.env.TRELLIS_TEST_KAFKA_BROKERS;
@@ -11,7 +11,7 @@ const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
  * The LLM concurrency limit holds for the deployment, not per process: two extraction
  * processes, each consuming two partitions at once, share one slot kept in the SQL store.
  */
-describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed: one LLM call budget for every extraction process', () => {
+describeWithInfra('distributed: one LLM call budget for every extraction process', { kafka: true, mysql: true }, () => {
   const fake = new FakeOpenAiServer(64);
   let deployment: DistributedDeployment;
   let client: TrellisClient;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
-import { DistributedDeployment, startStandaloneProcess } from '@trellis/testing';
+import { DistributedDeployment, describeWithInfra, startStandaloneProcess } from '@trellis/testing';
 import { sample, uploadExamples, waitUntilIndexed } from './helpers';
 
 const kafkaBrokers = process.env.TRELLIS_TEST_KAFKA_BROKERS;
@@ -18,7 +18,7 @@ function graphShape(graph: v1.Subgraph) {
 
 const QUESTIONS = ['Who discovered piezoelectricity?', 'Which element was named after Poland?', 'Who directed the Radium Institute?'];
 
-describe.skipIf(!kafkaBrokers || !mysqlUrl)('distributed end to end: six processes on Kafka and the SQL store', () => {
+describeWithInfra('distributed end to end: six processes on Kafka and the SQL store', { kafka: true, mysql: true }, () => {
   let deployment: DistributedDeployment;
   let client: TrellisClient;
   let standalone: { graph: v1.Subgraph; answers: v1.Answer[] };

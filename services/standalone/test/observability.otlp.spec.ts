@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import { DistributedDeployment, startStandaloneProcess } from '@trellis/testing';
+import { DistributedDeployment, describeWithInfra, startStandaloneProcess } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
 import { EXAMPLES_DIR, waitUntilIndexed } from './helpers';
 
@@ -125,7 +125,7 @@ describe('traces of the built standalone server, exported over OTLP by OTEL_* va
   });
 });
 
-describe.skipIf(!kafkaBrokers || !mysqlUrl)('traces across real Kafka: six processes, one trace per document', () => {
+describeWithInfra('traces across real Kafka: six processes, one trace per document', { kafka: true, mysql: true }, () => {
   const receiver = new OtlpReceiver();
   let deployment: DistributedDeployment;
   let client: TrellisClient;
