@@ -1,0 +1,124 @@
+// npm run bench:scale [-- --sizes 10000,100000] [--embeddings hash|local] [--concurrency 8] [--queries 50]
+//   [--data-dir DIR]
+// Standalone at scale: one built server with a fresh data directory ingests passages of public
+// text already on the machine (scripts/scale-corpus.mjs) up to each size in turn, and at each
+// size prints the ingest rate of the step, the server's RSS (now and peak), the database's size
+// on disk and the p50/p95 latency of every retrieval mode. The load average is printed with
+// every figure: the machines are shared.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { freePort, loadAverage, machine, option, percentile } from './bench-kit.mjs';
+import { scaleCorpus } from './scale-corpus.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
+const { TrellisClient } = require('@trellis/client');
+
+const sizes = option('sizes', '10000,100000').split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
+const embeddings = option('embeddings', 'hash');
+const concurrency = Number(option('concurrency', '8'));
+const queryCount = Number(option('queries', '50'));
+const keptDir = option('data-dir', undefined);
+const MODES = ['vector', 'fulltext', 'graph', 'hybrid'];
+const NOT_DONE = ['INDEX_STATUS_PENDING', 'INDEX_STATUS_CHUNKED', 'INDEX_STATUS_EMBEDDED', 'INDEX_STATUS_EXTRACTED'];
+
+const corpus = scaleCorpus(root, sizes.at(-1));
+const digest = createHash('sha1').update(corpus.map((p) => p.id).join('\n')).digest('hex').slice(0, 12);
+const bySource = Object.entries(corpus.reduce((m, p) => ((m[p.source] = (m[p.source] ?? 0) + 1), m), {}));
+console.log(`machine: ${machine()}`);
+console.log(`corpus: ${corpus.length} passages (digest ${digest}; ${bySource.map(([s, n]) => `${s} ${n}`).join(', ')}), TRELLIS_EMBEDDINGS=${embeddings}, ${concurrency} uploads at a time`);
+
+const dataDir = keptDir ? resolve(keptDir) : mkdtempSync(join(tmpdir(), 'trellis-scale-'));
+const grpcPort = await freePort();
+const httpPort = await freePort();
+const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], {
+  cwd: root,
+  env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+while (!(await fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
+const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 300_000 });
+
+/** The server's resident memory now and at its peak (Linux /proc). */
+function memory() {
+  const status = readFileSync(`/proc/${server.pid}/status`, 'utf8');
+  const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
+}
+
+function databaseMb() {
+  const bytes = readdirSync(dataDir).filter((f) => f.startsWith('trellis.db')).reduce((n, f) => n + statSync(join(dataDir, f)).size, 0);
+  return Math.round(bytes / 2 ** 20);
+}
+
+async function indexingDone() {
+  for (const status of NOT_DONE) {
+    if ((await client.listDocuments('scale', { status, pageSize: 1 })).documents.length > 0) return false;
+  }
+  return true;
+}
+
+async function upload(passages) {
+  let next = 0;
+  const worker = async () => {
+    while (next < passages.length) {
+      const p = passages[next++];
+      await client.uploadDocument({ knowledgeBase: 'scale', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+/** Queries of passages already indexed: the first words of every n-th one. */
+function queriesFor(size) {
+  const step = Math.max(1, Math.floor(size / queryCount));
+  return Array.from({ length: Math.min(queryCount, size) }, (_, i) => corpus[i * step].text.split(' ').slice(0, 10).join(' '));
+}
+
+const rows = [];
+try {
+  if (!(await client.listKnowledgeBases()).knowledgeBases.some((k) => k.name === 'scale')) await client.createKnowledgeBase({ name: 'scale' });
+  let indexed = 0;
+  for (const size of sizes) {
+    const started = performance.now();
+    await upload(corpus.slice(indexed, size));
+    while (!(await indexingDone())) await new Promise((r) => setTimeout(r, 1000));
+    const seconds = (performance.now() - started) / 1000;
+    const loadAfterIngest = loadAverage();
+    const chunks = size - indexed;
+    indexed = size;
+    const latency = {};
+    for (const mode of MODES) {
+      await client.retrieveChunks({ knowledgeBase: 'scale', query: 'warm up', mode, topK: 10 });
+      const times = [];
+      for (const query of queriesFor(size)) {
+        const t = performance.now();
+        await client.retrieveChunks({ knowledgeBase: 'scale', query, mode, topK: 10 });
+        times.push(performance.now() - t);
+      }
+      latency[mode] = `${percentile(times, 50).toFixed(0)} / ${percentile(times, 95).toFixed(0)}`;
+    }
+    const { rssMb, peakMb } = memory();
+    const row = { size, seconds, rate: (chunks / seconds).toFixed(1), rssMb, peakMb, dbMb: databaseMb(), latency, loadAfterIngest, loadAfterQueries: loadAverage() };
+    rows.push(row);
+    console.log(
+      `${size} passages: +${chunks} in ${seconds.toFixed(0)} s (${row.rate}/s, load ${loadAfterIngest}); RSS ${rssMb} MB (peak ${peakMb}); database ${row.dbMb} MB; ` +
+        `p50/p95 ms ${MODES.map((m) => `${m} ${latency[m]}`).join(', ')} (load ${row.loadAfterQueries})`,
+    );
+  }
+  console.log('\n| passages | ingest of the step | RSS / peak | database | vector p50/p95 | fulltext | graph | hybrid | load (ingest; queries) |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const r of rows) {
+    console.log(`| ${r.size.toLocaleString('en')} | ${r.rate}/s (${r.seconds.toFixed(0)} s) | ${r.rssMb} / ${r.peakMb} MB | ${r.dbMb} MB | ${MODES.map((m) => `${r.latency[m]} ms`).join(' | ')} | ${r.loadAfterIngest}; ${r.loadAfterQueries} |`);
+  }
+} finally {
+  client.close();
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
+}
