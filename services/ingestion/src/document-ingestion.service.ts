@@ -6,7 +6,7 @@ import type { EventOutbox } from '@trellis/messaging';
 import { assertVectorsCompatible } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
-import type { DocumentRecord, TrellisRepositories } from '@trellis/storage';
+import type { DocumentRecord, NewDocumentVersion, TrellisRepositories } from '@trellis/storage';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
 import type { ParsedDocument } from './parsing/document-parser';
 import { validateDocumentMetadata, validateFilename, validateSourceUri } from './document-request-limits';
@@ -120,12 +120,7 @@ export class DocumentIngestionService {
       await stage(message);
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }
-    // The version and its announcement commit together: a crash or a broker outage after the
-    // write delays the event (the outbox relay publishes it), it cannot lose it.
-    const announcement = documentIngested(scope, identity);
-    const document = await this.repos.documents.saveDocumentVersion(scope, { ...identity, metadata: { ...parsed.metadata, ...identity.metadata }, mimeType: parsed.mimeType, text: parsed.text }, [announcement]);
-    await stage(null);
-    await this.outbox.publishCommitted([announcement]);
+    const document = await this.saveVersion(scope, { ...identity, metadata: { ...parsed.metadata, ...identity.metadata }, mimeType: parsed.mimeType, text: parsed.text }, () => stage(null));
     return { document, unchanged: false };
   }
 
@@ -182,6 +177,19 @@ export class DocumentIngestionService {
       if (document !== null) await this.announce(entry, document);
     }
     return unfinished.length;
+  }
+
+  /**
+   * Stores a new version and announces it: the version and its `document.ingested` commit
+   * together (the outbox), so a crash or a broker outage after the write delays the event, it
+   * cannot lose it. `beforePublish` runs between the commit and the publish.
+   */
+  async saveVersion(scope: KbScope, version: NewDocumentVersion, beforePublish?: () => Promise<void>): Promise<DocumentRecord> {
+    const announcement = documentIngested(scope, version);
+    const document = await this.repos.documents.saveDocumentVersion(scope, version, [announcement]);
+    await beforePublish?.();
+    await this.outbox.publishCommitted([announcement]);
+    return document;
   }
 
   /** Re-publishes `document.ingested` for a stored version (through the outbox); safe to repeat (handlers are idempotent). */

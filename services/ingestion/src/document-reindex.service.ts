@@ -17,7 +17,7 @@ import type { DocumentIngestionService } from './document-ingestion.service';
 export class DocumentReindexService {
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents'>,
-    private readonly ingestion: Pick<DocumentIngestionService, 'announce'>,
+    private readonly ingestion: Pick<DocumentIngestionService, 'saveVersion'>,
     /** The server's model: re-indexing a whole knowledge base moves it to this model. */
     private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
   ) {}
@@ -58,7 +58,7 @@ export class DocumentReindexService {
   private async newVersion(scope: KbScope, document: DocumentRecord): Promise<DocumentRecord | null> {
     const text = await this.repos.documents.getDocumentText(scope, document.id, document.version);
     if (text === null) return null;
-    const next = await this.repos.documents.saveDocumentVersion(scope, {
+    return this.ingestion.saveVersion(scope, {
       id: document.id,
       sourceUri: document.sourceUri,
       filename: document.filename,
@@ -69,7 +69,5 @@ export class DocumentReindexService {
       metadata: document.metadata,
       text,
     });
-    await this.ingestion.announce(scope, next);
-    return next;
   }
 }
