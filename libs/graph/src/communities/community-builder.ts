@@ -6,6 +6,7 @@ import type { CommunityRegion, CommunityRegionGraph, CommunityRegionStore } from
 import type { CommunityShape } from './community-hierarchy';
 import { KEY_FACTS, childrenBrief, communityContent, extractiveReport, indexGraph, keyFactsFromChildren, keyFactsOf, reportBrief, reportFromChildren } from './community-report';
 import type { ChildReport, CommunityContent } from './community-report';
+import { LevelLimiter, visitBottomUp } from './report-schedule';
 import type { SummaryUsage } from '../summary-refresher';
 
 /** The graph communities are detected on (storage's GraphReadRepository fits). */
@@ -112,47 +113,58 @@ export class CommunityBuilder {
     const factRelationships = (shape: CommunityShape) =>
       shape.level > 0 || untouched(shape) ? [] : (kept(shape)?.keyFacts.map((f) => f.relationshipId) ?? contentOf(shape).relationships.slice(0, KEY_FACTS).map((r) => r.id));
     const factIds = [...new Set(hierarchy.communities.flatMap(factRelationships))];
-    const chunkIds = factIds.length === 0 ? new Map<string, string[]>() : await this.graph.chunkIdsForRelationships(scope, factIds);
-    const level0Facts = (shape: CommunityShape) => {
+    const level0Facts = (shape: CommunityShape, chunkIds: ReadonlyMap<string, readonly string[]>) => {
       const before = kept(shape);
       if (before === undefined) return keyFactsOf(contentOf(shape), chunkIds);
       return untouched(shape) ? before.keyFacts : before.keyFacts.map((f) => ({ ...f, chunkIds: chunkIds.get(f.relationshipId) ?? [] }));
     };
 
-    // Level by level, so that a community above level 0 is written from its children's final reports.
     const wantedKind = this.models.writeReport === null ? 'extractive' : 'llm';
     const cached = new Map(previous.filter((c) => c.kind === wantedKind).map((c) => [c.contentHash, c]));
     // A report of the content hash, of the kind wanted; or the community's own report when no
     // member changed, whatever its kind: its members were not even read (see readRegion).
     const reusable = (shape: CommunityShape) => cached.get(shape.contentHash) ?? (untouched(shape) ? kept(shape) : undefined);
-    const rows = new Map<string, CommunityWrite>();
-    const childrenOf = (shape: CommunityShape): ChildReport[] =>
-      shape.childIds.map((id) => rows.get(id)!).map((c) => ({ title: c.title, summary: c.summary, keyFacts: c.keyFacts, size: c.memberIds.length }));
-    const draftOf = (shape: CommunityShape): ReportDraft =>
-      shape.level === 0
-        ? { extractive: extractiveReport(contentOf(shape), level0Facts(shape)), brief: reportBrief(contentOf(shape)) }
-        : { extractive: reportFromChildren(childrenOf(shape)), brief: childrenBrief(childrenOf(shape)) };
     const totals = { reportsWritten: 0, llmCalls: 0, llmFailures: 0, usage: { inputTokens: 0, outputTokens: 0 } };
-    const freshIds = new Set<string>();
-    for (const level of [...new Set(hierarchy.communities.map((c) => c.level))].sort((a, b) => a - b)) {
-      const shapes = hierarchy.communities.filter((c) => c.level === level);
-      const fresh = shapes.filter((c) => reusable(c) === undefined);
-      const written = await this.writeReports(fresh, draftOf);
-      totals.reportsWritten += fresh.length;
-      totals.llmCalls += written.llmCalls;
-      totals.llmFailures += written.llmFailures;
-      totals.usage.inputTokens += written.usage.inputTokens;
-      totals.usage.outputTokens += written.usage.outputTokens;
-      for (const shape of shapes) {
-        const keyFacts = level === 0 ? level0Facts(shape) : keyFactsFromChildren(childrenOf(shape));
-        const reused = reusable(shape);
-        const report = written.reports.get(shape.id) ?? { title: reused!.title, summary: reused!.summary, kind: reused!.kind };
-        if (written.reports.has(shape.id)) freshIds.add(shape.id);
-        rows.set(shape.id, { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts, embedding: reused?.embedding ?? NO_EMBEDDING });
+    // Each report as soon as its own children's are written (a community above level 0 is written
+    // from them), at most REPORT_CONCURRENCY calls at once. Communities of one level with the same
+    // content (a parent with one child) share one call.
+    const limiter = new LevelLimiter(REPORT_CONCURRENCY);
+    const calls = new Map<string, Promise<ReportText>>();
+    const writing = visitBottomUp(hierarchy.communities, async (shape, written: Written[]): Promise<Written> => {
+      const children = written.map(childReport);
+      // Facts without their chunks: a report reads its children's fact texts, never their chunks.
+      const keyFacts = shape.level === 0 ? level0Facts(shape, NO_CHUNKS) : keyFactsFromChildren(children);
+      const reused = reusable(shape);
+      if (reused !== undefined) return { report: { title: reused.title, summary: reused.summary, kind: reused.kind }, keyFacts, size: shape.memberIds.length, fresh: false };
+      totals.reportsWritten++;
+      const key = `${shape.level}\u0000${shape.contentHash}`;
+      let call = calls.get(key);
+      if (call === undefined) {
+        const draft: ReportDraft =
+          shape.level === 0
+            ? { extractive: extractiveReport(contentOf(shape), keyFacts), brief: reportBrief(contentOf(shape)) }
+            : { extractive: reportFromChildren(children), brief: childrenBrief(children) };
+        call = this.writeReport(shape, draft, limiter, totals);
+        calls.set(key, call);
       }
+      return { report: await call, keyFacts, size: shape.memberIds.length, fresh: true };
+    });
+    // The key facts' chunks are read while the first report calls are out.
+    const chunksRead = factIds.length === 0 ? Promise.resolve(new Map<string, string[]>()) : this.graph.chunkIdsForRelationships(scope, factIds);
+    const [written, chunkIds] = await Promise.all([writing, chunksRead]);
+
+    // The rows, children before parents (the hierarchy lists level by level), with their facts' chunks.
+    const rows = new Map<string, CommunityWrite>();
+    const freshIds: string[] = [];
+    for (const shape of hierarchy.communities) {
+      const { report, fresh } = written.get(shape.id)!;
+      const keyFacts = shape.level === 0 ? level0Facts(shape, chunkIds) : keyFactsFromChildren(shape.childIds.map((id) => childOfRow(rows.get(id)!)));
+      if (fresh) freshIds.push(shape.id);
+      const embedding = reusable(shape)?.embedding ?? NO_EMBEDDING;
+      rows.set(shape.id, { id: shape.id, level: shape.level, parentId: shape.parentId, memberIds: shape.memberIds, contentHash: shape.contentHash, ...report, keyFacts, embedding });
     }
     // New reports are embedded at the end, in one call for every level: a parent needs its children's text, not their vectors.
-    await this.embedReports([...freshIds].map((id) => rows.get(id)!), rows);
+    await this.embedReports(freshIds.map((id) => rows.get(id)!), rows);
     const upserts = [...rows.values()].filter((row) => !sameRow(previousById.get(row.id), row));
     const ids = new Set(hierarchy.communities.map((c) => c.id));
     const removedIds = previous.filter((c) => !ids.has(c.id)).map((c) => c.id);
@@ -191,37 +203,54 @@ export class CommunityBuilder {
     for (const r of fresh) rows.set(r.id, { ...r, embedding: byText.get(`${r.title}: ${r.summary}`)! });
   }
 
-  private async writeReports(
-    shapes: readonly CommunityShape[],
-    draftOf: (shape: CommunityShape) => ReportDraft,
-  ): Promise<{ reports: Map<string, Omit<CommunityReport, 'keyFacts'>>; llmCalls: number; llmFailures: number; usage: SummaryUsage }> {
-    // Communities with the same content (a parent with one child) share one report.
-    const byHash = new Map<string, CommunityShape>();
-    for (const s of shapes) if (!byHash.has(s.contentHash)) byHash.set(s.contentHash, s);
-    const unique = [...byHash.values()];
-    let llmCalls = 0;
-    let llmFailures = 0;
-    const usage = { inputTokens: 0, outputTokens: 0 };
-    const onUsage = (u: SummaryUsage) => ((usage.inputTokens += u.inputTokens), (usage.outputTokens += u.outputTokens));
-    const reports = await pool(unique, REPORT_CONCURRENCY, async (shape) => {
-      const { extractive, brief } = draftOf(shape);
-      if (this.models.writeReport === null) return extractive;
-      llmCalls++;
+  /** One report: by the LLM within `limiter`'s slots, or extractive (without an LLM, or when the call fails). */
+  private async writeReport(shape: CommunityShape, draft: ReportDraft, limiter: LevelLimiter, totals: ReportTotals): Promise<ReportText> {
+    const { extractive, brief } = draft;
+    const writeReport = this.models.writeReport;
+    if (writeReport === null) return { title: extractive.title, summary: extractive.summary, kind: extractive.kind };
+    const onUsage = (u: SummaryUsage) => ((totals.usage.inputTokens += u.inputTokens), (totals.usage.outputTokens += u.outputTokens));
+    return limiter.run(shape.level, async () => {
+      totals.llmCalls++;
       try {
-        const written = await this.models.writeReport(brief, onUsage);
-        return { ...extractive, title: written.title.trim() || extractive.title, summary: written.summary.trim() || extractive.summary, kind: 'llm' as const };
+        const written = await writeReport(brief, onUsage);
+        return { title: written.title.trim() || extractive.title, summary: written.summary.trim() || extractive.summary, kind: 'llm' as const };
       } catch (error) {
         // A failing LLM must not leave a community without a report: the extractive one is true.
-        llmFailures++;
+        totals.llmFailures++;
         this.onReportFailure(error as Error, shape.id);
-        return extractive;
+        return { title: extractive.title, summary: extractive.summary, kind: extractive.kind };
       }
     });
-    const out = new Map<string, Omit<CommunityReport, 'keyFacts'>>();
-    const ofHash = new Map(unique.map((s, i) => [s.contentHash, { title: reports[i]!.title, summary: reports[i]!.summary, kind: reports[i]!.kind }]));
-    for (const s of shapes) out.set(s.id, ofHash.get(s.contentHash)!);
-    return { reports: out, llmCalls, llmFailures, usage };
   }
+}
+
+/** What a report call gives: the report without its key facts (those come from the graph). */
+type ReportText = Omit<CommunityReport, 'keyFacts'>;
+
+interface ReportTotals {
+  reportsWritten: number;
+  llmCalls: number;
+  llmFailures: number;
+  readonly usage: { inputTokens: number; outputTokens: number };
+}
+
+/** A community once its report is known: what its parent's report is written from. */
+interface Written {
+  readonly report: ReportText;
+  readonly keyFacts: readonly KeyFact[];
+  readonly size: number;
+  /** Written anew (not reused): its embedding is still to be made. */
+  readonly fresh: boolean;
+}
+
+const NO_CHUNKS: ReadonlyMap<string, readonly string[]> = new Map();
+
+function childReport(w: Written): ChildReport {
+  return { title: w.report.title, summary: w.report.summary, keyFacts: w.keyFacts, size: w.size };
+}
+
+function childOfRow(row: CommunityWrite): ChildReport {
+  return { title: row.title, summary: row.summary, keyFacts: row.keyFacts, size: row.memberIds.length };
 }
 
 /** A report before the LLM: the extractive one, and the brief the LLM would write from. */
@@ -245,18 +274,4 @@ function sameRow(before: CommunityRecord | undefined, after: CommunityWrite): bo
 
 function sameFacts(a: readonly KeyFact[], b: readonly KeyFact[]): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** Maps `items` with at most `concurrency` calls of `work` in flight; results in input order. */
-async function pool<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return out;
 }
