@@ -7,7 +7,7 @@ import { parseLlmPrices } from '@trellis/observability';
 import { toEventSettings } from '@trellis/storage';
 import { repositoriesOf } from '@trellis/storage';
 import type { KbSettings, TrellisStore } from '@trellis/storage';
-import { FakeOpenAiServer, testOutbox } from '@trellis/testing';
+import { FakeOpenAiServer, describeWithInfra, testOutbox } from '@trellis/testing';
 import { ExtractionService } from '../src/extraction.service';
 import { ExtractorRegistry } from '../src/extractor-registry';
 import { RecordingBus, mysqlTestStore, sqliteTestStore } from './test-stores';
@@ -18,7 +18,6 @@ import type { TestStore } from './test-stores';
  * set), the real OpenAI client and models, and the fake provider over HTTP: the cache, the
  * usage accounting, per-KB prompts and the cache's tenant boundary behave the same on both adapters.
  */
-const mysqlUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 const REPLY = { entities: [{ name: 'Marie Curie', type: 'person', description: 'Physicist.', attributes: [{ key: 'born', value: '1867' }] }], relationships: [{ source: 'Marie Curie', target: 'Radium', label: 'discovered', description: 'She discovered radium.', strength: 9 }] };
@@ -136,13 +135,5 @@ function describeExtraction(name: string, openStore: () => Promise<TestStore>) {
 
 describeExtraction('SqliteStore', sqliteTestStore);
 
-if (mysqlUrl === undefined) {
-  // CI sets it (npm test starts MariaDB): without it the MariaDB half must fail, not pass unseen.
-  describe('extraction on MysqlStore', () => {
-    it('needs TRELLIS_TEST_MYSQL_URL (a MariaDB or MySQL server) to run', () => {
-      throw new Error('set TRELLIS_TEST_MYSQL_URL=mysql://root@127.0.0.1:4000/ to run the MariaDB half of this test');
-    });
-  });
-} else {
-  describeExtraction('MysqlStore', () => mysqlTestStore(mysqlUrl));
-}
+// CI sets TRELLIS_TEST_MYSQL_URL (npm test starts MariaDB): without it this half fails, it does not pass unseen.
+describeWithInfra('extraction on MysqlStore', { mysql: true }, () => describeExtraction('MysqlStore', () => mysqlTestStore(process.env.TRELLIS_TEST_MYSQL_URL!)));
