@@ -22,6 +22,22 @@ describe('EventLoopDelay', () => {
     expect(delay.currentMs()).toBe(0);
   });
 
+  it('reads the loop as running again once told a call ended, not as still behind until the next tick', async () => {
+    const delay = new EventLoopDelay(5).start();
+    const reader = new SharedLoopDelay(delay.shared, delay.intervalMs);
+    try {
+      await new Promise((r) => setTimeout(r, 30));
+      // A long synchronous call has just ended; the timer has not had its turn yet.
+      busyFor(150);
+      expect(reader.currentMs()).toBeGreaterThanOrEqual(140);
+      delay.markRunning();
+      expect(reader.currentMs()).toBeLessThan(20);
+      expect(reader.sinceLastTickMs()).toBeLessThan(20);
+    } finally {
+      delay.stop();
+    }
+  });
+
   it('is readable through its shared memory: the same delay, and how long ago the loop last ticked', async () => {
     const delay = new EventLoopDelay(5);
     const reader = new SharedLoopDelay(delay.shared, delay.intervalMs);

@@ -60,6 +60,15 @@ export class EventLoopDelay implements LoopDelaySource {
     return delayOf(this.view, this.intervalMs);
   }
 
+  /**
+   * Says the loop runs again, now: called when a call's handler ends. A long synchronous call
+   * leaves the last tick before it; until the timer's next turn, another thread would read that
+   * gap as a loop still busy and refuse a caller's next call for a backlog there is none of.
+   */
+  markRunning(): void {
+    if (this.timer !== undefined) this.record(epochMs(), 0);
+  }
+
   private record(tickMs: number, latenessMs: number): void {
     Atomics.store(this.view, LAST_LATENESS, BigInt(Math.round(latenessMs * 1000)));
     Atomics.store(this.view, LAST_TICK, BigInt(Math.round(tickMs * 1000)));

@@ -109,7 +109,7 @@ export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningPro
       micro.useGlobalInterceptors(new GrpcTelemetryInterceptor(runtime.metrics, telemetry.traceContent), new MalformedRequestInterceptor());
       // After telemetry, so shed calls are counted and traced as RESOURCE_EXHAUSTED too. Behind a front, the front sheds.
       if (config.admission.maxConcurrent > 0 && sockets === undefined) micro.useGlobalInterceptors(admissionControl(config, runtime, loopDelay));
-      if (sockets !== undefined) micro.useGlobalInterceptors(new RunningCallsInterceptor(runningCalls));
+      if (sockets !== undefined) micro.useGlobalInterceptors(new RunningCallsInterceptor(runningCalls, loopDelay));
       await micro.listen();
       app = micro;
     } else {
