@@ -17,7 +17,7 @@ import { fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
 import { PeerLlm } from './bench-peer-llm';
 import type { CallCounts } from './bench-peer-llm';
 import { LIGHTRAG_VERSION, LightRagDriver, ensureLightRag } from './bench-peer-lightrag';
-import { treeCpuSeconds } from './process-cpu';
+import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = resolve(__dirname, '..');
 const argv = process.argv.slice(2);
