@@ -18,7 +18,7 @@ import { PeerLlm } from './bench-peer-llm';
 import type { CallCounts } from './bench-peer-llm';
 import { LIGHTRAG_VERSION, LightRagDriver, ensureLightRag } from './bench-peer-lightrag';
 import { loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
-import { treeCpuSeconds } from './process-cpu';
+import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = resolve(__dirname, '..');
 const count = (name: string, fallback: number) => {

@@ -2,7 +2,8 @@
 // throughput and query latency. For each embedder (default: the local model, then hash, side
 // by side in one run) starts the built server on free ports with a fresh data directory,
 // ingests a corpus in the shared datasets format over gRPC while probing /healthz every 100 ms
-// (indexing must not stall the server), waits for the graph, then times Retrieve and Ask.
+// (indexing must not stall the server), waits for the graph (reporting the server's CPU time per
+// chunk), then times Retrieve and Ask.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { freePort, loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
+import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -52,6 +54,8 @@ async function benchOnce(embeddings) {
   try {
     const existing = (await client.listKnowledgeBases()).knowledgeBases.some((k) => k.name === 'bench');
     if (!existing) await client.createKnowledgeBase({ name: 'bench' });
+    const loadBeforeIngest = load();
+    const cpuBefore = treeCpuSeconds(server.pid);
     const ingestStart = performance.now();
     const health = [];
     let probing = true;
@@ -80,6 +84,7 @@ async function benchOnce(embeddings) {
       await new Promise((r) => setTimeout(r, 200));
     }
     const ingestMs = performance.now() - ingestStart;
+    const ingestCpuMs = (treeCpuSeconds(server.pid) - cpuBefore) * 1000;
     probing = false;
     await prober;
     const loadAfterIngest = load();
@@ -103,7 +108,8 @@ async function benchOnce(embeddings) {
     console.log(`\n== embeddings: ${kb.serverEmbedding?.model ?? embeddings} (TRELLIS_EMBEDDINGS=${embeddings})`);
     console.log(`server boot to /healthz:      ${ms(bootMs)}`);
     console.log(`upload of ${passages.length} documents:   ${(uploadMs / 1000).toFixed(1)} s`);
-    console.log(`ingest to graphed:           ${(ingestMs / 1000).toFixed(1)} s — ${chunks} chunks, ${(chunks / (ingestMs / 1000)).toFixed(1)} chunks/s (load average after: ${loadAfterIngest})`);
+    console.log(`ingest to graphed:           ${(ingestMs / 1000).toFixed(1)} s — ${chunks} chunks, ${(chunks / (ingestMs / 1000)).toFixed(1)} chunks/s (load average before: ${loadBeforeIngest}, after: ${loadAfterIngest})`);
+    console.log(`ingest CPU (server process):  ${(ingestCpuMs / 1000).toFixed(1)} s, ${chunks > 0 ? (ingestCpuMs / chunks).toFixed(1) : 'n/a'} ms per chunk`);
     if (health.length > 0) console.log(`/healthz during ingest:      p50 ${ms(percentile(health, 50))}, p99 ${ms(percentile(health, 99))}, max ${ms(Math.max(...health))} (${health.length} probes)`);
     console.log(`graph:                       ${graph.entities.length} entities, ${graph.relationships.length} relationships`);
     console.log(`Retrieve (hybrid, k=5):      p50 ${ms(percentile(retrieve, 50))}, p95 ${ms(percentile(retrieve, 95))}`);

@@ -24,17 +24,21 @@ export async function embedDescribed(embed: (texts: readonly string[]) => Promis
   const texts = [...new Set(items.flatMap((item) => [item.heading, ...item.descriptions.filter((d) => d !== '')]))];
   if (texts.length === 0) return [];
   const embedded = await embed(texts);
-  const vectorOf = new Map(texts.map((text, i) => [text, embedded[i]!]));
+  // A text's length is taken once, however many items share it (a sentence is the description
+  // of every entity and relationship in it).
+  const partOf = new Map(texts.map((text, i) => [text, { vector: embedded[i]!, length: lengthOf(embedded[i]!) || 1 }]));
+  const dimensions = embedded[0]!.length;
   return items.map((item) => {
-    const parts = [item.heading, ...item.descriptions.filter((d) => d !== '')];
-    const out = new Float32Array(embedded[0]!.length);
-    for (const part of parts) addUnit(out, vectorOf.get(part)!, Math.max(1, part.length));
+    const out = new Float32Array(dimensions);
+    for (const text of [item.heading, ...item.descriptions.filter((d) => d !== '')]) {
+      const part = partOf.get(text)!;
+      addScaled(out, part.vector, Math.max(1, text.length) / part.length);
+    }
     return unit(out);
   });
 }
 
-function addUnit(target: Float32Array, vector: Float32Array, weight: number): void {
-  const scale = weight / (lengthOf(vector) || 1);
+function addScaled(target: Float32Array, vector: Float32Array, scale: number): void {
   for (let d = 0; d < target.length; d++) target[d]! += vector[d]! * scale;
 }
 
@@ -46,6 +50,6 @@ function unit(vector: Float32Array): Float32Array {
 
 function lengthOf(vector: Float32Array): number {
   let sum = 0;
-  for (const v of vector) sum += v * v;
+  for (let d = 0; d < vector.length; d++) sum += vector[d]! * vector[d]!;
   return Math.sqrt(sum);
 }

@@ -79,10 +79,23 @@ export function countTokensUpTo(text: string, cap: number): number {
   return countTokens(text);
 }
 
+/**
+ * Pieces counted so far, at most MAX_REMEMBERED_PIECES (then it starts over): a piece is at most
+ * MAX_PIECE_LENGTH units, its count depends on it alone, and text repeats the same words, so
+ * most pieces of a document were counted before (splitting also counts a sentence again when it
+ * measures the chunk it joins).
+ */
+const pieceCounts = new Map<string, number>();
+const MAX_REMEMBERED_PIECES = 100_000;
+
 function pieceTokens(tk: Tokenizer, piece: string): number {
+  const known = pieceCounts.get(piece);
+  if (known !== undefined) return known;
   const bytes = tk.bytes.encode(piece);
-  if (bytes.length === 1 || tk.ranks.has(bytes.join(','))) return 1;
-  return mergedPartCount(bytes, tk.ranks);
+  const count = bytes.length === 1 || tk.ranks.has(bytes.join(',')) ? 1 : mergedPartCount(bytes, tk.ranks);
+  if (pieceCounts.size >= MAX_REMEMBERED_PIECES) pieceCounts.clear();
+  pieceCounts.set(piece, count);
+  return count;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -29,6 +30,28 @@ describeOutboxContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeChatContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityChangeContract('SqliteStore', async () => new SqliteStore(':memory:'));
+
+describe('SqliteStore checkpoints', () => {
+  it('copies the WAL into the database file from a worker thread, with no checkpoint by the writer', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+    const path = join(dir, 'trellis.db');
+    const store = new SqliteStore(path);
+    try {
+      // The migrations went to the WAL, far below the writer's autocheckpoint.
+      const written = statSync(`${path}-wal`).size;
+      expect(written).toBeGreaterThan(100_000);
+      expect(statSync(path).size).toBeLessThan(written / 2);
+      for (let waited = 0; statSync(path).size < written / 2 && waited < 10_000; waited += 50) await sleep(50);
+      expect(statSync(path).size).toBeGreaterThan(written / 2);
+      // The store goes on working on the file the worker checkpointed.
+      await store.createKnowledgeBase({ tenantId: 'default' }, { name: 'after-checkpoint', description: '', settings: TEST_KB_SETTINGS });
+      expect((await store.findKnowledgeBase({ tenantId: 'default' }, 'after-checkpoint'))?.name).toBe('after-checkpoint');
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('SqliteStore migrations', () => {
   it('replaces the tenant-less extraction cache of a version 7 file: its entries go, new ones are per tenant', async () => {

@@ -8,7 +8,7 @@ import { mentionsOf } from './mention-sql';
 import type { MentionTable } from './mention-sql';
 import type { SqlDialect } from './sql-dialect';
 import { groupByOwner, rowsWhereIn } from './sql-session';
-import type { SqlSession } from './sql-session';
+import type { SqlDatabase, SqlSession } from './sql-session';
 
 /** Entity resolution candidates and the summaries the graph writer recomputes. */
 
@@ -44,24 +44,35 @@ export async function listPendingSummaries(session: SqlSession, scope: KbScope, 
   return toPendingSummaries(entities, relationships, (kind, id) => (byKind[kind].get(id) ?? []).map((m) => String(m.description)));
 }
 
-/** One compare-and-set update per row: a summary computed from mentions that changed since is dropped. */
-export async function saveSummaries(session: SqlSession, dialect: SqlDialect, scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
-  // Recorded first: a crash after it costs a refresh one needless look, never a missed change.
-  // (No transaction here: each update is a compare-and-set of its own.)
-  await recordEntityChanges(session, dialect, scope, updates.filter((u) => u.kind === 'entity').map((u) => u.id));
-  await recordRelationshipChanges(session, dialect, scope, updates.filter((u) => u.kind === 'relationship').map((u) => u.id));
-  let saved = 0;
-  for (const u of updates) {
-    const table = u.kind === 'entity' ? 'entities' : 'relationships';
-    // A description the user set by hand (graph_overlays) wins over the derived summary.
-    saved += await session.exec(
-      `UPDATE ${table} SET description = COALESCE((SELECT o.description FROM graph_overlays o
-         WHERE o.tenant_id = ? AND o.kb_id = ? AND o.target_kind = ? AND o.target_id = ?), ?),
-       embedding = ?, summary_pending = 0 WHERE ${dialect.byIdScope()} AND id = ? AND summary_hash = ?`,
-      [scope.tenantId, scope.kbId, u.kind, u.id, u.description, dialect.embeddingValue(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash],
-    );
-  }
-  return saved;
+/**
+ * One compare-and-set update per row (a summary computed from mentions that changed since is
+ * dropped), all in one transaction: a refresh saves up to a page of entities and one of
+ * relationships, and as statements of their own each paid a commit (on SQLite, a WAL append of
+ * every page it touched) — more than the update itself. The rows are taken in the graph
+ * writes' lock order: entities by id, relationships by id, then their community change records.
+ */
+export async function saveSummaries(db: SqlDatabase, dialect: SqlDialect, scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
+  if (updates.length === 0) return 0;
+  const byId = (a: SummaryUpdate, b: SummaryUpdate) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  const entities = updates.filter((u) => u.kind === 'entity').sort(byId);
+  const relationships = updates.filter((u) => u.kind === 'relationship').sort(byId);
+  return db.transaction(async (tx) => {
+    let saved = 0;
+    for (const u of [...entities, ...relationships]) {
+      const table = u.kind === 'entity' ? 'entities' : 'relationships';
+      // A description the user set by hand (graph_overlays) wins over the derived summary.
+      saved += await tx.exec(
+        `UPDATE ${table} SET description = COALESCE((SELECT o.description FROM graph_overlays o
+           WHERE o.tenant_id = ? AND o.kb_id = ? AND o.target_kind = ? AND o.target_id = ?), ?),
+         embedding = ?, summary_pending = 0 WHERE ${dialect.byIdScope()} AND id = ? AND summary_hash = ?`,
+        [scope.tenantId, scope.kbId, u.kind, u.id, u.description, dialect.embeddingValue(u.embedding), scope.tenantId, scope.kbId, u.id, u.summaryHash],
+      );
+    }
+    // In the same transaction as the summaries, so no saved summary goes unrecorded.
+    await recordEntityChanges(tx, dialect, scope, entities.map((u) => u.id));
+    await recordRelationshipChanges(tx, dialect, scope, relationships.map((u) => u.id));
+    return saved;
+  });
 }
 
 export async function listScopesWithPendingSummaries(session: SqlSession): Promise<KbScope[]> {

@@ -1,4 +1,4 @@
-// CPU seconds of a process tree, read from Linux /proc (what bench:peer compares).
+// CPU seconds of a process tree, read from Linux /proc (what bench:peer and bench:standalone report).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -7,9 +7,11 @@ const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: '
 /**
  * User + system CPU seconds of `pid` (all its threads), of its children it has waited for,
  * and of its live descendants.
+ * @param {number} pid
+ * @returns {number}
  */
-export function treeCpuSeconds(pid: number): number {
-  let stat: string;
+export function treeCpuSeconds(pid) {
+  let stat;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
@@ -21,7 +23,8 @@ export function treeCpuSeconds(pid: number): number {
   return own + childrenOf(pid).reduce((sum, child) => sum + treeCpuSeconds(child), 0);
 }
 
-function childrenOf(pid: number): number[] {
+/** @returns {number[]} */
+function childrenOf(pid) {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
       readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
