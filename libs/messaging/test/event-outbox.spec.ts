@@ -84,7 +84,13 @@ describe('EventOutbox over a real store', () => {
     bus.down = false;
     expect(await outbox().relayOnce()).toBe(0);
     expect(bus.taken).toEqual([]);
+    expect(telemetry.lastWaiting).toBe(0);
     now += 6_000;
+    // Overdue now; with the broker still down the relay publishes nothing and reports them.
+    bus.down = true;
+    expect(await outbox().relayOnce()).toBe(0);
+    expect(telemetry.lastWaiting).toBe(3);
+    bus.down = false;
     // Batches of two: the relay goes on until none is left.
     expect(await outbox().relayOnce()).toBe(3);
     expect(bus.taken.map((e) => e.chunkId)).toEqual(['c1', 'c2', 'c3']);

@@ -146,7 +146,7 @@ export class TrellisMetrics {
 
   readonly outboxWaiting = new Gauge({
     name: 'trellis_outbox_events',
-    help: 'Events in the outbox not yet published (the whole deployment), as this process counted them at its last relay tick.',
+    help: 'Events in the outbox (the whole deployment) older than TRELLIS_OUTBOX_RELAY_AFTER_MS: committed and not yet taken by the broker, as this process counted them at its last relay tick.',
     registers: [this.registry],
   });
 

@@ -72,6 +72,8 @@ export function describeOutboxContract(name: string, makeStore: () => Promise<Tr
       await store.appendOutboxEvents([event('new-1')]);
 
       expect((await store.listOutboxEvents(cutOff, 10)).map((e) => e.id)).toEqual(['old-1', 'old-2', 'old-3']);
+      expect(await store.countOutboxEvents(cutOff)).toBe(3);
+      expect(await store.countOutboxEvents()).toBe(4);
       expect((await store.listOutboxEvents(cutOff, 2)).map((e) => e.id)).toEqual(['old-1', 'old-2']);
       expect(await store.deleteOutboxEvents(['old-2', 'never-written'])).toBe(1);
       expect(await store.deleteOutboxEvents(['old-2'])).toBe(0);

@@ -9,7 +9,7 @@ export interface OutboxStore {
   appendOutboxEvents(events: readonly OutboxEvent[]): Promise<void>;
   listOutboxEvents(before: string, limit: number): Promise<readonly OutboxEvent[]>;
   deleteOutboxEvents(ids: readonly string[]): Promise<number>;
-  countOutboxEvents(): Promise<number>;
+  countOutboxEvents(before?: string): Promise<number>;
 }
 
 /** The store lease that lets one relay at a time publish what was left behind. */
@@ -34,6 +34,7 @@ export interface OutboxTelemetry {
   published(by: 'stage' | 'relay', count: number): void;
   /** Events the broker did not take; they wait in the outbox. */
   failed(count: number, error: Error): void;
+  /** Events older than `relayAfterMs` still in the outbox. */
   waiting(count: number): void;
   /** Published events whose rows could not be deleted: the relay will publish them again. */
   undeleted(count: number, error: Error): void;
@@ -115,8 +116,9 @@ export class EventOutbox {
       return relayed;
     } finally {
       if (held) await this.lease.releaseLease(OUTBOX_RELAY_LEASE, this.holder);
-      // Every process reports the backlog, so no gauge keeps the count of a lease it no longer holds.
-      this.telemetry.waiting(await this.store.countOutboxEvents());
+      // Every process reports the overdue events (those the relay should have taken), so no gauge
+      // keeps the count of a lease it no longer holds; events a stage is still publishing are not counted.
+      this.telemetry.waiting(await this.store.countOutboxEvents(new Date(this.clock() - this.options.relayAfterMs).toISOString()));
     }
   }
 

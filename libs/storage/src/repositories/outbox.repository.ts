@@ -17,5 +17,6 @@ export interface OutboxRepository {
   listOutboxEvents(before: string, limit: number): Promise<StoredOutboxEvent[]>;
   /** Resolves to how many of `ids` were still there. */
   deleteOutboxEvents(ids: readonly string[]): Promise<number>;
-  countOutboxEvents(): Promise<number>;
+  /** Events waiting; with `before` (ISO-8601), only those committed before it. */
+  countOutboxEvents(before?: string): Promise<number>;
 }

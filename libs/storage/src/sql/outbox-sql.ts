@@ -54,8 +54,11 @@ export class SqlOutbox {
     return execWhereIn(this.db, (marks) => `DELETE FROM outbox_events WHERE id IN (${marks})`, [], ids);
   }
 
-  async countOutboxEvents(): Promise<number> {
-    const [row] = await this.db.rows('SELECT COUNT(*) AS n FROM outbox_events');
+  async countOutboxEvents(before?: string): Promise<number> {
+    const [row] =
+      before === undefined
+        ? await this.db.rows('SELECT COUNT(*) AS n FROM outbox_events')
+        : await this.db.rows('SELECT COUNT(*) AS n FROM outbox_events WHERE created_at < ?', [this.dialect.time(before)]);
     return Number(row?.n ?? 0);
   }
 }

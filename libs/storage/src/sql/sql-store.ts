@@ -409,7 +409,7 @@ export abstract class SqlStore implements TrellisStore {
   deleteOutboxEvents(ids: readonly string[]): Promise<number> {
     return this.outbox.deleteOutboxEvents(ids);
   }
-  countOutboxEvents(): Promise<number> {
-    return this.outbox.countOutboxEvents();
+  countOutboxEvents(before?: string): Promise<number> {
+    return this.outbox.countOutboxEvents(before);
   }
 }
