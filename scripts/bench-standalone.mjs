@@ -1,4 +1,4 @@
-// npm run bench:standalone [-- --corpus DIR] [--embeddings local,hash] [--cpu-prof DIR] — standalone ingest
+// npm run bench:standalone [-- --corpus DIR] [--embeddings local,hash] [--uploads 4] [--cpu-prof DIR] — standalone ingest
 // throughput and query latency. For each embedder (default: the local model, then hash, side
 // by side in one run) starts the built server on free ports with a fresh data directory,
 // ingests a corpus in the shared datasets format over gRPC while probing /healthz every 100 ms
@@ -28,6 +28,8 @@ const profileDir = option('cpu-prof', undefined);
 // --data-dir keeps the indexed corpus between runs (ingestion is skipped when already done).
 const keptDir = option('data-dir', undefined);
 const embedders = option('embeddings', 'local,hash').split(',').filter(Boolean);
+// --uploads N: documents uploaded at the same time (default 4, as `trellis ingest`).
+const uploadsAtOnce = Number(option('uploads', '4'));
 const load = loadAverage;
 console.log(`machine: ${machine()}`);
 console.log(`corpus: ${corpusDir} (${passages.length} passages, ${questions.length} questions)`);
@@ -68,10 +70,15 @@ async function benchOnce(embeddings) {
       }
     })();
     const ids = [];
-    for (const p of existing ? [] : passages) {
-      const doc = await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-      ids.push(doc.id);
-    }
+    // As `trellis ingest` uploads: a few at a time (one at a time, the client set the pace).
+    const queue = existing ? [] : [...passages];
+    await Promise.all(
+      Array.from({ length: uploadsAtOnce }, async () => {
+        for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+          ids.push((await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`))).id);
+        }
+      }),
+    );
     const uploadMs = performance.now() - ingestStart;
     let chunks = 0;
     for (;;) {
@@ -107,7 +114,7 @@ async function benchOnce(embeddings) {
     const kb = await client.getKnowledgeBase('bench');
     console.log(`\n== embeddings: ${kb.serverEmbedding?.model ?? embeddings} (TRELLIS_EMBEDDINGS=${embeddings})`);
     console.log(`server boot to /healthz:      ${ms(bootMs)}`);
-    console.log(`upload of ${passages.length} documents:   ${(uploadMs / 1000).toFixed(1)} s`);
+    console.log(`upload of ${passages.length} documents:   ${(uploadMs / 1000).toFixed(1)} s (${uploadsAtOnce} at a time)`);
     console.log(`ingest to graphed:           ${(ingestMs / 1000).toFixed(1)} s — ${chunks} chunks, ${(chunks / (ingestMs / 1000)).toFixed(1)} chunks/s (load average before: ${loadBeforeIngest}, after: ${loadAfterIngest})`);
     console.log(`ingest CPU (server process):  ${(ingestCpuMs / 1000).toFixed(1)} s, ${chunks > 0 ? (ingestCpuMs / chunks).toFixed(1) : 'n/a'} ms per chunk`);
     if (health.length > 0) console.log(`/healthz during ingest:      p50 ${ms(percentile(health, 50))}, p99 ${ms(percentile(health, 99))}, max ${ms(Math.max(...health))} (${health.length} probes)`);

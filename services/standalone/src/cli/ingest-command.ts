@@ -3,9 +3,16 @@ import { SingleBar } from 'cli-progress';
 import type { v1 } from '@trellis/contracts';
 import type { TrellisClient } from '@trellis/client';
 import { expandPaths } from './files';
+import { inOrder, settle } from './in-order';
+import type { Outcome } from './in-order';
 import { describeError, statusName } from './output';
 
 const POLL_MS = 250;
+/**
+ * Files uploaded at the same time: the server parses, stores and announces one while the next
+ * is on the wire, and indexing keeps pace (one at a time, the client was the bottleneck).
+ */
+const UPLOADS_AT_ONCE = 4;
 
 export interface IngestOptions {
   wait: boolean;
@@ -25,21 +32,23 @@ export async function ingestCommand(client: TrellisClient, kb: string, inputs: s
   const { files, skipped } = await expandPaths(inputs.filter((i) => !urls.includes(i)));
   const accepted: v1.Document[] = [];
   let failures = 0;
-  const report = (name: string, outcome: () => Promise<v1.Document>) =>
-    outcome().then(
-      (document) => {
-        out.write(`  ${document.unchanged ? '=' : '+'} ${name}  ${document.unchanged ? 'unchanged' : `version ${document.version}`}\n`);
-        if (!document.unchanged) accepted.push(document);
-      },
-      (error: unknown) => {
-        failures++;
-        out.write(`  ✗ ${name}  ${describeError(error)}\n`);
-      },
-    );
-  for (const file of files) {
-    await report(file.display, async () => client.uploadDocument({ knowledgeBase: kb, filename: file.path, sourceUri: file.display }, await readFile(file.path)));
-  }
-  for (const url of urls) await report(url, () => client.addDocumentFromUrl({ knowledgeBase: kb, url }));
+  const report = (name: string, outcome: Outcome) => {
+    if ('document' in outcome) {
+      const { document } = outcome;
+      out.write(`  ${document.unchanged ? '=' : '+'} ${name}  ${document.unchanged ? 'unchanged' : `version ${document.version}`}\n`);
+      if (!document.unchanged) accepted.push(document);
+    } else {
+      failures++;
+      out.write(`  ✗ ${name}  ${describeError(outcome.error)}\n`);
+    }
+  };
+  await inOrder(
+    files,
+    UPLOADS_AT_ONCE,
+    async (file) => client.uploadDocument({ knowledgeBase: kb, filename: file.path, sourceUri: file.display }, await readFile(file.path)),
+    (file, outcome) => report(file.display, outcome),
+  );
+  for (const url of urls) report(url, await settle(client.addDocumentFromUrl({ knowledgeBase: kb, url })));
   if (options.site) {
     const site = await addSite(client, kb, options.site, out);
     accepted.push(...site.accepted);
