@@ -112,6 +112,21 @@ describe('EventOutbox over a real store', () => {
     expect(bus.taken.map((e) => e.chunkId)).toEqual(['c2', 'c1', 'c3']);
   });
 
+  it('ends a relay pass after three keys failed: an unreachable broker is not tried once per document', async () => {
+    await commit(...Array.from({ length: 8 }, (_, i) => ready(`doc-${i}`, `c${i}`)));
+    bus.down = true;
+    now += 6_000;
+    const calls: string[] = [];
+    const publish = bus.publish.bind(bus);
+    bus.publish = (async (topic, key, payload, headers) => {
+      calls.push(key);
+      return publish(topic, key, payload, headers);
+    }) as typeof bus.publish;
+    expect(await outbox({ batchSize: 100 }).relayOnce()).toBe(0);
+    expect(calls).toEqual(['doc-0', 'doc-1', 'doc-2']);
+    expect(telemetry.lastWaiting).toBe(8);
+  });
+
   it('waits for a slow broker no longer than the publish timeout, and deletes the events once it takes them', async () => {
     let release!: () => void;
     bus.hold = new Promise((resolve) => (release = resolve));

@@ -43,6 +43,13 @@ export interface OutboxTelemetry {
 /** Events published between two yields to the event loop: a document's thousands of chunks must not hold it. */
 const PUBLISHES_PER_TURN = 64;
 
+/**
+ * Keys that may fail in one relay pass before it ends: one failing event (a document whose event
+ * the broker refuses) must not stop the others, but an unreachable broker fails every key, each
+ * after the producer's own retries, and the pass must not outlive its lease trying them all.
+ */
+const RELAY_FAILED_KEYS = 3;
+
 /** The store lease of the relay: one process at a time, across every tenant. */
 export const OUTBOX_RELAY_LEASE = 'trellis.outbox-relay';
 
@@ -109,7 +116,7 @@ export class EventOutbox {
       while (this.clock() - started < this.options.leaseMs / 2) {
         const due = await this.store.listOutboxEvents(new Date(this.clock() - this.options.relayAfterMs).toISOString(), this.options.batchSize);
         if (due.length === 0) break;
-        const delivered = await this.publishAndDelete(due, 'relay');
+        const delivered = await this.publishAndDelete(due, 'relay', RELAY_FAILED_KEYS);
         relayed += delivered;
         if (delivered < due.length) break;
       }
@@ -122,13 +129,17 @@ export class EventOutbox {
     }
   }
 
-  /** Publishes in order, skipping the rest of a key once one of its events fails; deletes what was published. */
-  private async publishAndDelete(events: readonly OutboxEvent[], by: 'stage' | 'relay'): Promise<number> {
+  /**
+   * Publishes in order, skipping the rest of a key once one of its events fails, and stopping
+   * once `failedKeys` keys have failed; deletes what was published.
+   */
+  private async publishAndDelete(events: readonly OutboxEvent[], by: 'stage' | 'relay', failedKeys = Number.POSITIVE_INFINITY): Promise<number> {
     const delivered: string[] = [];
     const blocked = new Set<string>();
     let failure: Error | undefined;
     for (const [i, event] of events.entries()) {
       if (i > 0 && i % PUBLISHES_PER_TURN === 0) await yieldToEventLoop();
+      if (blocked.size >= failedKeys) break;
       if (blocked.has(event.key)) continue;
       try {
         await this.bus.publish(event.topic, event.key, decodePayload(event.topic, event.payload), { ...event.headers });
