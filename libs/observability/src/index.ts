@@ -6,3 +6,4 @@ export * from './llm-prices';
 export * from './telemetry-settings';
 export * from './tracing';
 export * from './bounded-check';
+export * from './outbox-metrics';

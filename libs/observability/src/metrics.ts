@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { checkWithin } from './bounded-check';
 import { CachedReading } from './cached-reading';
+import { OutboxMetrics } from './outbox-metrics';
 import type { CachedReadingOptions } from './cached-reading';
 
 /** One row of the document backlog: how many documents of a knowledge base are in a status. */
@@ -131,24 +132,8 @@ export class TrellisMetrics {
     registers: [this.registry],
   });
 
-  readonly outboxPublished = new Counter({
-    name: 'trellis_outbox_published_total',
-    help: 'Events published from the transactional outbox, by who published them (stage: right after its commit; relay: left behind by a crash or a broker outage).',
-    labelNames: ['by'] as const,
-    registers: [this.registry],
-  });
-
-  readonly outboxPublishFailures = new Counter({
-    name: 'trellis_outbox_publish_failures_total',
-    help: 'Outbox events the broker did not take in time; they stay in the outbox for the relay.',
-    registers: [this.registry],
-  });
-
-  readonly outboxWaiting = new Gauge({
-    name: 'trellis_outbox_events',
-    help: 'Events in the outbox (the whole deployment) older than TRELLIS_OUTBOX_RELAY_AFTER_MS: committed and not yet taken by the broker, as this process counted them at its last relay tick.',
-    registers: [this.registry],
-  });
+  /** The transactional outbox: what its stages and relay published, and the relay's backlog. */
+  readonly outbox = new OutboxMetrics(this.registry);
 
   readonly documentsIngested = new Counter({
     name: 'trellis_documents_ingested_total',

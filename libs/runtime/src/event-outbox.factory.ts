@@ -22,15 +22,15 @@ export function createEventOutbox(
   const log = logger.child({ component: 'outbox' });
   return new EventOutbox(bus, repositories.outbox, repositories.llmBudget, { publishTimeoutMs, relayAfterMs, batchSize: RELAY_BATCH, leaseMs: RELAY_LEASE_MS }, {
     published: (by, count) => {
-      metrics.outboxPublished.inc({ by }, count);
+      metrics.outbox.published.inc({ by }, count);
       if (by === 'relay') log.info({ events: count }, 'relayed events left in the outbox');
     },
     failed: (count, error) => {
-      metrics.outboxPublishFailures.inc(count);
+      metrics.outbox.publishFailures.inc(count);
       log.warn({ events: count, err: error.message }, 'the broker did not take events; they wait in the outbox for the relay');
     },
     undeleted: (count, error) => log.warn({ events: count, err: error.message }, 'published events stay in the outbox (delete failed); the relay will publish them again'),
-    waiting: (count) => metrics.outboxWaiting.set(count),
+    waiting: (count) => metrics.outbox.waiting.set(count),
   });
 }
 
