@@ -3,6 +3,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { OutboxEvent, TopicName, TopicPayload } from '@trellis/contracts';
 import type { EventBus } from '../event-bus';
 import { decodePayload, encodePayload } from '../payload-codec';
+import { toError } from '../retry-policy';
 
 /** The store's side of the outbox, as the publisher and its relay use it. */
 export interface OutboxStore {
@@ -114,7 +115,7 @@ export class EventOutbox {
       let relayed = 0;
       // Half the lease at most, so the pass ends before another process may take the lease over.
       while (this.clock() - started < this.options.leaseMs / 2) {
-        const due = await this.store.listOutboxEvents(new Date(this.clock() - this.options.relayAfterMs).toISOString(), this.options.batchSize);
+        const due = await this.store.listOutboxEvents(this.overdueBefore(), this.options.batchSize);
         if (due.length === 0) break;
         const delivered = await this.publishAndDelete(due, 'relay', RELAY_FAILED_KEYS);
         relayed += delivered;
@@ -125,8 +126,13 @@ export class EventOutbox {
       if (held) await this.lease.releaseLease(OUTBOX_RELAY_LEASE, this.holder);
       // Every process reports the overdue events (those the relay should have taken), so no gauge
       // keeps the count of a lease it no longer holds; events a stage is still publishing are not counted.
-      this.telemetry.waiting(await this.store.countOutboxEvents(new Date(this.clock() - this.options.relayAfterMs).toISOString()));
+      this.telemetry.waiting(await this.store.countOutboxEvents(this.overdueBefore()));
     }
+  }
+
+  /** Events committed before this (ISO-8601) are the relay's: no stage is publishing them any more. */
+  private overdueBefore(): string {
+    return new Date(this.clock() - this.options.relayAfterMs).toISOString();
   }
 
   /**
@@ -146,7 +152,7 @@ export class EventOutbox {
         delivered.push(event.id);
       } catch (error) {
         blocked.add(event.key);
-        failure = asError(error);
+        failure = toError(error);
       }
     }
     if (failure !== undefined) this.telemetry.failed(events.length - delivered.length, failure);
@@ -154,11 +160,7 @@ export class EventOutbox {
     this.telemetry.published(by, delivered.length);
     // Published but not deleted (the store is unreachable): the relay publishes them again later,
     // which the idempotent consumers absorb.
-    await this.store.deleteOutboxEvents(delivered).catch((error: unknown) => this.telemetry.undeleted(delivered.length, asError(error)));
+    await this.store.deleteOutboxEvents(delivered).catch((error: unknown) => this.telemetry.undeleted(delivered.length, toError(error)));
     return delivered.length;
   }
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
