@@ -37,7 +37,7 @@ class RecordingTelemetry implements OutboxTelemetry {
 }
 
 const ready = (key: string, chunkId: string): OutboxEvent =>
-  outboxEvent('chunk.ready', key, { context: undefined, chunkId, contentHash: `h-${chunkId}` }, { 'trellis-tenant': 't' });
+  outboxEvent('chunk.ready', key, { context: undefined, chunkId, contentHash: `h-${chunkId}` }, { tenantId: 't', kbId: 'kb' });
 
 describe('EventOutbox over a real store', () => {
   let store: SqliteStore;

@@ -68,8 +68,7 @@ export class ChunkingService {
     }
     // The settings read here travel with the chunks: no later stage reads them per chunk.
     const context = { ...ctx, knowledgeBase: toEventSettings(kb) };
-    const headers = { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId };
-    const announcements = chunks.map((chunk) => outboxEvent('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, headers));
+    const announcements = chunks.map((chunk) => outboxEvent('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, scope));
     // The status and the chunks' announcements commit together (the outbox), then go out.
     await this.repos.documents.setDocumentStatus(scope, document.id, document.version, 'embedded', null, announcements);
     await this.outbox.publishCommitted(announcements);

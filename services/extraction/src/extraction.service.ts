@@ -83,7 +83,7 @@ export class ExtractionService {
       this.telemetry?.cacheHit(kb.name);
     }
     // The status and the announcement commit together (the outbox), then go out.
-    const announcement = outboxEvent('chunk.extracted', ctx.documentId, { context, chunkId: chunk.id, extractionKey: key }, { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId });
+    const announcement = outboxEvent('chunk.extracted', ctx.documentId, { context, chunkId: chunk.id, extractionKey: key }, scope);
     await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted', null, [announcement]);
     await this.outbox.publishCommitted([announcement]);
   }

@@ -207,7 +207,7 @@ function documentIngested(scope: KbScope, document: Pick<DocumentRecord, 'id' | 
       context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: document.id, documentVersion: document.version, traceparent: '', knowledgeBase: undefined },
       contentHash: document.contentHash,
     },
-    { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId },
+    scope,
   );
 }
 

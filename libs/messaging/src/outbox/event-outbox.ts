@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { OutboxEvent, TopicName, TopicPayload } from '@trellis/contracts';
+import type { KbScope, OutboxEvent, TopicName, TopicPayload } from '@trellis/contracts';
 import type { EventBus } from '../event-bus';
 import { decodePayload, encodePayload } from '../payload-codec';
 import { toError } from '../retry-policy';
@@ -54,9 +54,12 @@ const RELAY_FAILED_KEYS = 3;
 /** The store lease of the relay: one process at a time, across every tenant. */
 export const OUTBOX_RELAY_LEASE = 'trellis.outbox-relay';
 
-/** An event for the outbox: its payload encoded now, so the store keeps exactly what the broker will get. */
-export function outboxEvent<T extends TopicName>(topic: T, key: string, payload: TopicPayload<T>, headers: Record<string, string> = {}): OutboxEvent {
-  return { id: randomUUID(), topic, key, payload: encodePayload(topic, payload), headers };
+/**
+ * An event of a knowledge base for the outbox, headed with its tenant and knowledge base; its
+ * payload encoded now, so the store keeps exactly what the broker will get.
+ */
+export function outboxEvent<T extends TopicName>(topic: T, key: string, payload: TopicPayload<T>, scope: KbScope): OutboxEvent {
+  return { id: randomUUID(), topic, key, payload: encodePayload(topic, payload), headers: { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId } };
 }
 
 /**

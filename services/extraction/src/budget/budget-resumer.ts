@@ -50,10 +50,9 @@ export class BudgetResumer {
         }
         const chunks = await this.repos.budgetPauses.listPausedChunks(scope, RESUME_BATCH);
         const knowledgeBase = toEventSettings(kb);
-        const headers = { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId };
         const announcements = chunks.map((chunk) => {
           const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: chunk.documentId, documentVersion: chunk.version, traceparent: '', knowledgeBase };
-          return outboxEvent('chunk.ready', chunk.documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, headers);
+          return outboxEvent('chunk.ready', chunk.documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, scope);
         });
         await this.repos.budgetPauses.unpauseChunks(scope, chunks.map((c) => c.chunkId), announcements);
         this.gate.forget(scope);

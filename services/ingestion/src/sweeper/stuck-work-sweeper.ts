@@ -95,8 +95,7 @@ export class StuckWorkSweeper {
       this.telemetry.redriven('document', 1);
     }
     const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: toEventSettings(kb) };
-    const headers = { 'trellis-tenant': scope.tenantId, 'trellis-kb': scope.kbId };
-    await this.outbox.announce(action.chunks.map((chunk) => outboxEvent('chunk.ready', documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, headers)));
+    await this.outbox.announce(action.chunks.map((chunk) => outboxEvent('chunk.ready', documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, scope)));
     if (action.chunks.length > 0) this.telemetry.redriven('chunk', action.chunks.length);
     this.telemetry.log(
       { tenant: scope.tenantId, kb: scope.kbId, document: documentId, version, redrive: count, pending: action.document !== null, chunks: action.chunks.map((c) => `${c.chunkId}:${c.status}`) },
