@@ -5,4 +5,3 @@ export * from './standalone-process';
 export * from './distributed-processes';
 export * from './fake-graph-extraction';
 export * from './test-outbox';
-export * from './infrastructure';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import { DistributedDeployment, FakeOpenAiServer, describeWithInfra } from '@trellis/testing';
+import { DistributedDeployment, FakeOpenAiServer } from '@trellis/testing';
+import { describeWithInfra } from '@trellis/testing/suites';
 import { uploadExamples, waitUntilIndexed } from './helpers';
 
 const kafkaBrokers = process.env.TRELLIS_TEST_KAFKA_BROKERS;

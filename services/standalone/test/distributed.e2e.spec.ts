@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
-import { DistributedDeployment, describeWithInfra, startStandaloneProcess } from '@trellis/testing';
+import { DistributedDeployment, startStandaloneProcess } from '@trellis/testing';
+import { describeWithInfra } from '@trellis/testing/suites';
 import { sample, uploadExamples, waitUntilIndexed } from './helpers';
 
 const kafkaBrokers = process.env.TRELLIS_TEST_KAFKA_BROKERS;

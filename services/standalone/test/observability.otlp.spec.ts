@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
-import { DistributedDeployment, describeWithInfra, startStandaloneProcess } from '@trellis/testing';
+import { DistributedDeployment, startStandaloneProcess } from '@trellis/testing';
+import { describeWithInfra } from '@trellis/testing/suites';
 import type { StandaloneProcess } from '@trellis/testing';
 import { EXAMPLES_DIR, waitUntilIndexed } from './helpers';
 
