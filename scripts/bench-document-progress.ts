@@ -9,7 +9,7 @@ import type { KbScope } from '@trellis/contracts';
 import { createConnection } from 'mysql2/promise';
 import { MysqlStore, SqliteStore } from '@trellis/storage';
 import type { DocumentRecord, TrellisStore } from '@trellis/storage';
-import { loadAverage } from './bench-kit.mjs';
+import { loadAverage, runBench } from './bench-kit.mjs';
 
 const flag = process.argv.indexOf('--documents');
 const documents = flag >= 0 ? Number(process.argv[flag + 1]) : 1000;
@@ -73,7 +73,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

@@ -14,7 +14,7 @@ import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
-import { loadAverage, machine, readJsonl } from './bench-kit.mjs';
+import { loadAverage, machine, readJsonl, runBench } from './bench-kit.mjs';
 import { fakeIndexingAnswer, waitForIndexed } from './bench-indexing';
 import type { Message } from './bench-indexing';
 
@@ -100,7 +100,4 @@ async function main(): Promise<void> {
   for (const row of rows) console.log(row.join(' | '));
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBench(main);

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
-import { loadAverage, machine, readJsonl } from './bench-kit.mjs';
+import { loadAverage, machine, readJsonl, runBench } from './bench-kit.mjs';
 import { fakeIndexingAnswer, indexingPurpose, waitForIndexed } from './bench-indexing';
 import type { IndexingPurpose as Purpose, Message } from './bench-indexing';
 
@@ -84,7 +84,4 @@ async function main(): Promise<void> {
   for (const row of rows) console.log(row.join(' | '));
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBench(main);

@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneProcess } from '@trellis/testing';
-import { loadAverage, machine, readJsonl } from './bench-kit.mjs';
+import { loadAverage, machine, readJsonl, runBench } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
 const args = process.argv.slice(2);
@@ -62,7 +62,4 @@ async function main(): Promise<void> {
   console.log(`machine: ${machine()}, load ${loadAverage()}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBench(main);

@@ -16,7 +16,7 @@ import { basename, join, resolve } from 'node:path';
 import { splitText } from '@trellis/models';
 import { LocalExtractor } from '../services/extraction/src/local/local-extractor';
 import { parseDocument } from '@trellis/ingestion';
-import { loadAverage } from './bench-kit.mjs';
+import { loadAverage, runBench } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
 const READMES = [
@@ -118,7 +118,4 @@ async function main(): Promise<void> {
   console.log(`junk seen more than once: ${junkExamples.join(', ')}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

@@ -36,3 +36,13 @@ export const percentile = (values, p) => {
 export const loadAverage = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 export const machine = () => `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.version}`;
+
+/**
+ * Runs a bench's main; on failure prints the error and exits at once, so a fake LLM server or a
+ * child process left running cannot keep a failed bench alive.
+ */
+export const runBench = (main, describe = (error) => error) =>
+  main().catch((error) => {
+    console.error(describe(error));
+    process.exit(1);
+  });

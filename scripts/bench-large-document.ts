@@ -9,7 +9,7 @@
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { startStandaloneProcess } from '@trellis/testing';
-import { loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
+import { loadAverage, machine, option, percentile, readJsonl, runBench } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
 const megabytes = Number(option('mb', '3'));
@@ -92,7 +92,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBench(main);

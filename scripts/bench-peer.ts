@@ -17,7 +17,7 @@ import { fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
 import { PeerLlm } from './bench-peer-llm';
 import type { CallCounts } from './bench-peer-llm';
 import { LIGHTRAG_VERSION, LightRagDriver, ensureLightRag } from './bench-peer-lightrag';
-import { loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
+import { loadAverage, machine, option, percentile, readJsonl, runBench } from './bench-kit.mjs';
 import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = resolve(__dirname, '..');
@@ -216,7 +216,4 @@ function mkdirIn(parent: string, name: string): string {
   return dir;
 }
 
-main().catch((error: unknown) => {
-  console.error(`bench:peer failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = 1;
-});
+runBench(main, (error: unknown) => `bench:peer failed: ${error instanceof Error ? error.message : String(error)}`);
