@@ -49,7 +49,8 @@ describe('the trellis CLI', () => {
       expect((await embedded('delete', 'site', sourceUri)).stdout).toContain('deleted 1 document(s)');
       expect((await embedded('status', 'site')).stdout).toContain('no documents yet');
       rmSync(dir, { recursive: true, force: true });
-    });
+      // Nine commands, each starting the embedded server (about 4 s of CPU and 6-7 s on a quiet machine).
+    }, 180_000);
 
     it('creates a knowledge base, ingests a directory, and answers with citations', async () => {
       expect((await embedded('kb', 'create', 'docs', '--chunk-size', '256')).stdout).toMatch(/created knowledge base docs/);
