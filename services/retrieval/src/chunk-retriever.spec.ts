@@ -99,6 +99,31 @@ describe('ChunkRetriever', () => {
     expect(await ask('Who sings in the band Killing Joke?')).toEqual(['joke', 'coleman', 'zeppelin']);
   });
 
+  it('finds the second hop in other words through the dense half of its query', async () => {
+    // The birth passage names neither the question's words nor the film passage's names, so
+    // full text cannot reach it; only the embedding of the second hop's query (question +
+    // names) is near it. Without an embedder it stays out; with one it is the second hop's find.
+    const texts = { film: 'Harbour of Lanterns is a film directed by Odile Marchetti', birth: 'the filmmaker grew up in a coastal town' };
+    const hopVector = new Float32Array([0, 1, 0, 0]);
+    const reads: ChunkRetrieverReads = {
+      chunks: {
+        searchChunksByVector: async (_s, v, k) => (v[1] === 1 ? [['birth', 0.8], ['film', 0.6]] : [['film', 0.9], ...Array.from({ length: 10 }, (_, i) => [`v${i}`, 0.5 - i * 0.01])]).slice(0, k).map(([id, score]) => ({ chunk: chunk(String(id), texts[id as keyof typeof texts] ?? String(id)), score: Number(score) })),
+        searchChunksFullText: async (_s, q, k) => [['film', 9], ...Array.from({ length: 10 }, (_, i): [string, number] => [q.includes('Odile') ? `hop${i}` : `f${i}`, 5 - i * 0.1])].slice(0, k).map(([id, score]) => ({ chunk: chunk(String(id), texts[id as keyof typeof texts] ?? String(id)), score: Number(score) })),
+        getChunks: async () => [],
+      },
+      graphReads: { chunkIdsForEntities: async () => new Map() },
+    };
+    const query = { scope, queryVector: new Float32Array([1, 0, 0, 0]), queryText: 'Where was the director of Harbour of Lanterns born', k: 5 };
+    const retriever = new ChunkRetriever(reads);
+    const withoutDense = (await retriever.retrieve('hybrid', query)).map((h) => h.chunk.id);
+    expect(withoutDense).not.toContain('birth');
+    const embedded: string[] = [];
+    const hits = await retriever.retrieve('hybrid', { ...query, embed: async (text) => (embedded.push(text), hopVector) });
+    expect(embedded).toEqual(['Where was the director of Harbour of Lanterns born Odile Marchetti']);
+    expect(hits.map((h) => h.chunk.id).slice(0, 2)).toEqual(['film', 'birth']);
+    expect(hits[1]!.signals.map((s) => s.source)).toEqual(['second-hop']);
+  });
+
   it('re-orders oversampled candidates with a reranker and says so', async () => {
     const reverse: RerankerProvider = {
       model: 'reverse',

@@ -9,7 +9,8 @@ export const RETRIEVAL_MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as cons
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
 /**
  * `refined` ranks by the query's expansion (vector and full text), `second-hop` by full text
- * over the query plus the names the best first-pass passage mentions; hybrid mode only.
+ * (and vector, when the query can be embedded) over the query plus the names the best
+ * first-pass passage mentions; hybrid mode only.
  */
 export type Signal = Exclude<RetrievalMode, 'hybrid'> | 'refined' | 'second-hop' | 'rerank';
 
@@ -58,6 +59,11 @@ export interface ChunkQuery {
   readonly expansion?: { readonly text: string; readonly vector: Float32Array };
   /** False skips the reranker for this query. */
   readonly rerank?: boolean;
+  /**
+   * Embeds the second hop's query, for its dense half (hybrid mode). Without it the second
+   * hop is full text only, as it must be where vectors carry no meaning (hash embeddings).
+   */
+  readonly embed?: (text: string) => Promise<Float32Array>;
 }
 
 /** What ranking reads: chunk search, and the chunks that mention the graph's entities. */
@@ -95,7 +101,7 @@ export class ChunkRetriever {
   /**
    * Two rankings, merged turn by turn. The first fuses vector, full-text and graph rankings
    * (and the expansion's, as `refined`) of the question. Its best passage then leads the
-   * second hop: full text again, for the question plus the names that passage mentions. For
+   * second hop: the question plus the names that passage mentions, searched again. For
    * a multi-hop question that passage is usually the first hop and its names lead to the
    * second; for a simple question the second hop mostly finds the first pass's passages
    * again. The two rankings answer different questions (what the question asks about; what
@@ -114,10 +120,28 @@ export class ChunkRetriever {
     const first = this.combine(lists);
     const names = first[0] ? secondHopNames(first[0].chunk.text, query.queryText, SECOND_HOP_NAMES) : [];
     if (names.length === 0 || this.weights['second-hop'] <= 0) return first.slice(0, query.k);
-    const hop = relabel(await this.signal('fulltext', { ...query, queryText: `${query.queryText} ${names.join(' ')}` }, pool), 'second-hop');
+    const hop = await this.secondHop({ ...query, queryText: `${query.queryText} ${names.join(' ')}` }, pool);
     // A question naming two or more things ("which of A and B") wants each before what one points to.
     const asked = questionNames(query.queryText);
-    return interleave(first, this.combine([hop]), query.k, asked.length >= 2 ? asked : []);
+    return interleave(first, hop, query.k, asked.length >= 2 ? asked : []);
+  }
+
+  /**
+   * The second hop's ranking: the rewritten query (question + names of the best first-pass
+   * passage) searched by full text and, when the query can be embedded, by vector too, fused
+   * by reciprocal rank. Full text finds the names as written; the dense half finds a passage
+   * that states the next hop in other words (the issue's paraphrase-proof next hop). Ranks,
+   * not scores, because a long keyword query's scores and cosine similarities have no common
+   * scale, and neither half is the better one on every corpus.
+   */
+  private async secondHop(hopQuery: ChunkQuery, pool: number): Promise<RankedChunk[]> {
+    const embed = hopQuery.embed;
+    const [sparse, dense] = await Promise.all([
+      this.signal('fulltext', hopQuery, pool),
+      embed ? embed(hopQuery.queryText).then((queryVector) => this.signal('vector', { ...hopQuery, queryVector }, pool)) : Promise.resolve([]),
+    ]);
+    if (dense.length === 0) return relabel(sparse, 'second-hop');
+    return reciprocalRankFusion([sparse, dense]).map((hit, i) => ({ chunk: hit.chunk, score: hit.score, signals: [{ source: 'second-hop' as const, score: hit.score, rank: i + 1 }] }));
   }
 
   /** Weighted fusion of rankings, each normalised by the fusion method. */
@@ -231,6 +255,19 @@ function interleave(first: readonly RankedChunk[], second: readonly RankedChunk[
     }
   }
   return [...taken.values()];
+}
+
+/** Rankings summed by 1/(RRF_K + rank), best first. */
+function reciprocalRankFusion(lists: ReadonlyArray<readonly RankedChunk[]>): Array<{ chunk: ChunkRecord; score: number }> {
+  const fused = new Map<string, { chunk: ChunkRecord; score: number }>();
+  for (const list of lists) {
+    list.forEach((hit, i) => {
+      const entry = fused.get(hit.chunk.id) ?? { chunk: hit.chunk, score: 0 };
+      entry.score += 1 / (RRF_K + i + 1);
+      fused.set(hit.chunk.id, entry);
+    });
+  }
+  return [...fused.values()].sort((a, b) => b.score - a.score);
 }
 
 function relabel(list: readonly RankedChunk[], source: Signal): RankedChunk[] {

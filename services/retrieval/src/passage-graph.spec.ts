@@ -101,6 +101,28 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
     expect(order.indexOf('birth')).toBeLessThan(order.indexOf('bread'));
   });
 
+  it('reaches the passage about an entity the best passage names, where extraction left no edge to it', async () => {
+    // The film passage's extraction ran the director's name into the title ("Harbour of
+    // Lanterns Odile"), so no entity, relationship or same-name edge links the two passages.
+    // Only the director's name as the film passage writes it leads to the birth passage's entity
+    // (no relationship near the question either).
+    const garbled = entity('ent-garbled', 'Harbour of Lanterns Odile');
+    await index({
+      film: { entities: [garbled], relationships: [] },
+      birth: { entities: [odile, ravensford], relationships: [] },
+      noise1: { entities: [lighthouse], relationships: [] },
+    });
+    // Asked so that the film passage is the best dense hit, as the first hop of such a question is.
+    const asked = 'Which film directed by whom is Harbour of Lanterns, and where were they born?';
+    const byVector = (await store.searchChunksByVector(scope, embedder.embedOne(asked), 10)).map((h) => h.chunk.id);
+    expect(byVector[0]).toBe('film');
+    expect(byVector.indexOf('birth')).toBeGreaterThan(byVector.indexOf('rain'));
+    const order = [...(await rankPassages(reads(), scope, embedder.embedOne(asked), asked)).passageScores.keys()];
+    expect(order.indexOf('birth')).toBeGreaterThan(-1);
+    expect(order.indexOf('birth')).toBeLessThan(order.indexOf('rain'));
+    expect(order.indexOf('birth')).toBeLessThan(order.indexOf('bread'));
+  });
+
   it('leaves a relationship weighted negative out of the walk', async () => {
     const grewUp = triple(odile, 'grew up in', ravensford);
     await index({

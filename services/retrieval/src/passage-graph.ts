@@ -1,7 +1,8 @@
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRepository, EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
 import { namedEntities } from './named-entities';
-import { personalizedPageRank } from './personalized-pagerank';
+import { secondHopNames } from './second-hop';
+import { DEFAULT_PAGERANK_OPTIONS, personalizedPageRank } from './personalized-pagerank';
 import type { WeightedEdge } from './personalized-pagerank';
 
 /** What the passage graph reads: the graph around the question, and dense passage search for the prior. */
@@ -17,6 +18,13 @@ export interface PassageGraphReads {
 const FACT_SEEDS = 10;
 /** Passages nearest the question: the dense prior of the walk, and where their entities join it. */
 const PRIOR_PASSAGES = 30;
+/** Names taken from the best dense passage to look its bridge entities up by (as hybrid's second hop does). */
+const BRIDGE_NAMES = 12;
+/**
+ * A bridge entity's seed weight against one the question names: it is a step further from
+ * the question, which a walker at the best passage takes with the damping's probability.
+ */
+const BRIDGE_WEIGHT = DEFAULT_PAGERANK_OPTIONS.damping;
 /** Share of the restart probability on passages; the rest goes to entity seeds. */
 const PASSAGE_SHARE = 0.5;
 /**
@@ -50,8 +58,9 @@ const ENTITY = 'e:';
  * weaker each link, as in the damping of named seeds); entities are linked by their relationships
  * and, when resolution kept two entities of one name apart, by a synonym edge. The walk
  * restarts at the ends of the relationships whose text is nearest the question, at the
- * entities it names (each damped by how many passages mention it: a hub says little), and at
- * the passages nearest the question in proportion to their similarity. A passage therefore
+ * entities it names (each damped by how many passages mention it: a hub says little), at half
+ * that weight at the entities the best dense passage names beyond the question (its bridges),
+ * and at the passages nearest the question in proportion to their similarity. A passage therefore
  * ranks by its own similarity and by how strongly the graph ties it to what the question is
  * about: the second hop of a multi-hop question is reached through the bridge entity its
  * first passage names. Only names and triples are read, never descriptions, so graphs of
@@ -70,6 +79,9 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
     for (const id of [relationship.sourceId, relationship.targetId]) seedWeights.set(id, Math.max(seedWeights.get(id) ?? 0, Math.max(0, score) / bestFact));
   }
   const prior = densePrior(dense.map((d) => ({ id: d.chunk.id, score: d.score })));
+  for (const [id, weight] of await bridgeEntities(reads.graphReads, scope, dense[0]?.chunk.text, queryText)) {
+    if (!seedWeights.has(id)) seedWeights.set(id, BRIDGE_WEIGHT * weight);
+  }
 
   // The neighbourhood: seeds, their relationships' other ends, and the entities of the prior passages.
   const entityIds = new Set(seedWeights.keys());
@@ -108,6 +120,18 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
     else entityScores.set(id.slice(ENTITY.length), value);
   }
   return { passageScores, entityScores, entities, relationships: kept, seeds: new Set(seedWeights.keys()) };
+}
+
+/**
+ * The entities the best dense passage names beyond the question, found by name: the bridge
+ * of a multi-hop question (the film's director, the album's singer). Looked up by name
+ * rather than through that passage's own mentions because extraction may split one name into
+ * entities that share no edge (the title run into the first sentence, a list read as one
+ * name): the entity of the passage about the bridge is still found by its name.
+ */
+async function bridgeEntities(graphReads: PassageGraphReads['graphReads'], scope: KbScope, bestPassage: string | undefined, queryText: string): Promise<Map<string, number>> {
+  const names = bestPassage ? secondHopNames(bestPassage, queryText, BRIDGE_NAMES) : [];
+  return names.length > 0 ? namedEntities(graphReads, scope, names.join(' ')) : new Map();
 }
 
 /**

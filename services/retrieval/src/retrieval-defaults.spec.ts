@@ -10,6 +10,8 @@ describe('retrieval defaults follow the kind of vectors', () => {
     expect(retrievalDefaults(new LocalHashEmbedder(64))).toBe(LEXICAL_DEFAULTS);
     expect(retrievalDefaults(new CachingEmbedder(new LocalHashEmbedder(64)))).toBe(LEXICAL_DEFAULTS);
     expect(LEXICAL_DEFAULTS.strategy).toBe('weighted');
+    // Hash vectors are a weaker full-text hit: the second hop stays full text only.
+    expect(LEXICAL_DEFAULTS.denseSecondHop).toBe(false);
   });
 
   it('weighs dense, full-text and graph rankings alike with a semantic model, and walks passages with ppr', () => {
@@ -18,5 +20,6 @@ describe('retrieval defaults follow the kind of vectors', () => {
     const { vector, fulltext, graph } = SEMANTIC_DEFAULTS.weights;
     expect(new Set([vector, fulltext, graph]).size).toBe(1);
     expect(SEMANTIC_DEFAULTS.strategy).toBe('ppr');
+    expect(SEMANTIC_DEFAULTS.denseSecondHop).toBe(true);
   });
 });

@@ -117,7 +117,9 @@ describe('RetrievalService.retrieve: a chat turn is one trip', () => {
     expect(prompt).toContain('assistant: It is a research institute in Paris.');
     expect(counting.knowledgeBaseLookups).toBe(1);
     expect(counting.graphSeeds).toBe(1);
-    expect(counting.embedded).toEqual([QUESTION, 'Radium Institute director Marie Curie']);
+    // The question and its refinement once each, then the second hop's own query (question +
+    // names of the best passage), which a semantic embedder searches by vector too.
+    expect(counting.embedded).toEqual([QUESTION, 'Radium Institute director Marie Curie', `${QUESTION} Marie Curie Paris`]);
     expect(response.chunks[0]!.signals.map((s) => s.source)).toContain('refined');
   });
 

@@ -93,7 +93,9 @@ export class RetrievalService {
       scopes.map(async (scope, kbIndex) => {
         const documentIds = await this.allowedDocuments(scope, requestedDocuments, filter);
         if (documentIds?.length === 0) return [];
-        const kbMode = this.vectorsUsable(kbs[kbIndex]!) ? mode : withoutVectors(mode);
+        const usable = this.vectorsUsable(kbs[kbIndex]!);
+        const kbMode = usable ? mode : withoutVectors(mode);
+        const embed = usable ? this.hopEmbedder() : undefined;
         const rankings = await Promise.all(
           questions.map((question, i) =>
             this.chunks.retrieve(kbMode, {
@@ -107,6 +109,7 @@ export class RetrievalService {
               ),
               // The expansion rephrases the whole question, not a part of it.
               expansion: i === 0 && expansionVector ? { text: expansion, vector: expansionVector } : undefined,
+              embed,
             }),
           ),
         );
@@ -191,6 +194,7 @@ export class RetrievalService {
       graph: async () => graph,
       expansion: refinedVector ? { text: refinedQuery, vector: refinedVector } : undefined,
       rerank: request.rerank !== false,
+      embed: this.vectorsUsable(kb) ? this.hopEmbedder() : undefined,
     });
     return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery, knowledgeBaseId: kb.id, route: '', routeReason: '', communities: [] };
   }
@@ -199,6 +203,12 @@ export class RetrievalService {
    * The documents a request may retrieve from: its document ids, narrowed by the filter's
    * source-URI prefix and metadata. `null` means every document.
    */
+  /** How hybrid's second hop embeds its query; undefined where the defaults keep it to full text. */
+  private hopEmbedder(): ((text: string) => Promise<Float32Array>) | undefined {
+    if (!this.defaults.denseSecondHop) return undefined;
+    return async (text) => (await this.embedder.embed([text]))[0]!;
+  }
+
   /** False for a knowledge base whose vectors another embedding model made (until it is re-indexed). */
   private vectorsUsable(kb: KnowledgeBaseRecord): boolean {
     return vectorsCompatible(kb, this.embedder);
