@@ -3,6 +3,7 @@ import type { ColumnSpec, Engine, PerEngine, TableSpec } from './table-spec';
 import { ID, INT, JSON_TEXT, TEXT, TIME, varchar } from './table-spec';
 import { TABLES } from './tables';
 import { CHAT_TITLE_CHARS } from '../chat-sql';
+import { CHUNK_FTS_DDL, kbTokenSql } from '../../sqlite/fts5-index';
 
 /**
  * The numbered migrations of both engines, derived from the one table description: migration N
@@ -76,6 +77,19 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 16, name: 'entities changed since the last community refresh, for refreshes local to the change' },
   { version: 17, name: 'LLM spend per knowledge base, day and purpose, and chunks paused by a knowledge base budget' },
   { version: 18, name: 'events written with the changes they announce, until published (transactional outbox)' },
+  {
+    version: 19,
+    name: 'SQLite full text scoped by knowledge base, so a search ranks one knowledge base on the FTS index alone',
+    // FTS5 tables take no new column: the index is built again from the chunks (see fts5-index.ts).
+    after: {
+      sqlite: [
+        'DROP TABLE chunk_fts',
+        CHUNK_FTS_DDL,
+        `INSERT INTO chunk_fts (chunk_id, text, kb) SELECT id, CASE WHEN heading <> '' THEN heading || char(10) || text ELSE text END, ${kbTokenSql('tenant_id', 'kb_id')} FROM chunks`,
+      ],
+      mysql: [],
+    },
+  },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */
