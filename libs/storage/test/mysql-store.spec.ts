@@ -7,6 +7,7 @@ import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
 import { TEST_KB_SETTINGS, describeStoreContract, vectorFor } from './store-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
+import { describeFullTextContract } from './full-text-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
@@ -63,6 +64,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
 
   describeStoreContract('MysqlStore', freshStore);
+  describeFullTextContract('MysqlStore', freshStore);
   describeDocumentPagingContract('MysqlStore', freshStore);
   describeLlmBudgetContract('MysqlStore', freshStore);
   describeSharedLlmBudget('MysqlStore', async () => {

@@ -6,8 +6,9 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
 import { SQLITE_MIGRATIONS } from '../src/sqlite/sqlite-schema';
-import { TEST_KB_SETTINGS, describeStoreContract } from './store-contract';
+import { TEST_KB_SETTINGS, chunk, describeStoreContract, saveTestDocument } from './store-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
+import { describeFullTextContract } from './full-text-contract';
 import { describeLlmBudgetContract } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
@@ -20,6 +21,7 @@ import { describeChunkProgressContract, inFlightDocument } from './chunk-progres
 import { describeSqliteQueryPlans } from './sqlite-query-plans';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeFullTextContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeDocumentPagingContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeLlmBudgetContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeGraphEditContract('SqliteStore', async () => new SqliteStore(':memory:'));
@@ -143,6 +145,40 @@ describe('SqliteStore migrations', () => {
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
       } finally {
         migrated.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('indexes the chunks of a file from before version 19 again, each under its knowledge base', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+    try {
+      const path = join(dir, 'trellis.db');
+      const first = new SqliteStore(path);
+      const kbs = [];
+      for (const name of ['a', 'b']) kbs.push((await first.createKnowledgeBase({ tenantId: 't1' }, { name, description: '', settings: TEST_KB_SETTINGS })).id);
+      for (const [i, kbId] of kbs.entries()) {
+        const scope = { tenantId: 't1', kbId };
+        await saveTestDocument(first, scope, `d${i}`);
+        await first.upsertChunks(scope, [{ ...chunk(`d${i}`, 1, 0, `walrus colony ${i}`, 1), heading: i === 0 ? 'Arctic notes' : '' }]);
+      }
+      await first.close();
+      // Back to version 18: the FTS table of migration 1, filled as it was.
+      const old = new Database(path);
+      old.exec("DROP TABLE chunk_fts; CREATE VIRTUAL TABLE chunk_fts USING fts5 (chunk_id UNINDEXED, text, tokenize = 'porter unicode61'); DELETE FROM schema_migrations WHERE version = 19");
+      old.exec("INSERT INTO chunk_fts (chunk_id, text) SELECT id, text FROM chunks");
+      old.close();
+
+      const store = new SqliteStore(path);
+      try {
+        const found = async (kbId: string, query: string) => (await store.searchChunksFullText({ tenantId: 't1', kbId }, query, 5)).map((h) => h.chunk.text);
+        expect(await found(kbs[0]!, 'walrus')).toEqual(['walrus colony 0']);
+        expect(await found(kbs[1]!, 'walrus')).toEqual(['walrus colony 1']);
+        // The heading is indexed with the text, as writes index it.
+        expect(await found(kbs[0]!, 'arctic')).toEqual(['walrus colony 0']);
+        expect(await found(kbs[1]!, 'arctic')).toEqual([]);
+      } finally {
+        await store.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
