@@ -151,6 +151,32 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       }
     });
 
+    it('gives the postings of a version 18 database their chunk lengths, so BM25 ranks as before', async () => {
+      const store = await freshStore();
+      const database = databases.last;
+      try {
+        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const scope = { tenantId: 't1', kbId: kb.id };
+        await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'd', version: 1, sizeBytes: 1, metadata: {}, text: '' });
+        // Same tf, different lengths: the short one ranks first only if lengths reach the ranking.
+        const long = { id: 'a-long', documentId: 'd', version: 1, ordinal: 0, text: 'osmium among very many other words making this chunk much longer', heading: '', tokenCount: 9, contentHash: 'a', embedding: vectorFor(1) };
+        const short = { ...long, id: 'b-short', ordinal: 1, text: 'osmium ore', contentHash: 'b' };
+        await store.upsertChunks(scope, [long, short]);
+        // Back to version 18: postings without lengths.
+        await query(`ALTER TABLE \`${database}\`.chunk_terms DROP COLUMN fts_length`);
+        await query(`DELETE FROM \`${database}\`.schema_migrations WHERE version = 19`);
+
+        expect(await store.migrate()).toEqual([19]);
+        expect(await query(`SELECT DISTINCT chunk_id, fts_length FROM \`${database}\`.chunk_terms ORDER BY chunk_id`)).toEqual([
+          { chunk_id: 'a-long', fts_length: 10 },
+          { chunk_id: 'b-short', fts_length: 2 },
+        ]);
+        expect((await store.searchChunksFullText(scope, 'osmium', 5)).map((h) => h.chunk.id)).toEqual(['b-short', 'a-long']);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('counts the chunks remaining of documents indexed before version 9', async () => {
       const store = await freshStore();
       const database = databases.last;

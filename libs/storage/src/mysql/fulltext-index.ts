@@ -16,6 +16,13 @@ import type { FullTextIndex } from '../sql/full-text';
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
+/**
+ * Chunks ranked first are fetched this many times over k: the postings of a replaced document
+ * version stay until the new version is in, and the join drops them, so a search that loses
+ * some is run again deeper.
+ */
+const DEEPER = 4;
+
 /** Postings per INSERT: well under every server's packet limit. */
 const POSTINGS_PER_STATEMENT = 500;
 
@@ -33,11 +40,11 @@ export async function reindexChunkTexts(
   await removePostings(tx, scope, [...texts.keys()]);
   const rows: SqlValue[][] = [];
   for (const [chunkId, terms] of texts) {
-    for (const [term, tf] of terms.frequencies) rows.push([scope.tenantId, scope.kbId, term, chunkId, tf]);
+    for (const [term, tf] of terms.frequencies) rows.push([scope.tenantId, scope.kbId, term, chunkId, tf, terms.length]);
   }
   for (const batch of batches(rows, POSTINGS_PER_STATEMENT)) {
     await tx.exec(
-      `INSERT INTO chunk_terms (tenant_id, kb_id, term, chunk_id, tf) VALUES ${batch.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+      `INSERT INTO chunk_terms (tenant_id, kb_id, term, chunk_id, tf, fts_length) VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
       batch.flat(),
     );
   }
@@ -110,19 +117,37 @@ export async function searchChunkTexts(
   // and DECIMAL division rounds to a few digits, which would blur close scores.
   const idfCase = `CASE t.term ${matched.map((term) => `WHEN ? THEN ${doubleLiteral(idf.get(term)!)}`).join(' ')} ELSE 0e0 END`;
   // tf·(k1+1) / (tf + k1·(1 − b + b·len/avgLen)), with the constant parts folded.
-  const lengthNorm = `${doubleLiteral(BM25_K1 * (1 - BM25_B))} + ${doubleLiteral((BM25_K1 * BM25_B) / averageLength)} * c.fts_length`;
-  const tfNorm = `t.tf * ${doubleLiteral(BM25_K1 + 1)} / (t.tf + ${lengthNorm})`;
-  const rows = await session.rows(
-    `SELECT t.chunk_id AS id, SUM(${idfCase} * ${tfNorm}) AS score
-     FROM chunk_terms t JOIN ${CURRENT_CHUNKS} ON c.tenant_id = t.tenant_id AND c.kb_id = t.kb_id AND c.id = t.chunk_id
-     WHERE t.tenant_id = ? AND t.kb_id = ? AND t.term IN (${marks(matched)})
-       ${documentIds.length > 0 ? `AND c.document_id IN (${marks(documentIds)})` : ''}
-     GROUP BY t.chunk_id
-     ORDER BY score DESC, t.chunk_id
-     LIMIT ?`,
-    [...matched, scope.tenantId, scope.kbId, ...matched, ...documentIds, Math.floor(k)],
-  );
-  return rows.map((r) => ({ item: String(r.id), score: Number(r.score) }));
+  const lengthNorm = `${doubleLiteral(BM25_K1 * (1 - BM25_B))} + ${doubleLiteral((BM25_K1 * BM25_B) / averageLength)} * t.fts_length`;
+  const score = `SUM(${idfCase} * t.tf * ${doubleLiteral(BM25_K1 + 1)} / (t.tf + ${lengthNorm}))`;
+  const wanted = Math.floor(k);
+  if (documentIds.length > 0) {
+    // A few documents: their postings are few, and joining each to its chunk first is cheap.
+    const rows = await session.rows(
+      `SELECT t.chunk_id AS id, ${score} AS score
+       FROM chunk_terms t JOIN ${CURRENT_CHUNKS} ON c.tenant_id = t.tenant_id AND c.kb_id = t.kb_id AND c.id = t.chunk_id
+       WHERE t.tenant_id = ? AND t.kb_id = ? AND t.term IN (${marks(matched)}) AND c.document_id IN (${marks(documentIds)})
+       GROUP BY t.chunk_id ORDER BY score DESC, t.chunk_id LIMIT ?`,
+      [...matched, scope.tenantId, scope.kbId, ...matched, ...documentIds, wanted],
+    );
+    return rows.map((r) => ({ item: String(r.id), score: Number(r.score) }));
+  }
+  for (let limit = wanted; ; limit *= DEEPER) {
+    // Ranked on the postings alone (they carry their chunk's length); only the `limit` best are
+    // joined to chunks and documents. Joining every posting first was ~80 % of a search: 415 ms
+    // against 73 ms for the 17k postings of a 10-term question at 10k chunks on MariaDB.
+    const rows = await session.rows(
+      `SELECT c.id AS id, r.score AS score
+       FROM (SELECT t.chunk_id, ${score} AS score FROM chunk_terms t
+             WHERE t.tenant_id = ? AND t.kb_id = ? AND t.term IN (${marks(matched)})
+             GROUP BY t.chunk_id ORDER BY score DESC, t.chunk_id LIMIT ${limit}) r
+       LEFT JOIN (${CURRENT_CHUNKS}) ON c.tenant_id = ? AND c.kb_id = ? AND c.id = r.chunk_id
+       ORDER BY r.score DESC, r.chunk_id`,
+      [...matched, scope.tenantId, scope.kbId, ...matched, scope.tenantId, scope.kbId],
+    );
+    const current = rows.filter((r) => r.id !== null).map((r) => ({ item: String(r.id), score: Number(r.score) }));
+    // Enough current chunks, or fewer ranked than asked for: nothing deeper to find.
+    if (current.length >= wanted || rows.length < limit) return current.slice(0, wanted);
+  }
 }
 
 /** A finite number as a DOUBLE literal (exponent notation makes the server type it DOUBLE). */

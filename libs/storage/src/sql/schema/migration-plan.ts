@@ -79,15 +79,16 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 18, name: 'events written with the changes they announce, until published (transactional outbox)' },
   {
     version: 19,
-    name: 'SQLite full text scoped by knowledge base, so a search ranks one knowledge base on the FTS index alone',
+    name: 'full text ranked on the index alone: SQLite FTS scoped by knowledge base, postings with their chunk length',
     // FTS5 tables take no new column: the index is built again from the chunks (see fts5-index.ts).
+    // The MySQL family's postings get their chunk's length (see fulltext-index.ts).
     after: {
       sqlite: [
         'DROP TABLE chunk_fts',
         CHUNK_FTS_DDL,
         `INSERT INTO chunk_fts (chunk_id, text, kb) SELECT id, CASE WHEN heading <> '' THEN heading || char(10) || text ELSE text END, ${kbTokenSql('tenant_id', 'kb_id')} FROM chunks`,
       ],
-      mysql: [],
+      mysql: ['UPDATE chunk_terms t JOIN chunks c ON c.tenant_id = t.tenant_id AND c.kb_id = t.kb_id AND c.id = t.chunk_id SET t.fts_length = c.fts_length'],
     },
   },
 ];

@@ -99,7 +99,8 @@ export const TABLES: readonly TableSpec[] = [
   {
     name: 'chunk_terms',
     only: 'mysql',
-    columns: { ...SCOPE, term: varchar(64), chunk_id: ID, tf: INT },
+    // fts_length: the chunk's (chunks.fts_length), so BM25 ranks on the postings alone (fulltext-index.ts).
+    columns: { ...SCOPE, term: varchar(64), chunk_id: ID, tf: INT, fts_length: since(ZERO(), 19) },
     primaryKey: ['tenant_id', 'kb_id', 'term', 'chunk_id'],
     indexes: [{ name: 'chunk_terms_by_chunk', columns: ['tenant_id', 'kb_id', 'chunk_id'] }],
   },
