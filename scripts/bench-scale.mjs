@@ -1,10 +1,14 @@
 // npm run bench:scale [-- --sizes 10000,100000] [--embeddings hash|local] [--concurrency 8] [--queries 50]
-//   [--data-dir DIR]
+//   [--data-dir DIR] [--query-only] [--compare-root CHECKOUT --compare-data-dir DIR]
 // Standalone at scale: one built server with a fresh data directory ingests passages of public
 // text already on the machine (scripts/scale-corpus.mjs) up to each size in turn, and at each
 // size prints the ingest rate of the step, the server's RSS (now and peak), the database's size
 // on disk and the p50/p95 latency of every retrieval mode. The load average is printed with
 // every figure: the machines are shared.
+// --query-only skips the ingest: the data directory (--data-dir) already holds the largest size.
+// --compare-root runs a second server, built in another checkout, on its own copy of the data
+// (--compare-data-dir) beside the first; the two answer each question in turn, so before/after
+// figures share the machine's load.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -24,6 +28,11 @@ const embeddings = option('embeddings', 'hash');
 const concurrency = Number(option('concurrency', '8'));
 const queryCount = Number(option('queries', '50'));
 const keptDir = option('data-dir', undefined);
+const queryOnly = process.argv.includes('--query-only');
+const compareRoot = option('compare-root', undefined);
+const compareDir = option('compare-data-dir', undefined);
+if (queryOnly && !keptDir) throw new Error('--query-only needs --data-dir');
+if (compareRoot && !compareDir) throw new Error('--compare-root needs --compare-data-dir');
 const MODES = ['vector', 'fulltext', 'graph', 'hybrid'];
 const NOT_DONE = ['INDEX_STATUS_PENDING', 'INDEX_STATUS_CHUNKED', 'INDEX_STATUS_EMBEDDED', 'INDEX_STATUS_EXTRACTED'];
 
@@ -34,15 +43,25 @@ console.log(`machine: ${machine()}`);
 console.log(`corpus: ${corpus.length} passages (digest ${digest}; ${bySource.map(([s, n]) => `${s} ${n}`).join(', ')}), TRELLIS_EMBEDDINGS=${embeddings}, ${concurrency} uploads at a time`);
 
 const dataDir = keptDir ? resolve(keptDir) : mkdtempSync(join(tmpdir(), 'trellis-scale-'));
-const grpcPort = await freePort();
-const httpPort = await freePort();
-const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], {
-  cwd: root,
-  env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-while (!(await fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
-const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 300_000 });
+
+/** A built standalone server of `checkout` on `directory`, and a client of it, once it is healthy. */
+async function startServer(checkout, directory) {
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const process_ = spawn(process.execPath, [join(checkout, 'services/standalone/dist/main.js')], {
+    cwd: checkout,
+    env: { ...process.env, TRELLIS_DATA_DIR: directory, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  while (!(await fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
+  return { process: process_, client: new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 300_000 }) };
+}
+
+const main = await startServer(root, dataDir);
+const server = main.process;
+const client = main.client;
+const compared = compareRoot ? await startServer(resolve(compareRoot), resolve(compareDir)) : null;
+const servers = [{ name: 'this checkout', client }, ...(compared ? [{ name: compareRoot, client: compared.client }] : [])];
 
 /** The server's resident memory now and at its peak (Linux /proc). */
 function memory() {
@@ -86,25 +105,34 @@ try {
   let indexed = 0;
   for (const size of sizes) {
     const started = performance.now();
-    await upload(corpus.slice(indexed, size));
-    while (!(await indexingDone())) await new Promise((r) => setTimeout(r, 1000));
+    if (!queryOnly) {
+      await upload(corpus.slice(indexed, size));
+      while (!(await indexingDone())) await new Promise((r) => setTimeout(r, 1000));
+    }
     const seconds = (performance.now() - started) / 1000;
     const loadAfterIngest = loadAverage();
     const chunks = size - indexed;
     indexed = size;
     const latency = {};
+    const compareLatency = {};
     for (const mode of MODES) {
-      await client.retrieveChunks({ knowledgeBase: 'scale', query: 'warm up', mode, topK: 10 });
-      const times = [];
-      for (const query of queriesFor(size)) {
-        const t = performance.now();
-        await client.retrieveChunks({ knowledgeBase: 'scale', query, mode, topK: 10 });
-        times.push(performance.now() - t);
+      for (const s of servers) await s.client.retrieveChunks({ knowledgeBase: 'scale', query: 'warm up', mode, topK: 10 });
+      const times = servers.map(() => []);
+      for (const [q, query] of queriesFor(size).entries()) {
+        // Turn by turn, first one then the other first, so neither always runs on a warmer cache.
+        for (const i of q % 2 === 0 ? servers.keys() : [...servers.keys()].reverse()) {
+          const t = performance.now();
+          await servers[i].client.retrieveChunks({ knowledgeBase: 'scale', query, mode, topK: 10 });
+          times[i].push(performance.now() - t);
+        }
       }
-      latency[mode] = `${percentile(times, 50).toFixed(0)} / ${percentile(times, 95).toFixed(0)}`;
+      const figure = (values) => `${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)}`;
+      latency[mode] = figure(times[0]);
+      if (compared) compareLatency[mode] = figure(times[1]);
     }
+    if (compared) console.log(`${size} passages, ${compareRoot}: p50/p95 ms ${MODES.map((m) => `${m} ${compareLatency[m]}`).join(', ')} (load ${loadAverage()})`);
     const { rssMb, peakMb } = memory();
-    const row = { size, seconds, rate: (chunks / seconds).toFixed(1), rssMb, peakMb, dbMb: databaseMb(), latency, loadAfterIngest, loadAfterQueries: loadAverage() };
+    const row = { size, seconds, rate: queryOnly ? 'query only' : (chunks / seconds).toFixed(1), rssMb, peakMb, dbMb: databaseMb(), latency, loadAfterIngest, loadAfterQueries: loadAverage() };
     rows.push(row);
     console.log(
       `${size} passages: +${chunks} in ${seconds.toFixed(0)} s (${row.rate}/s, load ${loadAfterIngest}); RSS ${rssMb} MB (peak ${peakMb}); database ${row.dbMb} MB; ` +
@@ -117,8 +145,10 @@ try {
     console.log(`| ${r.size.toLocaleString('en')} | ${r.rate}/s (${r.seconds.toFixed(0)} s) | ${r.rssMb} / ${r.peakMb} MB | ${r.dbMb} MB | ${MODES.map((m) => `${r.latency[m]} ms`).join(' | ')} | ${r.loadAfterIngest}; ${r.loadAfterQueries} |`);
   }
 } finally {
-  client.close();
-  server.kill('SIGTERM');
-  await new Promise((r) => server.once('exit', r));
+  for (const s of [main, ...(compared ? [compared] : [])]) {
+    s.client.close();
+    s.process.kill('SIGTERM');
+    await new Promise((r) => s.process.once('exit', r));
+  }
   if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
 }
