@@ -43,9 +43,9 @@ async function deleteEntries(tx: SqlSession, chunkIds: readonly string[]): Promi
 const orOf = (terms: readonly string[]) => terms.map((t) => `"${t}"`).join(' OR ');
 
 /**
- * The current chunks among the `limit` that FTS5 ranks best, best first, and how many it ranked. FTS5 ranks the scoped
- * matches on its own index (bm25 per match, a sorter of `limit` rows); only the rows it keeps
- * are joined to chunks and documents. Joining every match first (chunk_id read from the FTS
+ * The current chunks among the `limit` that FTS5 ranks best, best first, and how many it
+ * ranked. FTS5 ranks the scoped matches on its own index (bm25 per match, a sorter of `limit`
+ * rows); only the rows it keeps are joined to chunks and documents. Joining every match first (chunk_id read from the FTS
  * content table, chunks and documents looked up by text id) cost ~13 µs a match: 70 ms for
  * the 4,000 matches of a 10-word question at 10k chunks, against ~4 ms to rank them.
  */
