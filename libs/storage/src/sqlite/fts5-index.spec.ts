@@ -22,7 +22,10 @@ function recording(session: SqlSession): { session: SqlSession; statements: Arra
         statements.push({ sql, rows: rows.length });
         return rows;
       },
-      exec: (sql, params) => session.exec(sql, params),
+      async exec(sql: string, params?: readonly SqlValue[]): Promise<number> {
+        statements.push({ sql, rows: 0 });
+        return session.exec(sql, params);
+      },
       each: (sql, params, onRow) => session.each(sql, params, onRow),
     },
   };
@@ -90,5 +93,33 @@ describe('fts5Index: a search stays bounded as the index grows', () => {
     const inside = plan.filter((step) => step.parent === ranking!.id).map((s) => s.detail);
     expect(inside.some((d) => /VIRTUAL TABLE/.test(d))).toBe(true);
     expect(inside.filter((d) => /\b(chunks|documents|c|d)\b/.test(d.replace(/VIRTUAL TABLE INDEX.*/, '')))).toEqual([]);
+  });
+});
+
+describe('fts5Index: writing chunks', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-fts5-write-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('deletes the entries of chunks indexed before, and only theirs: a delete by chunk_id reads the whole FTS table', async () => {
+    const path = join(dir, 'trellis.db');
+    const store = new SqliteStore(path);
+    const scope = { tenantId: 't1', kbId: (await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS })).id };
+    await fill(store, scope, 'd', ['the first text']);
+    await store.close();
+    const db = new Database(path);
+    const { session, statements } = recording(new SqliteDatabase(db));
+    const text = (t: string) => ({ text: t, length: 0, frequencies: new Map<string, number>() });
+    const deletes = () => statements.filter((s) => s.sql.startsWith('DELETE')).length;
+
+    await fts5Index.replace(session, scope, new Map([['d-new', text('a new chunk')]]), new Map());
+    expect(deletes()).toBe(0);
+    await fts5Index.replace(session, scope, new Map([['d-0', text('the second text')]]), new Map([['d-0', 0]]));
+    expect(deletes()).toBe(1);
+    // The chunk indexed before has one entry, its new text; the new chunk has its own.
+    expect(db.prepare('SELECT chunk_id, text FROM chunk_fts ORDER BY chunk_id').all()).toEqual([
+      { chunk_id: 'd-0', text: 'the second text' },
+      { chunk_id: 'd-new', text: 'a new chunk' },
+    ]);
+    db.close();
   });
 });

@@ -66,8 +66,10 @@ async function ranked(session: SqlSession, scope: KbScope, terms: readonly strin
 export const fts5Index: FullTextIndex = {
   analyze: (text: string): AnalyzedText => ({ text, length: 0, frequencies: NO_TERMS }),
 
-  async replace(tx, scope, texts) {
-    await deleteEntries(tx, [...texts.keys()]);
+  async replace(tx, scope, texts, previousLengths) {
+    // Only chunks that existed have entries (every chunk delete removes its entries, see
+    // removeChunks): new chunks skip the delete, which by chunk_id reads the whole FTS table.
+    await deleteEntries(tx, [...texts.keys()].filter((id) => previousLengths.has(id)));
     for (const [chunkId, t] of texts) {
       await tx.exec(`INSERT INTO chunk_fts (chunk_id, text, kb) VALUES (?, ?, ${kbTokenSql('?', '?')})`, [chunkId, t.text, scope.tenantId, scope.kbId]);
     }
