@@ -50,6 +50,8 @@ export class WalCheckpointer {
 
   /** Stops after the checkpoint in progress, if any; resolves once the worker's connection is closed. */
   async stop(): Promise<void> {
+    // Held from here to its exit: a caller awaiting the stop must not see the process end first.
+    this.worker.ref();
     this.worker.postMessage('stop');
     await this.exited;
   }
