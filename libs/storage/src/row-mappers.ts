@@ -3,6 +3,7 @@ import { distinctDescriptions } from '@trellis/graph';
 import type { PendingSummary } from '@trellis/graph';
 import { PIPELINE_STAGES } from './records';
 import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
+import type { StuckDocument } from './repositories/stuck-work';
 
 /** Column lists of the store's queries, so every read maps the same shape. */
 export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
@@ -139,6 +140,20 @@ export function toStage(r: Row): StageRecord {
     events: Number(r.events),
     failures: Number(r.failures),
     lastError: nullableString(r.last_error),
+  };
+}
+
+/** A row the sweeper found waiting too long, of the document `documentId` (the row's own id, or its chunk's document). */
+export function toStuckWork(r: Row, documentId: string): StuckDocument {
+  return {
+    tenantId: String(r.tenant_id),
+    kbId: String(r.kb_id),
+    documentId,
+    version: Number(r.version),
+    status: String(r.status) as IndexStatus,
+    contentHash: String(r.content_hash),
+    redriveCount: Number(r.redrive_count),
+    updatedAt: fromSqlTime(r.updated_at),
   };
 }
 

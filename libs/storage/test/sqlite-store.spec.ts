@@ -46,8 +46,8 @@ describe('SqliteStore checkpoints', () => {
       for (let waited = 0; statSync(path).size < written / 2 && waited < 10_000; waited += 50) await sleep(50);
       expect(statSync(path).size).toBeGreaterThan(written / 2);
       // The store goes on working on the file the worker checkpointed.
-      await store.createKnowledgeBase({ tenantId: 'default' }, { name: 'after-checkpoint', description: '', settings: TEST_KB_SETTINGS });
-      expect((await store.findKnowledgeBase({ tenantId: 'default' }, 'after-checkpoint'))?.name).toBe('after-checkpoint');
+      await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 'default' }, { name: 'after-checkpoint', description: '', settings: TEST_KB_SETTINGS });
+      expect((await store.repositories.knowledgeBases.findKnowledgeBase({ tenantId: 'default' }, 'after-checkpoint'))?.name).toBe('after-checkpoint');
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -71,11 +71,11 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
         const scope = { tenantId: 't1', kbId: kb.id };
-        expect(await store.getCachedExtraction(scope, 'k')).toBeNull();
-        await store.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
-        expect(await store.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
+        expect(await store.repositories.extractionCache.getCachedExtraction(scope, 'k')).toBeNull();
+        await store.repositories.extractionCache.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
+        expect(await store.repositories.extractionCache.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
       } finally {
         await store.close();
       }
@@ -98,8 +98,8 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        expect(await store.markChunkGraphed(scope, 'c1')).toBe(1);
-        expect(await store.markChunkGraphed(scope, 'c2')).toBe(0);
+        expect(await store.repositories.chunks.markChunkGraphed(scope, 'c1')).toBe(1);
+        expect(await store.repositories.chunks.markChunkGraphed(scope, 'c2')).toBe(0);
       } finally {
         await store.close();
       }
@@ -131,8 +131,8 @@ describe('SqliteStore migrations', () => {
       const store = new SqliteStore(path);
       try {
         const scope = { tenantId: 't1', kbId: 'kb1' };
-        expect(await store.getDocumentText(scope, 'd1', 1)).toBe('hello');
-        expect((await store.findDocumentBySource(scope, 'file:///a.txt'))?.id).toBe('d1');
+        expect(await store.repositories.documents.getDocumentText(scope, 'd1', 1)).toBe('hello');
+        expect((await store.repositories.documents.findDocumentBySource(scope, 'file:///a.txt'))?.id).toBe('d1');
       } finally {
         await store.close();
       }
@@ -204,10 +204,10 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        expect(await store.listChats({ tenantId: 't1' }, { limit: 10 })).toEqual([
+        expect(await store.repositories.chats.listChats({ tenantId: 't1' }, { limit: 10 })).toEqual([
           { id: 'old-chat', kbId: 'kb1', title: 'Who founded the Radium Institute?', engine: '', messageCount: 4, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-02T00:00:00.000Z' },
         ]);
-        expect((await store.listChatMessages({ tenantId: 't1' }, 'old-chat')).map((m) => m.content)).toEqual(['Who founded the Radium Institute?', 'Marie Curie [1]', 'When?', 'In 1909 [1]']);
+        expect((await store.repositories.chats.listChatMessages({ tenantId: 't1' }, 'old-chat')).map((m) => m.content)).toEqual(['Who founded the Radium Institute?', 'Marie Curie [1]', 'When?', 'In 1909 [1]']);
       } finally {
         await store.close();
       }

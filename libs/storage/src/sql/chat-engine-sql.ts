@@ -1,18 +1,13 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { TenantScope } from '@trellis/contracts';
 import type { ChatEngineRecord, ChatEngineSettings } from '../records';
+import type { ChatEngineRepository } from '../repositories/chat-engine.repository';
 import { fromSqlTime, readJson } from '../row-mappers';
 import type { Row } from '../row-mappers';
-import type { SqlDialect } from './sql-dialect';
-import type { SqlDatabase } from './sql-session';
+import { SqlRepository } from './sql-engine';
 
 /** Chat engines of a tenant, keyed by name; the settings are one JSON document. */
-export class SqlChatEngines {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly dialect: SqlDialect,
-  ) {}
-
+export class SqlChatEngines extends SqlRepository implements ChatEngineRepository {
   async createChatEngine(scope: TenantScope, engine: { name: string; description: string; settings: ChatEngineSettings }): Promise<ChatEngineRecord> {
     const now = new Date().toISOString();
     const at = this.dialect.time(now);

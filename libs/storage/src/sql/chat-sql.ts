@@ -1,10 +1,10 @@
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { ChatMessageRecord, ChatRecord, ChatTurn } from '../records';
-import type { ChatPage } from '../repositories/chat.repository';
+import type { ChatPage, ChatRepository } from '../repositories/chat.repository';
 import { fromSqlTime, readJson } from '../row-mappers';
 import type { Row } from '../row-mappers';
-import type { SqlDialect } from './sql-dialect';
-import type { SqlDatabase, SqlValue } from './sql-session';
+import { SqlRepository } from './sql-engine';
+import type { SqlValue } from './sql-session';
 
 /** Characters of the first question a conversation is titled with. */
 export const CHAT_TITLE_CHARS = 200;
@@ -15,12 +15,7 @@ const CHAT_COLUMNS = 'id, kb_id, title, engine, message_count, created_at, updat
  * Conversations (`chats`, one row each) and their messages (`chat_messages`, in insertion
  * order). A turn writes both in one transaction, so a listed conversation always has its messages.
  */
-export class SqlChats {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly dialect: SqlDialect,
-  ) {}
-
+export class SqlChats extends SqlRepository implements ChatRepository {
   async saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
     const d = this.dialect;
     const at = d.time(new Date().toISOString());
