@@ -2,7 +2,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/graph';
-import { cosineSimilarity } from '../src/vector-math';
 import type { KbSettings, NewChunk } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 
@@ -32,6 +31,11 @@ export function eachStoreWithKnowledgeBase(makeStore: () => Promise<TrellisStore
   afterEach(async () => {
     await store?.close();
   });
+}
+
+/** Cosine similarity of two unit vectors (such as vectorFor's): their dot product. */
+function cosineSimilarity(a: Float32Array, b: Float32Array): number {
+  return a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 }
 
 /** Deterministic pseudo-random unit vector. */

@@ -6,7 +6,7 @@ import type { ResolutionDefaults } from '@trellis/config';
 import type { EmbeddingProvider } from '@trellis/models';
 import { toEventSettings } from '@trellis/storage';
 import { SummaryRefresher, embedDescribed } from '@trellis/graph';
-import { cosineSimilarity } from '@trellis/storage';
+import { cosineSimilarity } from '@trellis/models';
 import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
 import { EntityResolver } from '../src/entity-resolver';

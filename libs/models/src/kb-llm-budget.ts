@@ -1,7 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import type { LlmBudgetSettings, LlmPurpose, LlmSpend } from './records';
-import { spendDay } from './repositories/llm-usage.repository';
-import type { LlmUsageRepository } from './repositories/llm-usage.repository';
+import { spendDay } from '@trellis/storage';
+import type { LlmBudgetSettings, LlmPurpose, LlmSpend, LlmUsageRepository } from '@trellis/storage';
 
 /** LLM work over a period: calls, input and output tokens together, dollars. */
 export interface SpendTotals {
