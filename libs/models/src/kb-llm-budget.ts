@@ -1,6 +1,6 @@
-import type { KbScope } from '@trellis/contracts';
+import type { KbScope, LlmBudgetSettings } from '@trellis/contracts';
 import { spendDay } from '@trellis/storage';
-import type { LlmBudgetSettings, LlmPurpose, LlmSpend, LlmUsageRepository } from '@trellis/storage';
+import type { LlmPurpose, LlmSpend, LlmUsageRepository } from '@trellis/storage';
 
 /** LLM work over a period: calls, input and output tokens together, dollars. */
 export interface SpendTotals {

@@ -1,3 +1,4 @@
+import type { KbSettings } from '@trellis/contracts';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
@@ -5,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTracing, trellisTracer } from '@trellis/observability';
 import type { TracingHandle } from '@trellis/observability';
 import { SqliteStore } from '@trellis/storage';
-import type { KbSettings, TrellisRepositories } from '@trellis/storage';
+import type { TrellisRepositories } from '@trellis/storage';
 import { traceRepositories } from './traced-store';
 
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };

@@ -26,4 +26,3 @@ export * from './mysql/migrate-mysql';
 export type { VectorStorage } from './mysql/vector-sql';
 export type { StoreLogger } from './mysql/store-logger';
 export { NO_LLM_USAGE } from './llm-budget';
-export * from './knowledge-base-settings';

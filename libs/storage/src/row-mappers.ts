@@ -1,8 +1,8 @@
-import type { IndexStatus } from '@trellis/contracts';
+import type { IndexStatus, KbSettings } from '@trellis/contracts';
 import { distinctDescriptions } from '@trellis/graph';
 import type { PendingSummary } from '@trellis/graph';
 import { PIPELINE_STAGES } from './records';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
 import type { StuckDocument } from './repositories/stuck-work';
 
 /** Column lists of the store's queries, so every read maps the same shape. */

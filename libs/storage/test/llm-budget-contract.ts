@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KbScope } from '@trellis/contracts';
-import type { ExtractionSettings } from '../src/records';
+import type { ExtractionSettings, KbScope } from '@trellis/contracts';
 import type { TrellisStore } from '../src/trellis-store';
 import { TEST_KB_SETTINGS, eachStoreWithKnowledgeBase } from './store-contract';
 

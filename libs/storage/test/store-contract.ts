@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
-import type { KbScope } from '@trellis/contracts';
+import type { KbScope, KbSettings } from '@trellis/contracts';
 import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/graph';
-import type { KbSettings, NewChunk } from '../src/records';
+import type { NewChunk } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 
 /** Settings of the knowledge bases the contract suites create. */

@@ -1,9 +1,9 @@
+import type { KbSettings } from '@trellis/contracts';
 import { describe, expect, it } from 'vitest';
 import { stableId } from '@trellis/contracts';
 import { SummaryRefresher } from '@trellis/graph';
 import type { EntityMentionWrite, SummaryModels } from '@trellis/graph';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
-import type { KbSettings } from '../src/records';
 
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 

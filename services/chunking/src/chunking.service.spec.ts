@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { TopicName, TopicPayload, events } from '@trellis/contracts';
-import { ErrorCode, TrellisError } from '@trellis/contracts';
+import type { events, KbSettings, TopicName, TopicPayload } from '@trellis/contracts';
+import { ErrorCode, fromEventSettings, TrellisError } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
 import { isPoison } from '@trellis/messaging';
 import { LocalHashEmbedder } from '@trellis/models';
 import { testOutbox } from '@trellis/testing';
-import { fromEventSettings } from '@trellis/storage';
 import { SqliteStore } from '@trellis/storage';
-import type { KbSettings } from '@trellis/storage';
 import { ChunkingService } from './chunking.service';
 
 const SETTINGS: KbSettings = {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash, stableId } from '@trellis/contracts';
-import type { KbScope, events } from '@trellis/contracts';
+import type { events, KbScope, KbSettings, LlmBudgetSettings } from '@trellis/contracts';
 import { createModels } from '@trellis/models';
 import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';
-import type { KbSettings, LlmBudgetSettings, TrellisStore } from '@trellis/storage';
+import type { TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer, testOutbox } from '@trellis/testing';
 import { describeWithInfra } from '@trellis/testing/suites';
 import { ExtractionService } from '../src/extraction.service';

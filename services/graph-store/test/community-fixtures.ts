@@ -1,9 +1,9 @@
 import { stableId } from '@trellis/contracts';
-import type { KbScope } from '@trellis/contracts';
+import type { KbScope, KbSettings } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import { SummaryRefresher } from '@trellis/graph';
 import type { EmbeddingProvider } from '@trellis/models';
-import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
+import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
 import { EntityResolver } from '../src/entity-resolver';
 import { GraphWriterService } from '../src/graph-writer.service';

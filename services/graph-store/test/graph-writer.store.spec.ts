@@ -1,13 +1,12 @@
 import { testStores } from './test-stores';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stableId } from '@trellis/contracts';
-import type { KbScope, events } from '@trellis/contracts';
+import { stableId, toEventSettings } from '@trellis/contracts';
+import type { events, KbScope, KbSettings } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EmbeddingProvider } from '@trellis/models';
-import { toEventSettings } from '@trellis/storage';
 import { SummaryRefresher, embedDescribed } from '@trellis/graph';
 import { cosineSimilarity } from '@trellis/models';
-import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
+import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
 import { EntityResolver } from '../src/entity-resolver';
 import { GraphWriterService } from '../src/graph-writer.service';

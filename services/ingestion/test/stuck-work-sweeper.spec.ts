@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contentHash } from '@trellis/contracts';
-import type { KbScope, TopicName, TopicPayload } from '@trellis/contracts';
+import type { KbScope, KbSettings, TopicName, TopicPayload } from '@trellis/contracts';
 import { SqliteStore } from '@trellis/storage';
-import type { KbSettings, NewChunk } from '@trellis/storage';
+import type { NewChunk } from '@trellis/storage';
 import { testOutbox } from '@trellis/testing';
 import { StuckWorkSweeper } from '../src/sweeper/stuck-work-sweeper';
 import type { SweeperTelemetry } from '../src/sweeper/stuck-work-sweeper';

@@ -1,6 +1,6 @@
 import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
-import type { KbScope, TenantScope } from '@trellis/contracts';
-import type { KbSettings, KnowledgeBaseRecord } from '../records';
+import type { KbScope, KbSettings, TenantScope } from '@trellis/contracts';
+import type { KnowledgeBaseRecord } from '../records';
 import type { KnowledgeBaseRepository } from '../repositories/knowledge-base.repository';
 import { toKnowledgeBase } from '../row-mappers';
 import { GRAPH_EDIT_TABLES } from './graph-edit-session';
