@@ -2,8 +2,7 @@ import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { TenantScope } from '@trellis/contracts';
 import type { ChatEngineRecord, ChatEngineSettings } from '../records';
 import type { ChatEngineRepository } from '../repositories/chat-engine.repository';
-import { fromSqlTime, readJson } from '../row-mappers';
-import type { Row } from '../row-mappers';
+import { json, rowMapper, text, time } from '../row-mappers';
 import { SqlRepository } from './sql-engine';
 
 /** Chat engines of a tenant, keyed by name; the settings are one JSON document. */
@@ -53,12 +52,4 @@ export class SqlChatEngines extends SqlRepository implements ChatEngineRepositor
   }
 }
 
-function toChatEngine(r: Row): ChatEngineRecord {
-  return {
-    name: String(r.name),
-    description: String(r.description),
-    settings: readJson<ChatEngineSettings>(r.settings),
-    createdAt: fromSqlTime(r.created_at),
-    updatedAt: fromSqlTime(r.updated_at),
-  };
-}
+const toChatEngine = rowMapper<ChatEngineRecord>({ name: text, description: text, settings: json<ChatEngineSettings>(), createdAt: time, updatedAt: time });

@@ -1,8 +1,7 @@
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { ChatMessageRecord, ChatRecord, ChatTurn } from '../records';
 import type { ChatPage, ChatRepository } from '../repositories/chat.repository';
-import { fromSqlTime, readJson } from '../row-mappers';
-import type { Row } from '../row-mappers';
+import { json, nullableText, num, rowMapper, text, time } from '../row-mappers';
 import { SqlRepository } from './sql-engine';
 import type { SqlValue } from './sql-session';
 
@@ -70,24 +69,12 @@ export class SqlChats extends SqlRepository implements ChatRepository {
   }
 }
 
-function toChat(r: Row): ChatRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    title: String(r.title),
-    engine: String(r.engine),
-    messageCount: Number(r.message_count),
-    createdAt: fromSqlTime(r.created_at),
-    updatedAt: fromSqlTime(r.updated_at),
-  };
-}
+const toChat = rowMapper<ChatRecord>({ id: text, kbId: text, title: text, engine: text, messageCount: num, createdAt: time, updatedAt: time });
 
-function toChatMessage(r: Row): ChatMessageRecord {
-  return {
-    role: r.role === 'assistant' ? 'assistant' : 'user',
-    content: String(r.content),
-    citations: readJson<unknown[]>(r.citations),
-    condensedQuestion: r.condensed_question === null || r.condensed_question === undefined ? '' : String(r.condensed_question),
-    createdAt: fromSqlTime(r.created_at),
-  };
-}
+const toChatMessage = rowMapper<ChatMessageRecord>({
+  role: (v) => (v === 'assistant' ? 'assistant' : 'user'),
+  content: text,
+  citations: json<unknown[]>(),
+  condensedQuestion: (v) => nullableText(v) ?? '',
+  createdAt: time,
+});

@@ -3,8 +3,7 @@ import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records
 import type { ChunkRepository } from '../repositories/chunk.repository';
 import type { StuckChunk } from '../repositories/stuck-work';
 import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, inIdOrder, toChunk, toStuckWork } from '../row-mappers';
-import { versionsOf } from '../chunk-progress';
-import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted } from './chunk-progress-sql';
+import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted, versionsOf } from './chunk-progress-sql';
 import { chunkCountsOf } from './document-progress-sql';
 import { indexedText } from './full-text';
 import { appendOutboxEvents } from './outbox-sql';
@@ -57,7 +56,7 @@ export class SqlChunks extends SqlRepository implements ChunkRepository {
     return rows.map(toChunk);
   }
 
-  /** Sets the chunk's status, moving its document's chunks-remaining counter with it (see ../chunk-progress.ts). */
+  /** Sets the chunk's status, moving its document's chunks-remaining counter with it (see chunk-progress-sql.ts). */
   async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null, announce: readonly OutboxEvent[] = []): Promise<void> {
     await this.db.transaction(async (tx) => {
       await setChunkStatusCounted(this.dialect, tx, scope, chunkId, status, error);
