@@ -20,7 +20,6 @@ export * from './repositories/store-connection';
 export * from './query-terms';
 export * from './sqlite/sqlite-store';
 export * from './lookups';
-export * from './tokens';
 export * from './mysql/mysql-store';
 export * from './mysql/migrate-mysql';
 export type { VectorStorage } from './mysql/vector-sql';
