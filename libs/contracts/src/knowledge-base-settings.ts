@@ -118,6 +118,19 @@ export function chunkingAndModelMessages(s: KbSettings): { chunking: v1.Chunking
   };
 }
 
+/** The chunking and model settings from the messages of the API or an event; absent ones are the server defaults. */
+export function chunkingAndModelFromMessages(m: { chunking?: v1.ChunkingSettings; models?: v1.ModelSettings }): KbSettings {
+  return {
+    chunkSizeTokens: m.chunking?.chunkSizeTokens ?? 0,
+    chunkOverlapTokens: m.chunking?.chunkOverlapTokens ?? 0,
+    splitter: m.chunking?.splitter ?? '',
+    embeddingModel: m.models?.embeddingModel ?? '',
+    embeddingDimensions: m.models?.embeddingDimensions ?? 0,
+    llmModel: m.models?.llmModel ?? '',
+    extractionPromptVersion: m.models?.extractionPromptVersion ?? '',
+  };
+}
+
 /** What indexing events carry of a knowledge base: absent extraction or resolution settings stay absent. */
 export function toEventSettings(kb: KnowledgeBaseSnapshot): events.KnowledgeBaseSettings {
   const s = kb.settings;
@@ -131,15 +144,7 @@ export function toEventSettings(kb: KnowledgeBaseSnapshot): events.KnowledgeBase
 
 /** The knowledge base as an event carries it: what the stage would have read from the store. */
 export function fromEventSettings(message: events.KnowledgeBaseSettings): KnowledgeBaseSnapshot {
-  const settings: KbSettings = {
-    chunkSizeTokens: message.chunking?.chunkSizeTokens ?? 0,
-    chunkOverlapTokens: message.chunking?.chunkOverlapTokens ?? 0,
-    splitter: message.chunking?.splitter ?? '',
-    embeddingModel: message.models?.embeddingModel ?? '',
-    embeddingDimensions: message.models?.embeddingDimensions ?? 0,
-    llmModel: message.models?.llmModel ?? '',
-    extractionPromptVersion: message.models?.extractionPromptVersion ?? '',
-  };
+  const settings: KbSettings = chunkingAndModelFromMessages(message);
   if (message.extraction) settings.extraction = extractionFromMessage(message.extraction);
   if (message.resolution) settings.resolution = resolutionFromMessage(message.resolution);
   return { name: message.name, settings };
