@@ -52,9 +52,8 @@ export class MysqlStore implements TrellisStore {
     logger: StoreLogger,
   ) {
     this.pool = new PooledSql(dataSource);
-    const vectorPath = new VectorPath(server, database, logger);
-    this.vectorPath = vectorPath;
-    this.repositories = sqlRepositories(this.pool, mysqlEngine(() => vectorPath.sql));
+    this.vectorPath = new VectorPath(server, database, logger);
+    this.repositories = sqlRepositories(this.pool, mysqlEngine(() => this.vectorPath.sql));
   }
 
   /** Opens a pool on `mysql://user:pass@host:port/db`, creating the database if missing. */
