@@ -17,7 +17,8 @@ import type { StoreConnection } from './repositories/store-connection';
 
 /**
  * The repositories of Trellis by name: what the runtime hands out, one injection token each
- * (see tokens.ts). A service or domain class takes the `Pick` of the ones it uses.
+ * (@trellis/runtime's repository-tokens.ts). A service or domain class takes the `Pick` of the
+ * ones it uses.
  */
 export interface TrellisRepositories {
   readonly knowledgeBases: KnowledgeBaseRepository;
