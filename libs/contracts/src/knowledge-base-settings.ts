@@ -33,6 +33,11 @@ export interface LlmBudgetSettings {
   monthlyUsd: number;
 }
 
+/** The UTC day of `at` (YYYY-MM-DD): LLM spend is kept, and budgets are counted, per day. */
+export function spendDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
 /** How a knowledge base's LLM extraction is prompted and called. Empty values mean "default". */
 export interface ExtractionSettings {
   /** Entity types the model should use, e.g. ["person", "drug"]; empty: the model chooses. */

@@ -1,5 +1,5 @@
+import { spendDay } from '@trellis/contracts';
 import type { KbScope, LlmBudgetSettings } from '@trellis/contracts';
-import { spendDay } from '@trellis/storage';
 import type { LlmPurpose, LlmSpend, LlmUsageRepository } from '@trellis/storage';
 
 /** LLM work over a period: calls, input and output tokens together, dollars. */

@@ -20,8 +20,3 @@ export interface LlmUsageRepository {
   /** The knowledge base's spend per purpose on the UTC days from `fromDay` (YYYY-MM-DD) on. */
   getLlmSpend(scope: KbScope, fromDay: string): Promise<Record<LlmPurpose, LlmSpend>>;
 }
-
-/** The UTC day of `at`, as spend is kept per day (YYYY-MM-DD). */
-export function spendDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
-}

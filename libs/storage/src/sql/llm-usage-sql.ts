@@ -1,7 +1,7 @@
+import { spendDay } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import { LLM_PURPOSES } from '../records';
 import type { LlmPurpose, LlmSpend, LlmUsage } from '../records';
-import { spendDay } from '../repositories/llm-usage.repository';
 import type { LlmUsageRepository } from '../repositories/llm-usage.repository';
 import { LLM_USAGE_SUMS, toLlmUsage } from '../llm-budget';
 import { usageOf } from './document-progress-sql';
