@@ -155,13 +155,13 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       const store = await freshStore();
       const database = databases.last;
       try {
-        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
         const scope = { tenantId: 't1', kbId: kb.id };
-        await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'd', version: 1, sizeBytes: 1, metadata: {}, text: '' });
+        await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'd', version: 1, sizeBytes: 1, metadata: {}, text: '' });
         // Same tf, different lengths: the short one ranks first only if lengths reach the ranking.
         const long = { id: 'a-long', documentId: 'd', version: 1, ordinal: 0, text: 'osmium among very many other words making this chunk much longer', heading: '', tokenCount: 9, contentHash: 'a', embedding: vectorFor(1) };
         const short = { ...long, id: 'b-short', ordinal: 1, text: 'osmium ore', contentHash: 'b' };
-        await store.upsertChunks(scope, [long, short]);
+        await store.repositories.chunks.upsertChunks(scope, [long, short]);
         // Back to version 18: postings without lengths.
         await query(`ALTER TABLE \`${database}\`.chunk_terms DROP COLUMN fts_length`);
         await query(`DELETE FROM \`${database}\`.schema_migrations WHERE version = 19`);
@@ -171,7 +171,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           { chunk_id: 'a-long', fts_length: 10 },
           { chunk_id: 'b-short', fts_length: 2 },
         ]);
-        expect((await store.searchChunksFullText(scope, 'osmium', 5)).map((h) => h.chunk.id)).toEqual(['b-short', 'a-long']);
+        expect((await store.repositories.chunks.searchChunksFullText(scope, 'osmium', 5)).map((h) => h.chunk.id)).toEqual(['b-short', 'a-long']);
       } finally {
         await store.close();
       }

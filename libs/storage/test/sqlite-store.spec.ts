@@ -156,11 +156,11 @@ describe('SqliteStore migrations', () => {
       const path = join(dir, 'trellis.db');
       const first = new SqliteStore(path);
       const kbs = [];
-      for (const name of ['a', 'b']) kbs.push((await first.createKnowledgeBase({ tenantId: 't1' }, { name, description: '', settings: TEST_KB_SETTINGS })).id);
+      for (const name of ['a', 'b']) kbs.push((await first.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name, description: '', settings: TEST_KB_SETTINGS })).id);
       for (const [i, kbId] of kbs.entries()) {
         const scope = { tenantId: 't1', kbId };
         await saveTestDocument(first, scope, `d${i}`);
-        await first.upsertChunks(scope, [{ ...chunk(`d${i}`, 1, 0, `walrus colony ${i}`, 1), heading: i === 0 ? 'Arctic notes' : '' }]);
+        await first.repositories.chunks.upsertChunks(scope, [{ ...chunk(`d${i}`, 1, 0, `walrus colony ${i}`, 1), heading: i === 0 ? 'Arctic notes' : '' }]);
       }
       await first.close();
       // Back to version 18: the FTS table of migration 1, filled as it was.
@@ -171,7 +171,7 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        const found = async (kbId: string, query: string) => (await store.searchChunksFullText({ tenantId: 't1', kbId }, query, 5)).map((h) => h.chunk.text);
+        const found = async (kbId: string, query: string) => (await store.repositories.chunks.searchChunksFullText({ tenantId: 't1', kbId }, query, 5)).map((h) => h.chunk.text);
         expect(await found(kbs[0]!, 'walrus')).toEqual(['walrus colony 0']);
         expect(await found(kbs[1]!, 'walrus')).toEqual(['walrus colony 1']);
         // The heading is indexed with the text, as writes index it.

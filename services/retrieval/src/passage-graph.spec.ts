@@ -114,7 +114,7 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
     });
     // Asked so that the film passage is the best dense hit, as the first hop of such a question is.
     const asked = 'Which film directed by whom is Harbour of Lanterns, and where were they born?';
-    const byVector = (await store.searchChunksByVector(scope, embedder.embedOne(asked), 10)).map((h) => h.chunk.id);
+    const byVector = (await store.repositories.chunks.searchChunksByVector(scope, embedder.embedOne(asked), 10)).map((h) => h.chunk.id);
     expect(byVector[0]).toBe('film');
     expect(byVector.indexOf('birth')).toBeGreaterThan(byVector.indexOf('rain'));
     const order = [...(await rankPassages(reads(), scope, embedder.embedOne(asked), asked)).passageScores.keys()];
