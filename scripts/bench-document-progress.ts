@@ -17,16 +17,16 @@ if (!Number.isInteger(documents) || documents < 1) throw new Error('--documents 
 const ROUNDS = 5;
 
 async function fill(store: TrellisStore): Promise<{ scope: KbScope; page: DocumentRecord[] }> {
-  const kb = await store.createKnowledgeBase({ tenantId: 'bench' }, { name: 'kb', description: '', settings: { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: 'hash', embeddingDimensions: 8, llmModel: '', extractionPromptVersion: '' } });
+  const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 'bench' }, { name: 'kb', description: '', settings: { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: 'hash', embeddingDimensions: 8, llmModel: '', extractionPromptVersion: '' } });
   const scope = { tenantId: 'bench', kbId: kb.id };
   for (let i = 0; i < documents; i++) {
     const id = `d${String(i).padStart(6, '0')}`;
-    await store.saveDocumentVersion(scope, { id, sourceUri: `${id}.txt`, filename: `${id}.txt`, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });
-    await store.upsertChunks(scope, [0, 1, 2].map((ordinal) => ({ id: `${id}-c${ordinal}`, documentId: id, version: 1, ordinal, text: `${id} ${ordinal}`, heading: '', tokenCount: 2, contentHash: `${id}-${ordinal}`, embedding: new Float32Array(8).fill(ordinal + 1) })));
+    await store.repositories.documents.saveDocumentVersion(scope, { id, sourceUri: `${id}.txt`, filename: `${id}.txt`, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });
+    await store.repositories.chunks.upsertChunks(scope, [0, 1, 2].map((ordinal) => ({ id: `${id}-c${ordinal}`, documentId: id, version: 1, ordinal, text: `${id} ${ordinal}`, heading: '', tokenCount: 2, contentHash: `${id}-${ordinal}`, embedding: new Float32Array(8).fill(ordinal + 1) })));
     const at = new Date().toISOString();
-    await store.recordStage(scope, { documentId: id, version: 1, stage: 'chunking', startedAt: at, finishedAt: at });
+    await store.repositories.documents.recordStage(scope, { documentId: id, version: 1, stage: 'chunking', startedAt: at, finishedAt: at });
   }
-  return { scope, page: await store.listDocuments(scope, { limit: documents }) };
+  return { scope, page: await store.repositories.documents.listDocuments(scope, { limit: documents }) };
 }
 
 async function time(work: () => Promise<unknown>): Promise<number> {
@@ -42,9 +42,9 @@ async function time(work: () => Promise<unknown>): Promise<number> {
 async function measure(name: string, store: TrellisStore): Promise<void> {
   const { scope, page } = await fill(store);
   const perDocument = await time(() =>
-    Promise.all(page.map((d) => Promise.all([store.countChunksByStatus(scope, d.id), store.listStages(scope, d.id, d.version), store.getDocumentLlmUsage(scope, d.id, d.version)]))),
+    Promise.all(page.map((d) => Promise.all([store.repositories.chunks.countChunksByStatus(scope, d.id), store.repositories.documents.listStages(scope, d.id, d.version), store.repositories.llmUsage.getDocumentLlmUsage(scope, d.id, d.version)]))),
   );
-  const batched = await time(() => store.listProgress(scope, page.map((d) => ({ documentId: d.id, version: d.version }))));
+  const batched = await time(() => store.repositories.documents.listProgress(scope, page.map((d) => ({ documentId: d.id, version: d.version }))));
   console.log(`${name}: ${page.length} documents, per document ${perDocument.toFixed(1)} ms (${3 * page.length} queries), batched ${batched.toFixed(1)} ms (3 queries), median of ${ROUNDS}; load ${loadAverage()} (${cpus().length} cores)`);
 }
 

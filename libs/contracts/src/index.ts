@@ -8,3 +8,4 @@ export * as v1 from './generated/index.trellis.v1';
 export * from './graph-messages';
 export { FILE_DESCRIPTOR_SET_BASE64 } from './generated/descriptor-set';
 export * from './markdown-fences';
+export * from './knowledge-base-settings';

@@ -45,11 +45,11 @@ describe('EventOutbox over a real store', () => {
   let telemetry: RecordingTelemetry;
   let now: number;
   const outbox = (options: Partial<OutboxOptions> = {}) =>
-    new EventOutbox(bus, store, store, { publishTimeoutMs: 2_000, relayAfterMs: 5_000, batchSize: 2, leaseMs: 60_000, ...options }, telemetry, () => now);
+    new EventOutbox(bus, store.repositories.outbox, store.repositories.llmBudget, { publishTimeoutMs: 2_000, relayAfterMs: 5_000, batchSize: 2, leaseMs: 60_000, ...options }, telemetry, () => now);
 
   /** What a stage does: its change and its events in one transaction (here, events alone). */
   async function commit(...committed: OutboxEvent[]): Promise<OutboxEvent[]> {
-    await store.appendOutboxEvents(committed);
+    await store.repositories.outbox.appendOutboxEvents(committed);
     return committed;
   }
 
@@ -69,7 +69,7 @@ describe('EventOutbox over a real store', () => {
     await outbox().publishCommitted(events);
     expect(bus.taken.map((e) => e.chunkId)).toEqual(['c1', 'c2', 'c3']);
     expect(bus.taken[0]).toMatchObject({ topic: 'chunk.ready', key: 'doc-1', headers: { 'trellis-tenant': 't' } });
-    expect(await store.countOutboxEvents()).toBe(0);
+    expect(await store.repositories.outbox.countOutboxEvents()).toBe(0);
     expect(telemetry.counts).toMatchObject({ stage: 3, failed: 0 });
   });
 
@@ -77,7 +77,7 @@ describe('EventOutbox over a real store', () => {
     const events = await commit(ready('doc-1', 'c1'), ready('doc-2', 'c2'), ready('doc-2', 'c3'));
     bus.down = true;
     await outbox().publishCommitted(events);
-    expect(await store.countOutboxEvents()).toBe(3);
+    expect(await store.repositories.outbox.countOutboxEvents()).toBe(3);
     expect(telemetry.counts.failed).toBe(3);
 
     // Not before they are relayAfterMs old: the stage that wrote them may still be publishing.
@@ -94,7 +94,7 @@ describe('EventOutbox over a real store', () => {
     // Batches of two: the relay goes on until none is left.
     expect(await outbox().relayOnce()).toBe(3);
     expect(bus.taken.map((e) => e.chunkId)).toEqual(['c1', 'c2', 'c3']);
-    expect(await store.countOutboxEvents()).toBe(0);
+    expect(await store.repositories.outbox.countOutboxEvents()).toBe(0);
     expect(telemetry.counts.relay).toBe(3);
     expect(telemetry.lastWaiting).toBe(0);
   });
@@ -104,7 +104,7 @@ describe('EventOutbox over a real store', () => {
     bus.refused.add('doc-1');
     await outbox().publishCommitted(events);
     expect(bus.taken.map((e) => e.chunkId)).toEqual(['c2']);
-    expect((await store.listOutboxEvents(new Date(now + 60_000).toISOString(), 10)).map((e) => e.key)).toEqual(['doc-1', 'doc-1']);
+    expect((await store.repositories.outbox.listOutboxEvents(new Date(now + 60_000).toISOString(), 10)).map((e) => e.key)).toEqual(['doc-1', 'doc-1']);
 
     bus.refused.clear();
     now += 6_000;
@@ -134,31 +134,31 @@ describe('EventOutbox over a real store', () => {
     const started = Date.now();
     await outbox({ publishTimeoutMs: 150 }).publishCommitted(events);
     expect(Date.now() - started).toBeLessThan(1_500);
-    expect(await store.countOutboxEvents()).toBe(1);
+    expect(await store.repositories.outbox.countOutboxEvents()).toBe(1);
 
     release();
-    await expect.poll(() => store.countOutboxEvents()).toBe(0);
+    await expect.poll(() => store.repositories.outbox.countOutboxEvents()).toBe(0);
     expect(bus.taken.map((e) => e.chunkId)).toEqual(['c1']);
   });
 
   it('relays in one process at a time: another holder of the lease means no pass', async () => {
     await commit(ready('doc-1', 'c1'));
     now += 6_000;
-    expect(await store.acquireLease(OUTBOX_RELAY_LEASE, 'another-process', 1, now + 60_000, now)).toBe(true);
+    expect(await store.repositories.llmBudget.acquireLease(OUTBOX_RELAY_LEASE, 'another-process', 1, now + 60_000, now)).toBe(true);
     expect(await outbox().relayOnce()).toBeNull();
     expect(bus.taken).toEqual([]);
 
-    await store.releaseLease(OUTBOX_RELAY_LEASE, 'another-process');
+    await store.repositories.llmBudget.releaseLease(OUTBOX_RELAY_LEASE, 'another-process');
     expect(await outbox().relayOnce()).toBe(1);
   });
 
   it('announces stored work through the outbox: appended, published, deleted', async () => {
     await outbox().announce([ready('doc-9', 'c9')]);
     expect(bus.taken.map((e) => e.chunkId)).toEqual(['c9']);
-    expect(await store.countOutboxEvents()).toBe(0);
+    expect(await store.repositories.outbox.countOutboxEvents()).toBe(0);
 
     bus.down = true;
     await outbox().announce([ready('doc-9', 'c10')]);
-    expect((await store.listOutboxEvents(new Date(now + 60_000).toISOString(), 10)).map((e) => e.key)).toEqual(['doc-9']);
+    expect((await store.repositories.outbox.listOutboxEvents(new Date(now + 60_000).toISOString(), 10)).map((e) => e.key)).toEqual(['doc-9']);
   });
 });

@@ -1,5 +1,5 @@
+import type { ExtractionSettings } from '@trellis/contracts';
 import { describe, expect, it } from 'vitest';
-import type { ExtractionSettings } from '@trellis/storage';
 import { EXTRACTION_PROMPT_VERSION, extractionPrompt } from './extraction-prompt';
 
 const CUSTOM: ExtractionSettings = { entityTypes: ['drug', 'disease'], instructions: 'Clinical facts only.', examples: 'Text: ...', gleaningPasses: 0, outputMode: 'auto' };

@@ -1,6 +1,6 @@
+import type { ExtractionOutputMode, KbSettings } from '@trellis/contracts';
 import { createHash } from 'node:crypto';
 import { stableId } from '@trellis/contracts';
-import type { ExtractionOutputMode, KbSettings } from '@trellis/storage';
 import type { ChatMessage } from './chat-model';
 
 /** Bump when the default prompt or schema changes: every cached extraction is then redone. */

@@ -21,3 +21,4 @@ export * from './yield-to-event-loop';
 export * from './text-splitting/text-splitter';
 export * from './text-splitting/chunk-plan';
 export * from './extraction-prompt';
+export * from './kb-llm-budget';

@@ -27,7 +27,7 @@ describe('consumeTopic metrics', () => {
     const bus = new InProcessEventBus({ retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
     let flakyFailures = 1;
     await consumeTopic(
-      { bus, metrics, logger, availability: new StoreAvailability(store, logger), stages: new PipelineStages(store, logger) },
+      { bus, metrics, logger, availability: new StoreAvailability(store, logger), stages: new PipelineStages(store.repositories.documents, logger) },
       'chunk.ready',
       'extraction',
       async (payload) => {

@@ -12,3 +12,4 @@ export * from './traced-store';
 export * from './shared-llm-budget';
 export * from './summary-refresher.factory';
 export * from './interval-schedule';
+export * from './repository-tokens';

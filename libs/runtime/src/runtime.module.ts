@@ -4,7 +4,7 @@ import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { EVENT_BUS, EVENT_OUTBOX } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
-import { REPOSITORY_TOKENS } from '@trellis/storage';
+import { REPOSITORY_TOKENS } from './repository-tokens';
 import type { TrellisRepositories } from '@trellis/storage';
 import type { Runtime } from './runtime';
 import { STORE_AVAILABILITY } from './store-availability';

@@ -6,14 +6,14 @@ import { createModels } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { TrellisMetrics, createLogger, currentTraceparent, tracingStarted } from '@trellis/observability';
 import type { Logger, TelemetrySettings } from '@trellis/observability';
-import { MysqlStore, SqliteStore, repositoriesOf } from '@trellis/storage';
-import type { LlmBudgetRepository, StoreConnection, TrellisRepositories, TrellisStore } from '@trellis/storage';
+import { MysqlStore, SqliteStore } from '@trellis/storage';
+import type { LlmBudgetRepository, StoreConnection, TrellisRepositories } from '@trellis/storage';
 import { createEventOutbox } from './event-outbox.factory';
 import { ModelMetricsObserver } from './model-telemetry';
 import { SharedLlmBudget } from './shared-llm-budget';
 import { StoreAvailability } from './store-availability';
 import { TracedEventBus } from './traced-event-bus';
-import { traceStore } from './traced-store';
+import { traceRepositories } from './traced-store';
 import type { DatabaseSystem } from './traced-store';
 
 /** The infrastructure one process runs on: chosen by configuration, built once at boot. */
@@ -44,7 +44,7 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
     config.mode === 'standalone'
       ? new SqliteStore(join(config.dataDir, 'trellis.db'))
       : await MysqlStore.connect(config.dbUrl!, { poolSize: config.dbPoolSize, createDatabase: false, logger });
-  const repositories = repositoriesOf(traced(adapter, telemetry));
+  const repositories = traced(adapter, telemetry);
   const models = await createModels(config, {
     observer: new ModelMetricsObserver(metrics, telemetry.llmPrices),
     budget: llmBudget(config, repositories.llmBudget),
@@ -55,11 +55,11 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
   return { ...base, bus, outbox: createEventOutbox(bus, repositories, config, metrics, logger) };
 }
 
-/** Store calls become spans only when this process records spans; otherwise the adapter is called directly. */
-function traced(store: SqliteStore | MysqlStore, telemetry: TelemetrySettings): TrellisStore {
-  if (!tracingStarted()) return store;
+/** Repository calls become spans only when this process records spans; otherwise the adapter's repositories are called directly. */
+function traced(store: SqliteStore | MysqlStore, telemetry: TelemetrySettings): TrellisRepositories {
+  if (!tracingStarted()) return store.repositories;
   const system: DatabaseSystem = store instanceof MysqlStore ? store.databaseSystem : 'sqlite';
-  return traceStore(store, { system, traceContent: telemetry.traceContent });
+  return traceRepositories(store.repositories, { system, traceContent: telemetry.traceContent });
 }
 
 /** The deployment-wide chat call budget, or none when no limit is configured. */

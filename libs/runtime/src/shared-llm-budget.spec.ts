@@ -23,7 +23,7 @@ describe('SharedLlmBudget over the store', () => {
   });
 
   const budget = (settings: Partial<ConstructorParameters<typeof SharedLlmBudget>[1]>) =>
-    new SharedLlmBudget(store, { maxConcurrency: 0, requestsPerMinute: 0, tokensPerMinute: 0, leaseMs: 60_000, ...settings }, clock);
+    new SharedLlmBudget(store.repositories.llmBudget, { maxConcurrency: 0, requestsPerMinute: 0, tokensPerMinute: 0, leaseMs: 60_000, ...settings }, clock);
 
   it('lets one call at a time through a concurrency limit of one; the next starts when it ends', async () => {
     const limit = budget({ maxConcurrency: 1 });

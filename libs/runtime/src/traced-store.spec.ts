@@ -1,3 +1,4 @@
+import type { KbSettings } from '@trellis/contracts';
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
@@ -5,8 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTracing, trellisTracer } from '@trellis/observability';
 import type { TracingHandle } from '@trellis/observability';
 import { SqliteStore } from '@trellis/storage';
-import type { KbSettings, TrellisStore } from '@trellis/storage';
-import { traceStore } from './traced-store';
+import type { TrellisRepositories } from '@trellis/storage';
+import { traceRepositories } from './traced-store';
 
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 const SECRET_TEXT = 'Zanzibar-confidential paragraph';
@@ -34,14 +35,14 @@ async function inTrace(work: () => Promise<unknown>): Promise<ReadableSpan> {
   return exporter.getFinishedSpans().find((s) => s.name === 'parent')!;
 }
 
-async function seed(store: TrellisStore) {
-  const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS });
+async function seed(repos: TrellisRepositories) {
+  const kb = await repos.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS });
   const scope = { tenantId: 't1', kbId: kb.id };
-  await store.saveDocumentVersion(scope, { id: 'd1', sourceUri: 'd1.txt', filename: 'd1.txt', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 10, metadata: {}, text: SECRET_TEXT });
+  await repos.documents.saveDocumentVersion(scope, { id: 'd1', sourceUri: 'd1.txt', filename: 'd1.txt', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 10, metadata: {}, text: SECRET_TEXT });
   return scope;
 }
 
-describe('traceStore', () => {
+describe('traceRepositories', () => {
   let raw: SqliteStore;
 
   beforeEach(() => {
@@ -50,11 +51,11 @@ describe('traceStore', () => {
   });
 
   it('makes each call inside a trace a CLIENT span db.<method>, child of the active span', async () => {
-    const store = traceStore(raw, { system: 'sqlite' });
+    const repos = traceRepositories(raw.repositories, { system: 'sqlite' });
     const parent = await inTrace(async () => {
-      const scope = await seed(store);
-      await store.getDocumentText(scope, 'd1', 1);
-      await store.searchChunksFullText(scope, SECRET_QUERY, 5);
+      const scope = await seed(repos);
+      await repos.documents.getDocumentText(scope, 'd1', 1);
+      await repos.chunks.searchChunksFullText(scope, SECRET_QUERY, 5);
     });
     const spans = exporter.getFinishedSpans().filter((s) => s.name.startsWith('db.'));
     expect(spans.map((s) => s.name)).toEqual(['db.createKnowledgeBase', 'db.saveDocumentVersion', 'db.getDocumentText', 'db.searchChunksFullText']);
@@ -75,21 +76,21 @@ describe('traceStore', () => {
   });
 
   it('still returns what the adapter returns', async () => {
-    const store = traceStore(raw, { system: 'sqlite' });
+    const repos = traceRepositories(raw.repositories, { system: 'sqlite' });
     let text: string | null = null;
     await inTrace(async () => {
-      const scope = await seed(store);
-      text = await store.getDocumentText(scope, 'd1', 1);
+      const scope = await seed(repos);
+      text = await repos.documents.getDocumentText(scope, 'd1', 1);
     });
     expect(text).toBe(SECRET_TEXT);
   });
 
   it('marks a failed call ERROR with the error code, not its message', async () => {
-    const store = traceStore(raw, { system: 'mariadb' });
+    const repos = traceRepositories(raw.repositories, { system: 'mariadb' });
     let caught: unknown;
     await inTrace(async () => {
-      await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'Zanzibar', description: '', settings: SETTINGS });
-      await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'Zanzibar', description: '', settings: SETTINGS }).catch((error: unknown) => {
+      await repos.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'Zanzibar', description: '', settings: SETTINGS });
+      await repos.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'Zanzibar', description: '', settings: SETTINGS }).catch((error: unknown) => {
         caught = error;
         throw error;
       });
@@ -103,19 +104,29 @@ describe('traceStore', () => {
     expect(JSON.stringify({ attributes: failed!.attributes, status: failed!.status, events: failed!.events })).not.toContain('Zanzibar');
   });
 
-  it('records nothing outside a trace, and never for ping', async () => {
-    const store = traceStore(raw, { system: 'sqlite' });
-    await seed(store);
-    await inTrace(() => store.ping());
-    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['parent']);
-    expect(exporter.getFinishedSpans().filter((s) => s.name.startsWith('db.'))).toEqual([]);
+  it('records nothing outside a trace', async () => {
+    const repos = traceRepositories(raw.repositories, { system: 'sqlite' });
+    await seed(repos);
+    await repos.documents.getDocument({ tenantId: 't1', kbId: 'none' }, 'd1');
+    await processor.forceFlush();
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('traces every repository, under the names the runtime hands them out', async () => {
+    const repos = traceRepositories(raw.repositories, { system: 'sqlite' });
+    expect(Object.keys(repos).sort()).toEqual(Object.keys(raw.repositories).sort());
+    await inTrace(async () => {
+      await repos.chats.listChats({ tenantId: 't1' }, { limit: 5 });
+      await repos.outbox.countOutboxEvents();
+    });
+    expect(exporter.getFinishedSpans().filter((s) => s.name.startsWith('db.')).map((s) => s.name)).toEqual(['db.listChats', 'db.countOutboxEvents']);
   });
 
   it('puts search text on the span only when content tracing is asked for', async () => {
-    const store = traceStore(raw, { system: 'sqlite', traceContent: true });
+    const repos = traceRepositories(raw.repositories, { system: 'sqlite', traceContent: true });
     await inTrace(async () => {
-      const scope = await seed(store);
-      await store.searchChunksFullText(scope, SECRET_QUERY, 5);
+      const scope = await seed(repos);
+      await repos.chunks.searchChunksFullText(scope, SECRET_QUERY, 5);
     });
     const search = exporter.getFinishedSpans().find((s) => s.name === 'db.searchChunksFullText')!;
     expect(search.attributes['trellis.request.text']).toBe(SECRET_QUERY);

@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import type { Attributes, Span } from '@opentelemetry/api';
 import { trellisTracer } from '@trellis/observability';
-import type { TrellisStore } from '@trellis/storage';
+import type { TrellisRepositories } from '@trellis/storage';
 
 /** `db.system.name` of the adapters: SQLite in standalone, a MySQL-protocol server in distributed mode. */
 export type DatabaseSystem = 'sqlite' | 'mysql' | 'mariadb' | 'tidb';
@@ -17,25 +17,28 @@ export interface StoreTracingOptions {
   readonly traceContent?: boolean;
 }
 
-/** Methods that are not storage work worth a span: probes call `ping` on every scrape. */
-const UNTRACED = new Set<string>(['ping', 'close']);
-
 /** Methods whose string argument at this position is the user's search text. */
 const SEARCH_TEXT_ARGUMENT: Readonly<Record<string, number>> = { searchChunksFullText: 1, searchEntitiesByName: 1 };
 
 /**
- * The store with a CLIENT span (`db.<method>`) around every call made inside a trace, for
- * both adapters and every service at once. Calls outside any trace (boot, readiness probes,
- * the backlog gauge at scrape time) get no span: a root trace of one query tells nobody
- * anything. Apply it only when the SDK runs (`tracingStarted()`), so an untraced process
- * calls the adapter directly.
+ * The repositories with a CLIENT span (`db.<method>`) around every call made inside a trace,
+ * for both adapters and every service at once: each repository behind a proxy that wraps
+ * whatever methods it has. Calls outside any trace (boot, the backlog gauge at scrape time) get
+ * no span: a root trace of one query tells nobody anything; the connection (readiness probes'
+ * `ping`) is not a repository and is never traced. Apply it only when the SDK runs
+ * (`tracingStarted()`), so an untraced process calls the adapter directly.
  */
-export function traceStore(store: TrellisStore, options: StoreTracingOptions): TrellisStore {
+export function traceRepositories(repositories: TrellisRepositories, options: StoreTracingOptions): TrellisRepositories {
+  const traced = Object.entries(repositories).map(([name, repository]: [string, object]) => [name, traceRepository(repository, options)]);
+  return Object.fromEntries(traced) as TrellisRepositories;
+}
+
+function traceRepository<T extends object>(repository: T, options: StoreTracingOptions): T {
   const wrapped = new Map<PropertyKey, unknown>();
-  return new Proxy(store, {
+  return new Proxy(repository, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function' || typeof property !== 'string' || UNTRACED.has(property)) return value;
+      if (typeof value !== 'function' || typeof property !== 'string' || property === 'constructor') return value;
       let traced = wrapped.get(property);
       if (traced === undefined) {
         const method = value as (...args: unknown[]) => unknown;
@@ -47,7 +50,7 @@ export function traceStore(store: TrellisStore, options: StoreTracingOptions): T
   });
 }
 
-function callTraced(target: TrellisStore, method: (...args: unknown[]) => unknown, name: string, args: unknown[], options: StoreTracingOptions): unknown {
+function callTraced(target: object, method: (...args: unknown[]) => unknown, name: string, args: unknown[], options: StoreTracingOptions): unknown {
   const parent = otelContext.active();
   if (trace.getSpan(parent) === undefined) return method.apply(target, args);
   const span = trellisTracer().startSpan(`db.${name}`, { kind: SpanKind.CLIENT, attributes: spanAttributes(name, args, options) }, parent);

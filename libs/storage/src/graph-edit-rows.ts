@@ -1,35 +1,18 @@
 import type { EntityRow, GraphEditAction, GraphEditRecord, OverlayRow, RecordedChunkExtraction, RelationshipRow } from '@trellis/graph';
-import { fromSqlTime } from './row-mappers';
-import type { Row } from './row-mappers';
+import { json, nullableNum, nullableText, nullableTime, num, rowMapper, text, time } from './row-mappers';
+import type { Read, Row } from './row-mappers';
 
 /** Mapping of the graph edits' rows to the records of @trellis/graph. */
 
-export function toGraphEdit(r: Row): GraphEditRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    actor: String(r.actor),
-    action: String(r.action) as GraphEditAction,
-    targetIds: JSON.parse(String(r.target_ids)) as string[],
-    before: String(r.before_state),
-    after: String(r.after_state),
-    createdAt: fromSqlTime(r.created_at),
-    undoneAt: r.undone_at === null || r.undone_at === undefined ? null : fromSqlTime(r.undone_at),
-    undoneBy: r.undone_by === null || r.undone_by === undefined ? null : String(r.undone_by),
-  };
-}
+export const toGraphEdit = rowMapper<GraphEditRecord>({
+  id: text, kbId: text, actor: text, action: text as Read<GraphEditAction>, targetIds: json<string[]>(), before: ['before_state', text], after: ['after_state', text],
+  createdAt: time, undoneAt: nullableTime, undoneBy: nullableText,
+});
+
+const overlayRow = rowMapper<OverlayRow>({ name: nullableText, normalizedName: nullableText, type: nullableText, description: nullableText, label: nullableText, weight: nullableNum });
 
 export function toOverlayRow(r: Row | undefined): OverlayRow | null {
-  if (r === undefined) return null;
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  return {
-    name: text(r.name),
-    normalizedName: text(r.normalized_name),
-    type: text(r.type),
-    description: text(r.description),
-    label: text(r.label),
-    weight: r.weight === null || r.weight === undefined ? null : Number(r.weight),
-  };
+  return r === undefined ? null : overlayRow(r);
 }
 
 /**
@@ -59,30 +42,12 @@ export function toRecordedChunkExtraction(entities: readonly Row[], relationship
   };
 }
 
-/** An entity or relationship row as an edit reads it. `vector` decodes the adapter's embeddings. */
-export function toEntityRow(e: Row, vector: (value: unknown) => Float32Array | null): EntityRow {
-  return {
-    id: String(e.id),
-    name: String(e.name),
-    normalizedName: String(e.normalized_name),
-    type: String(e.type),
-    description: String(e.description),
-    kind: String(e.kind),
-    embedding: vector(e.embedding),
-    mentionCount: Number(e.mention_count),
-  };
+/** Entity rows as an edit reads them; `vector` decodes the adapter's embeddings. */
+export function entityRowMapper(vector: Read<Float32Array | null>): (r: Row) => EntityRow {
+  return rowMapper<EntityRow>({ id: text, name: text, normalizedName: text, type: text, description: text, kind: text, embedding: vector, mentionCount: num });
 }
 
-export function toRelationshipRow(r: Row, vector: (value: unknown) => Float32Array | null): RelationshipRow {
-  return {
-    id: String(r.id),
-    sourceId: String(r.source_id),
-    targetId: String(r.target_id),
-    label: String(r.label),
-    description: String(r.description),
-    weight: Number(r.weight),
-    kind: String(r.kind),
-    embedding: vector(r.embedding),
-    mentionCount: Number(r.mention_count),
-  };
+/** Relationship rows as an edit reads them; `vector` decodes the adapter's embeddings. */
+export function relationshipRowMapper(vector: Read<Float32Array | null>): (r: Row) => RelationshipRow {
+  return rowMapper<RelationshipRow>({ id: text, sourceId: text, targetId: text, label: text, description: text, weight: num, kind: text, embedding: vector, mentionCount: num });
 }

@@ -1,5 +1,5 @@
-import { TrellisError } from '@trellis/contracts';
-import type { KbScope, TenantScope } from '@trellis/contracts';
+import { TrellisError, fromEventSettings } from '@trellis/contracts';
+import type { KbScope, KnowledgeBaseSnapshot, TenantScope, events } from '@trellis/contracts';
 import type { KnowledgeBaseRecord } from './records';
 import type { KnowledgeBaseRepository } from './repositories/knowledge-base.repository';
 
@@ -13,4 +13,16 @@ export async function requireKnowledgeBase(knowledgeBases: Pick<KnowledgeBaseRep
 
 export function kbScope(kb: KnowledgeBaseRecord): KbScope {
   return { tenantId: kb.tenantId, kbId: kb.id };
+}
+
+/**
+ * The knowledge base an indexing event is about: the settings it carries, or, for an event from
+ * before they travelled, the store's record (null when the knowledge base is gone).
+ */
+export async function knowledgeBaseOfEvent(
+  context: events.EventContext,
+  knowledgeBases: Pick<KnowledgeBaseRepository, 'findKnowledgeBase'>,
+): Promise<KnowledgeBaseSnapshot | null> {
+  if (context.knowledgeBase) return fromEventSettings(context.knowledgeBase);
+  return knowledgeBases.findKnowledgeBase({ tenantId: context.tenantId }, context.knowledgeBaseId);
 }

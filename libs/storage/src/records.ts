@@ -1,46 +1,4 @@
-import type { IndexStatus } from '@trellis/contracts';
-
-/** Per-knowledge-base settings. Zero or empty values mean "server default". */
-export interface KbSettings {
-  chunkSizeTokens: number;
-  chunkOverlapTokens: number;
-  /** '' (auto), 'sentence' or 'markdown'. */
-  splitter: string;
-  embeddingModel: string;
-  embeddingDimensions: number;
-  llmModel: string;
-  extractionPromptVersion: string;
-  /** How the LLM extractor is prompted for this knowledge base; absent means the defaults. */
-  extraction?: ExtractionSettings;
-  /** How chunk entities are matched to graph entities; absent or zero fields: server defaults. */
-  resolution?: ResolutionSettings;
-  /** Most LLM work per UTC day and month; absent or zero fields: no limit. */
-  llmBudget?: LlmBudgetSettings;
-}
-
-/** Limits on a knowledge base's LLM spend (input and output tokens together, or US dollars); 0: none. */
-export interface LlmBudgetSettings {
-  dailyTokens: number;
-  monthlyTokens: number;
-  dailyUsd: number;
-  monthlyUsd: number;
-}
-
-/** How a knowledge base's LLM extraction is prompted and called. Empty values mean "default". */
-export interface ExtractionSettings {
-  /** Entity types the model should use, e.g. ["person", "drug"]; empty: the model chooses. */
-  entityTypes: string[];
-  /** Extra instructions appended to the domain-neutral system prompt. */
-  instructions: string;
-  /** Worked examples (text and the expected JSON) shown to the model. */
-  examples: string;
-  /** 0 or 1: a second "gleaning" turn asking for what the first answer missed. */
-  gleaningPasses: number;
-  /** auto (json_schema, falling back to json_object when the provider rejects it), json_schema or json_object. */
-  outputMode: ExtractionOutputMode;
-}
-
-export type ExtractionOutputMode = 'auto' | 'json_schema' | 'json_object';
+import type { IndexStatus, KbSettings } from '@trellis/contracts';
 
 /** What language-model work for indexing cost: per document version, or summed per knowledge base. */
 export interface LlmUsage {
@@ -79,20 +37,6 @@ export interface PausedChunk {
   version: number;
   contentHash: string;
   pausedAt: string;
-}
-
-/** Per-knowledge-base entity resolution. Zero or empty values mean "server default". */
-export interface ResolutionSettings {
-  /** '' (server default), 'name' (same normalised name → same entity) or 'embedding'. */
-  mode: '' | 'name' | 'embedding';
-  /** Cosine similarity of a mention to a same-name entity at or above which they are one. */
-  similarityThreshold: number;
-  /** '' (server default), 'on' or 'off': ask the LLM about same-name entities that are close but below the threshold. */
-  llmMergeDecisions: '' | 'on' | 'off';
-  /** Lower end of the "close" band in which the LLM is asked. */
-  llmMergeFloor: number;
-  /** Longest summary description before it is summarised by the LLM (or truncated without one). */
-  summaryMaxChars: number;
 }
 
 export interface KnowledgeBaseRecord {

@@ -1,8 +1,9 @@
-import type { IndexStatus } from '@trellis/contracts';
+import type { IndexStatus, KbSettings } from '@trellis/contracts';
 import { distinctDescriptions } from '@trellis/graph';
 import type { PendingSummary } from '@trellis/graph';
 import { PIPELINE_STAGES } from './records';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KbSettings, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
+import type { StuckDocument } from './repositories/stuck-work';
 
 /** Column lists of the store's queries, so every read maps the same shape. */
 export const CHUNK_COLUMNS = 'id, kb_id, document_id, version, ordinal, text, heading, token_count, content_hash, status, error';
@@ -50,83 +51,50 @@ export function readJson<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
-function nullableString(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
-}
+/** How one field of a record is read from its column's value. */
+export type Read<T> = (value: unknown) => T;
 
-export function toKnowledgeBase(r: Row): KnowledgeBaseRecord {
-  return {
-    id: String(r.id),
-    tenantId: String(r.tenant_id),
-    name: String(r.name),
-    description: String(r.description),
-    settings: readJson<KbSettings>(r.settings),
-    createdAt: fromSqlTime(r.created_at),
+export const text: Read<string> = (v) => String(v);
+export const num: Read<number> = (v) => Number(v);
+export const time: Read<string> = fromSqlTime;
+export const nullableText: Read<string | null> = (v) => (v === null || v === undefined ? null : String(v));
+export const nullableNum: Read<number | null> = (v) => (v === null || v === undefined ? null : Number(v));
+export const nullableTime: Read<string | null> = (v) => (v === null || v === undefined ? null : fromSqlTime(v));
+export const flag: Read<boolean> = (v) => Number(v ?? 0) === 1;
+export const json = <T>(): Read<T> => readJson<T>;
+
+/**
+ * A row mapper with one reader per field of the record: a field reads the column its name spells
+ * in snake_case (`kbId` reads `kb_id`), or the column named beside its reader.
+ */
+export function rowMapper<T>(fields: { [K in keyof T]-?: Read<T[K]> | readonly [column: string, read: Read<T[K]>] }): (r: Row) => T {
+  const columns = Object.entries(fields as Record<string, Read<unknown> | readonly [string, Read<unknown>]>).map(([field, spec]) =>
+    typeof spec === 'function' ? ([field, field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), spec] as const) : ([field, spec[0], spec[1]] as const),
+  );
+  return (r) => {
+    const record: Record<string, unknown> = {};
+    for (const [field, column, read] of columns) record[field] = read(r[column]);
+    return record as T;
   };
 }
 
-export function toDocument(r: Row): DocumentRecord {
-  return {
-    id: String(r.id),
-    tenantId: String(r.tenant_id),
-    kbId: String(r.kb_id),
-    sourceUri: String(r.source_uri),
-    filename: String(r.filename),
-    mimeType: String(r.mime_type),
-    contentHash: String(r.content_hash),
-    version: Number(r.version),
-    status: String(r.status) as IndexStatus,
-    error: nullableString(r.error),
-    sizeBytes: Number(r.size_bytes),
-    metadata: readJson<Record<string, string>>(r.metadata),
-    createdAt: fromSqlTime(r.created_at),
-    updatedAt: fromSqlTime(r.updated_at),
-  };
-}
+export const toKnowledgeBase = rowMapper<KnowledgeBaseRecord>({ id: text, tenantId: text, name: text, description: text, settings: json<KbSettings>(), createdAt: time });
 
-export function toChunk(r: Row): ChunkRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    documentId: String(r.document_id),
-    version: Number(r.version),
-    ordinal: Number(r.ordinal),
-    text: String(r.text),
-    heading: String(r.heading),
-    tokenCount: Number(r.token_count),
-    contentHash: String(r.content_hash),
-    status: String(r.status) as IndexStatus,
-    error: nullableString(r.error),
-  };
-}
+export const toDocument = rowMapper<DocumentRecord>({
+  id: text, tenantId: text, kbId: text, sourceUri: text, filename: text, mimeType: text, contentHash: text, version: num,
+  status: text as Read<IndexStatus>, error: nullableText, sizeBytes: num, metadata: json<Record<string, string>>(), createdAt: time, updatedAt: time,
+});
 
-export function toEntity(r: Row): EntityRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    name: String(r.name),
-    normalizedName: String(r.normalized_name),
-    type: String(r.type),
-    description: String(r.description),
-    mentionCount: Number(r.mention_count),
-    needsReview: Number(r.needs_review ?? 0) === 1,
-  };
-}
+export const toChunk = rowMapper<ChunkRecord>({
+  id: text, kbId: text, documentId: text, version: num, ordinal: num, text, heading: text, tokenCount: num, contentHash: text,
+  status: text as Read<IndexStatus>, error: nullableText,
+});
 
-export function toRelationship(r: Row): RelationshipRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    sourceId: String(r.source_id),
-    targetId: String(r.target_id),
-    sourceName: String(r.source_name),
-    targetName: String(r.target_name),
-    label: String(r.label),
-    description: String(r.description),
-    weight: Number(r.weight),
-    mentionCount: Number(r.mention_count),
-  };
-}
+export const toEntity = rowMapper<EntityRecord>({ id: text, kbId: text, name: text, normalizedName: text, type: text, description: text, mentionCount: num, needsReview: flag });
+
+export const toRelationship = rowMapper<RelationshipRecord>({
+  id: text, kbId: text, sourceId: text, targetId: text, sourceName: text, targetName: text, label: text, description: text, weight: num, mentionCount: num,
+});
 
 export function toStage(r: Row): StageRecord {
   const startedAt = fromSqlTime(r.started_at);
@@ -138,7 +106,21 @@ export function toStage(r: Row): StageRecord {
     durationMs: Math.max(0, Date.parse(finishedAt) - Date.parse(startedAt)),
     events: Number(r.events),
     failures: Number(r.failures),
-    lastError: nullableString(r.last_error),
+    lastError: nullableText(r.last_error),
+  };
+}
+
+/** A row the sweeper found waiting too long, of the document `documentId` (the row's own id, or its chunk's document). */
+export function toStuckWork(r: Row, documentId: string): StuckDocument {
+  return {
+    tenantId: String(r.tenant_id),
+    kbId: String(r.kb_id),
+    documentId,
+    version: Number(r.version),
+    status: String(r.status) as IndexStatus,
+    contentHash: String(r.content_hash),
+    redriveCount: Number(r.redrive_count),
+    updatedAt: fromSqlTime(r.updated_at),
   };
 }
 

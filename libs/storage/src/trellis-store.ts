@@ -17,7 +17,8 @@ import type { StoreConnection } from './repositories/store-connection';
 
 /**
  * The repositories of Trellis by name: what the runtime hands out, one injection token each
- * (see tokens.ts). A service or domain class takes the `Pick` of the ones it uses.
+ * (@trellis/runtime's repository-tokens.ts). A service or domain class takes the `Pick` of the
+ * ones it uses.
  */
 export interface TrellisRepositories {
   readonly knowledgeBases: KnowledgeBaseRepository;
@@ -38,47 +39,13 @@ export interface TrellisRepositories {
 }
 
 /**
- * What each storage adapter (SQLite for standalone, TiDB/MySQL for distributed) implements:
- * every repository over one connection, passing the same contract tests. Every method is
- * scoped by tenant (the LLM call budget is deployment-wide by design), and every write is
- * idempotent: repeating it with the same arguments leaves the same rows. Only composition
- * roots and the adapters' own tests see this type; everything else receives repositories.
+ * What each storage adapter (SQLite for standalone, TiDB/MySQL for distributed) opens: every
+ * repository over one connection, passing the same contract tests, and the connection itself.
+ * Every repository method is scoped by tenant (the LLM call budget and the outbox are
+ * deployment-wide by design), and every write is idempotent: repeating it with the same
+ * arguments leaves the same rows. Only composition roots and the adapters' own tests see this
+ * type; everything else receives repositories.
  */
-export interface TrellisStore
-  extends KnowledgeBaseRepository,
-    DocumentRepository,
-    ChunkRepository,
-    ExtractionCacheRepository,
-    GraphWriteRepository,
-    GraphSummaryRepository,
-    GraphReadRepository,
-    GraphEditRepository,
-    LlmUsageRepository,
-    LlmBudgetRepository,
-    BudgetPauseRepository,
-    ChatRepository,
-    ChatEngineRepository,
-    CommunityRepository,
-    OutboxRepository,
-    StoreConnection {}
-
-/** The store seen as its repositories: each name is the same adapter, typed to one aggregate. */
-export function repositoriesOf(store: TrellisStore): TrellisRepositories {
-  return {
-    knowledgeBases: store,
-    documents: store,
-    chunks: store,
-    extractionCache: store,
-    graphWrites: store,
-    graphSummaries: store,
-    graphReads: store,
-    graphEdits: store,
-    llmUsage: store,
-    llmBudget: store,
-    budgetPauses: store,
-    chats: store,
-    chatEngines: store,
-    communities: store,
-    outbox: store,
-  };
+export interface TrellisStore extends StoreConnection {
+  readonly repositories: TrellisRepositories;
 }

@@ -35,25 +35,25 @@ export function describeCommunityChangeContract(name: string, makeStore: () => P
     });
     const chunk = async (documentId: string, ordinal: number) => {
       const id = stableId('chk', documentId, 1, ordinal);
-      await store.upsertChunks(scope, [{ id, documentId, version: 1, ordinal, text: `${documentId} ${ordinal}`, heading: '', tokenCount: 2, contentHash: id, embedding: vectorFor(ordinal + 1) }]);
+      await store.repositories.chunks.upsertChunks(scope, [{ id, documentId, version: 1, ordinal, text: `${documentId} ${ordinal}`, heading: '', tokenCount: 2, contentHash: id, embedding: vectorFor(ordinal + 1) }]);
       return id;
     };
-    const changedIds = async () => (await store.listCommunityChanges(scope)).marks.map((m) => m.entityId).sort();
-    const consumeAll = async () => store.saveCommunities(scope, { upserts: [], removedIds: [], consumedChanges: (await store.listCommunityChanges(scope)).marks }, new Date().toISOString());
+    const changedIds = async () => (await store.repositories.communities.listCommunityChanges(scope)).marks.map((m) => m.entityId).sort();
+    const consumeAll = async () => store.repositories.communities.saveCommunities(scope, { upserts: [], removedIds: [], consumedChanges: (await store.repositories.communities.listCommunityChanges(scope)).marks }, new Date().toISOString());
 
     it('records what a graph write changes, both ends of each relationship; a save consumes exactly the records it read', async () => {
       const [a, b, c] = [entity('Alpha'), entity('Beta'), entity('Gamma')];
       await saveTestDocument(store, scope, 'd1');
-      await store.applyChunkExtraction(scope, await chunk('d1', 0), [a, b, c], [relationship(a, b)]);
-      const first = await store.listCommunityChanges(scope);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, await chunk('d1', 0), [a, b, c], [relationship(a, b)]);
+      const first = await store.repositories.communities.listCommunityChanges(scope);
       // Never refreshed: the records are not the whole story yet (the first build reads the graph).
       expect(first.tracked).toBe(false);
       expect(first.marks.map((m) => m.entityId).sort()).toEqual([a.entityId, b.entityId, c.entityId].sort());
 
       // Alpha changes again after the refresh read the records: its newer record outlives the save.
-      await store.applyChunkExtraction(scope, await chunk('d1', 1), [a], []);
-      await store.saveCommunities(scope, { upserts: [], removedIds: [], consumedChanges: first.marks }, new Date().toISOString());
-      const after = await store.listCommunityChanges(scope);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, await chunk('d1', 1), [a], []);
+      await store.repositories.communities.saveCommunities(scope, { upserts: [], removedIds: [], consumedChanges: first.marks }, new Date().toISOString());
+      const after = await store.repositories.communities.listCommunityChanges(scope);
       expect(after.tracked).toBe(true);
       expect(after.marks).toEqual([{ entityId: a.entityId, version: first.marks.find((m) => m.entityId === a.entityId)!.version + 1 }]);
     });
@@ -62,11 +62,11 @@ export function describeCommunityChangeContract(name: string, makeStore: () => P
       const [a, b, c] = [entity('Alpha'), entity('Beta'), entity('Gamma')];
       await saveTestDocument(store, scope, 'd1');
       await saveTestDocument(store, scope, 'd2');
-      await store.applyChunkExtraction(scope, await chunk('d1', 0), [a, b], [relationship(a, b)]);
-      await store.applyChunkExtraction(scope, await chunk('d2', 0), [b, c], [relationship(b, c)]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, await chunk('d1', 0), [a, b], [relationship(a, b)]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, await chunk('d2', 0), [b, c], [relationship(b, c)]);
       await consumeAll();
       expect(await changedIds()).toEqual([]);
-      await store.deleteDocument(scope, 'd1');
+      await store.repositories.documents.deleteDocument(scope, 'd1');
       // Alpha is gone; Beta lost a relationship and a description; Gamma is untouched.
       expect(await changedIds()).toEqual([a.entityId, b.entityId].sort());
     });
@@ -74,18 +74,18 @@ export function describeCommunityChangeContract(name: string, makeStore: () => P
     it('records what graph edits change: a weight both ends, a deletion the entity and its neighbours, a merge both sides', async () => {
       const [a, b, c, d] = [entity('Alpha'), entity('Beta'), entity('Gamma'), entity('Delta')];
       await saveTestDocument(store, scope, 'd1');
-      await store.applyChunkExtraction(scope, await chunk('d1', 0), [a, b, c, d], [relationship(a, b), relationship(c, d)]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, await chunk('d1', 0), [a, b, c, d], [relationship(a, b), relationship(c, d)]);
       let edits = 0;
       const meta = () => ({ id: `edit-${++edits}`, actor: 'test', at: new Date(Date.UTC(2026, 0, 1, 0, 0, edits)).toISOString() });
       await consumeAll();
 
-      await store.updateRelationship(scope, relationship(a, b).relationshipId, { weight: -1 }, meta());
+      await store.repositories.graphEdits.updateRelationship(scope, relationship(a, b).relationshipId, { weight: -1 }, meta());
       expect(await changedIds()).toEqual([a.entityId, b.entityId].sort());
       await consumeAll();
-      await store.deleteEntity(scope, c.entityId, meta());
+      await store.repositories.graphEdits.deleteEntity(scope, c.entityId, meta());
       expect(await changedIds()).toEqual([c.entityId, d.entityId].sort());
       await consumeAll();
-      await store.mergeEntities(scope, b.entityId, a.entityId, meta());
+      await store.repositories.graphEdits.mergeEntities(scope, b.entityId, a.entityId, meta());
       expect(await changedIds()).toEqual(expect.arrayContaining([a.entityId, b.entityId]));
     });
 
@@ -103,32 +103,32 @@ export function describeCommunityChangeContract(name: string, makeStore: () => P
         embedding: new Float32Array(0),
       });
       const upserts = [row('c1', 0, ['e1', 'e2'], 'p1'), row('c2', 0, ['e3', 'e4'], 'p1'), row('p1', 1, ['e1', 'e2', 'e3', 'e4'], null), row('c3', 0, ['e5', 'e6'], null)];
-      await store.saveCommunities(scope, { upserts, removedIds: [] }, new Date().toISOString());
-      expect((await store.listCommunitiesOfEntities(scope, ['e1', 'e2', 'nobody'])).map((c) => [c.id, c.memberIds])).toEqual([
+      await store.repositories.communities.saveCommunities(scope, { upserts, removedIds: [] }, new Date().toISOString());
+      expect((await store.repositories.communities.listCommunitiesOfEntities(scope, ['e1', 'e2', 'nobody'])).map((c) => [c.id, c.memberIds])).toEqual([
         ['c1', ['e1', 'e2']],
         ['p1', ['e1', 'e2', 'e3', 'e4']],
       ]);
-      expect(await store.listCommunitiesOfEntities(scope, [])).toEqual([]);
-      expect(await store.listAssignedEntities(scope, ['e6', 'e1', 'e9'])).toEqual(['e1', 'e6']);
-      expect(await store.countCommunities(scope)).toEqual({ communities: 4, levels: 2 });
+      expect(await store.repositories.communities.listCommunitiesOfEntities(scope, [])).toEqual([]);
+      expect(await store.repositories.communities.listAssignedEntities(scope, ['e6', 'e1', 'e9'])).toEqual(['e1', 'e6']);
+      expect(await store.repositories.communities.countCommunities(scope)).toEqual({ communities: 4, levels: 2 });
       const other = { tenantId: 'someone-else', kbId: scope.kbId };
-      expect(await store.listCommunitiesOfEntities(other, ['e1'])).toEqual([]);
-      expect(await store.listAssignedEntities(other, ['e1'])).toEqual([]);
-      expect(await store.countCommunities(other)).toEqual({ communities: 0, levels: 0 });
+      expect(await store.repositories.communities.listCommunitiesOfEntities(other, ['e1'])).toEqual([]);
+      expect(await store.repositories.communities.listAssignedEntities(other, ['e1'])).toEqual([]);
+      expect(await store.repositories.communities.countCommunities(other)).toEqual({ communities: 0, levels: 0 });
     });
 
     it('counts the entities that are members of no community, scoped by tenant', async () => {
       const [a, b, c] = [entity('Alpha'), entity('Beta'), entity('Gamma')];
       await saveTestDocument(store, scope, 'd1');
-      await store.applyChunkExtraction(scope, await chunk('d1', 0), [a, b, c], [relationship(a, b)]);
-      expect(await store.countUnassignedEntities(scope)).toBe(3);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, await chunk('d1', 0), [a, b, c], [relationship(a, b)]);
+      expect(await store.repositories.communities.countUnassignedEntities(scope)).toBe(3);
       const community: CommunityWrite = {
         ...{ id: 'c1', level: 0, parentId: null, title: 'c1', summary: 'c1', keyFacts: [], kind: 'extractive', contentHash: 'c1'.padEnd(64, '0') },
         ...{ memberIds: [a.entityId, b.entityId], embedding: new Float32Array(0) },
       };
-      await store.saveCommunities(scope, { upserts: [community], removedIds: [] }, new Date().toISOString());
-      expect(await store.countUnassignedEntities(scope)).toBe(1);
-      expect(await store.countUnassignedEntities({ tenantId: 'someone-else', kbId: scope.kbId })).toBe(0);
+      await store.repositories.communities.saveCommunities(scope, { upserts: [community], removedIds: [] }, new Date().toISOString());
+      expect(await store.repositories.communities.countUnassignedEntities(scope)).toBe(1);
+      expect(await store.repositories.communities.countUnassignedEntities({ tenantId: 'someone-else', kbId: scope.kbId })).toBe(0);
     });
   });
 }

@@ -21,33 +21,33 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
 
     it('pages documents in id order, after a cursor and by status, without skipping or repeating any', async () => {
       for (const id of ['d3', 'd1', 'd5', 'd2', 'd4']) await addDocument(id);
-      await store.setDocumentStatus(scope, 'd2', 1, 'failed', 'broken');
-      await store.setDocumentStatus(scope, 'd4', 1, 'failed', 'broken');
-      const ids = async (page: Parameters<typeof store.listDocuments>[1]) => (await store.listDocuments(scope, page)).map((d) => d.id);
+      await store.repositories.documents.setDocumentStatus(scope, 'd2', 1, 'failed', 'broken');
+      await store.repositories.documents.setDocumentStatus(scope, 'd4', 1, 'failed', 'broken');
+      const ids = async (page: Parameters<typeof store.repositories.documents.listDocuments>[1]) => (await store.repositories.documents.listDocuments(scope, page)).map((d) => d.id);
       expect(await ids({ limit: 2 })).toEqual(['d1', 'd2']);
       expect(await ids({ limit: 2, afterId: 'd2' })).toEqual(['d3', 'd4']);
       expect(await ids({ limit: 2, afterId: 'd4' })).toEqual(['d5']);
       expect(await ids({ limit: 2, afterId: 'd5' })).toEqual([]);
       expect(await ids({ limit: 10, status: 'failed' })).toEqual(['d2', 'd4']);
       expect(await ids({ limit: 1, afterId: 'd2', status: 'failed' })).toEqual(['d4']);
-      expect(await store.listDocuments({ tenantId: 'other', kbId: scope.kbId }, { limit: 10 })).toEqual([]);
+      expect(await store.repositories.documents.listDocuments({ tenantId: 'other', kbId: scope.kbId }, { limit: 10 })).toEqual([]);
       // Without a page: every document, in source order.
-      expect((await store.listDocuments(scope)).map((d) => d.sourceUri)).toEqual(['d1.txt', 'd2.txt', 'd3.txt', 'd4.txt', 'd5.txt']);
+      expect((await store.repositories.documents.listDocuments(scope)).map((d) => d.sourceUri)).toEqual(['d1.txt', 'd2.txt', 'd3.txt', 'd4.txt', 'd5.txt']);
     });
 
     it('reads the progress of many document versions at once: current chunks, the version\'s stages and LLM usage', async () => {
       for (const id of ['d1', 'd2', 'd3']) await addDocument(id);
       await saveTestDocument(store, scope, 'd2', 2);
-      await store.upsertChunks(scope, [chunk('d1', 1, 0, 'one', 1), chunk('d1', 1, 1, 'two', 2), chunk('d2', 1, 0, 'old', 3), chunk('d2', 2, 0, 'new', 4)]);
-      await store.setChunkStatus(scope, chunk('d1', 1, 1, 'two', 2).id, 'graphed');
+      await store.repositories.chunks.upsertChunks(scope, [chunk('d1', 1, 0, 'one', 1), chunk('d1', 1, 1, 'two', 2), chunk('d2', 1, 0, 'old', 3), chunk('d2', 2, 0, 'new', 4)]);
+      await store.repositories.chunks.setChunkStatus(scope, chunk('d1', 1, 1, 'two', 2).id, 'graphed');
       const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
-      await store.recordStage(scope, { documentId: 'd2', version: 1, stage: 'chunking', startedAt: at, finishedAt: at });
-      await store.recordStage(scope, { documentId: 'd2', version: 2, stage: 'extraction', startedAt: at, finishedAt: at });
-      await store.addLlmUsage(scope, 'd2', 2, { calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 }, 'extraction');
-      await store.addLlmUsage(scope, 'd2', 1, { calls: 9, inputTokens: 90, outputTokens: 9, estimatedCostUsd: 9, cacheHits: 0 }, 'extraction');
-      await store.pauseChunk(scope, { chunkId: chunk('d2', 2, 0, 'new', 4).id, documentId: 'd2', version: 2, contentHash: 'h' });
-      await store.pauseChunk(scope, { chunkId: chunk('d2', 1, 0, 'old', 3).id, documentId: 'd2', version: 1, contentHash: 'h' });
-      const progress = await store.listProgress(scope, [
+      await store.repositories.documents.recordStage(scope, { documentId: 'd2', version: 1, stage: 'chunking', startedAt: at, finishedAt: at });
+      await store.repositories.documents.recordStage(scope, { documentId: 'd2', version: 2, stage: 'extraction', startedAt: at, finishedAt: at });
+      await store.repositories.llmUsage.addLlmUsage(scope, 'd2', 2, { calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 }, 'extraction');
+      await store.repositories.llmUsage.addLlmUsage(scope, 'd2', 1, { calls: 9, inputTokens: 90, outputTokens: 9, estimatedCostUsd: 9, cacheHits: 0 }, 'extraction');
+      await store.repositories.budgetPauses.pauseChunk(scope, { chunkId: chunk('d2', 2, 0, 'new', 4).id, documentId: 'd2', version: 2, contentHash: 'h' });
+      await store.repositories.budgetPauses.pauseChunk(scope, { chunkId: chunk('d2', 1, 0, 'old', 3).id, documentId: 'd2', version: 1, contentHash: 'h' });
+      const progress = await store.repositories.documents.listProgress(scope, [
         { documentId: 'd1', version: 1 },
         { documentId: 'd2', version: 2 },
         { documentId: 'd3', version: 1 },
@@ -60,8 +60,8 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       expect(progress.get('d2')!.llmUsage).toEqual({ calls: 2, inputTokens: 20, outputTokens: 5, estimatedCostUsd: 0.5, cacheHits: 1 });
       expect(progress.get('d2')!.pausedChunks).toBe(1);
       expect(progress.get('d3')).toEqual({ chunkCounts: {}, stages: [], llmUsage: { calls: 0, inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0, cacheHits: 0 }, pausedChunks: 0 });
-      expect(await store.listProgress(scope, [])).toEqual(new Map());
-      expect((await store.listProgress({ tenantId: 'other', kbId: scope.kbId }, [{ documentId: 'd1', version: 1 }])).get('d1')!.chunkCounts).toEqual({});
+      expect(await store.repositories.documents.listProgress(scope, [])).toEqual(new Map());
+      expect((await store.repositories.documents.listProgress({ tenantId: 'other', kbId: scope.kbId }, [{ documentId: 'd1', version: 1 }])).get('d1')!.chunkCounts).toEqual({});
     });
   });
 }

@@ -21,7 +21,7 @@ export function describeExtractionCacheContract(name: string, makeStore: () => P
     let otherTenant: KbScope;
 
     async function knowledgeBase(tenantId: string, kbName: string): Promise<KbScope> {
-      const kb = await store.createKnowledgeBase({ tenantId }, { name: kbName, description: '', settings: TEST_KB_SETTINGS });
+      const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId }, { name: kbName, description: '', settings: TEST_KB_SETTINGS });
       return { tenantId, kbId: kb.id };
     }
 
@@ -37,42 +37,42 @@ export function describeExtractionCacheContract(name: string, makeStore: () => P
     });
 
     it('keeps the last write of a key, idempotently', async () => {
-      expect(await store.getCachedExtraction(first, 'k')).toBeNull();
-      await store.putCachedExtraction(first, 'k', result('Ada'));
-      await store.putCachedExtraction(first, 'k', result('Ada'));
-      expect(await store.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
-      await store.putCachedExtraction(first, 'k', result('Grace'));
-      expect(await store.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Grace') });
+      expect(await store.repositories.extractionCache.getCachedExtraction(first, 'k')).toBeNull();
+      await store.repositories.extractionCache.putCachedExtraction(first, 'k', result('Ada'));
+      await store.repositories.extractionCache.putCachedExtraction(first, 'k', result('Ada'));
+      expect(await store.repositories.extractionCache.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
+      await store.repositories.extractionCache.putCachedExtraction(first, 'k', result('Grace'));
+      expect(await store.repositories.extractionCache.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Grace') });
     });
 
     it("never answers with another tenant's entry", async () => {
-      await store.putCachedExtraction(first, 'k', result('Ada'));
-      expect(await store.getCachedExtraction(otherTenant, 'k')).toBeNull();
+      await store.repositories.extractionCache.putCachedExtraction(first, 'k', result('Ada'));
+      expect(await store.repositories.extractionCache.getCachedExtraction(otherTenant, 'k')).toBeNull();
       // Same kb id under another tenant: still not the entry.
-      expect(await store.getCachedExtraction({ tenantId: 't2', kbId: first.kbId }, 'k')).toBeNull();
-      await store.putCachedExtraction(otherTenant, 'k', result('Grace'));
-      expect(await store.getCachedExtraction(otherTenant, 'k')).toEqual({ kbId: otherTenant.kbId, result: result('Grace') });
-      expect(await store.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
+      expect(await store.repositories.extractionCache.getCachedExtraction({ tenantId: 't2', kbId: first.kbId }, 'k')).toBeNull();
+      await store.repositories.extractionCache.putCachedExtraction(otherTenant, 'k', result('Grace'));
+      expect(await store.repositories.extractionCache.getCachedExtraction(otherTenant, 'k')).toEqual({ kbId: otherTenant.kbId, result: result('Grace') });
+      expect(await store.repositories.extractionCache.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
     });
 
     it("answers a knowledge base with another one's entry of the same tenant, its own first", async () => {
-      await store.putCachedExtraction(first, 'k', result('Ada'));
-      expect(await store.getCachedExtraction(second, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
-      await store.putCachedExtraction(second, 'k', result('Grace'));
-      expect(await store.getCachedExtraction(second, 'k')).toEqual({ kbId: second.kbId, result: result('Grace') });
-      expect(await store.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
+      await store.repositories.extractionCache.putCachedExtraction(first, 'k', result('Ada'));
+      expect(await store.repositories.extractionCache.getCachedExtraction(second, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
+      await store.repositories.extractionCache.putCachedExtraction(second, 'k', result('Grace'));
+      expect(await store.repositories.extractionCache.getCachedExtraction(second, 'k')).toEqual({ kbId: second.kbId, result: result('Grace') });
+      expect(await store.repositories.extractionCache.getCachedExtraction(first, 'k')).toEqual({ kbId: first.kbId, result: result('Ada') });
     });
 
     it('deletes the entries of a knowledge base with it, and only those', async () => {
-      await store.putCachedExtraction(first, 'only-first', result('Ada'));
-      await store.putCachedExtraction(first, 'both', result('Ada'));
-      await store.putCachedExtraction(second, 'both', result('Ada'));
-      await store.putCachedExtraction(otherTenant, 'only-first', result('Ada'));
-      expect(await store.deleteKnowledgeBase(first)).toBe(true);
+      await store.repositories.extractionCache.putCachedExtraction(first, 'only-first', result('Ada'));
+      await store.repositories.extractionCache.putCachedExtraction(first, 'both', result('Ada'));
+      await store.repositories.extractionCache.putCachedExtraction(second, 'both', result('Ada'));
+      await store.repositories.extractionCache.putCachedExtraction(otherTenant, 'only-first', result('Ada'));
+      expect(await store.repositories.knowledgeBases.deleteKnowledgeBase(first)).toBe(true);
       const third = await knowledgeBase('t1', 'third');
-      expect(await store.getCachedExtraction(third, 'only-first')).toBeNull();
-      expect(await store.getCachedExtraction(third, 'both')).toEqual({ kbId: second.kbId, result: result('Ada') });
-      expect(await store.getCachedExtraction(otherTenant, 'only-first')).toEqual({ kbId: otherTenant.kbId, result: result('Ada') });
+      expect(await store.repositories.extractionCache.getCachedExtraction(third, 'only-first')).toBeNull();
+      expect(await store.repositories.extractionCache.getCachedExtraction(third, 'both')).toEqual({ kbId: second.kbId, result: result('Ada') });
+      expect(await store.repositories.extractionCache.getCachedExtraction(otherTenant, 'only-first')).toEqual({ kbId: otherTenant.kbId, result: result('Ada') });
     });
   });
 }

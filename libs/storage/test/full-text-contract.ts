@@ -18,11 +18,11 @@ export function describeFullTextContract(name: string, makeStore: () => Promise<
       scope = k;
     });
 
-    const texts = async (query: string, k: number, at = scope) => (await store.searchChunksFullText(at, query, k)).map((h) => h.chunk.text);
+    const texts = async (query: string, k: number, at = scope) => (await store.repositories.chunks.searchChunksFullText(at, query, k)).map((h) => h.chunk.text);
 
     async function fill(at: KbScope, documentId: string, lines: readonly string[]): Promise<void> {
       await saveTestDocument(store, at, documentId);
-      await store.upsertChunks(at, lines.map((line, i) => chunk(documentId, 1, i, line, i + 1)));
+      await store.repositories.chunks.upsertChunks(at, lines.map((line, i) => chunk(documentId, 1, i, line, i + 1)));
     }
 
     it('finds the one chunk of a rare term among many chunks of a common one, first', async () => {
@@ -55,7 +55,7 @@ export function describeFullTextContract(name: string, makeStore: () => Promise<
     });
 
     it("searches its own knowledge base only: another's better matches neither show nor crowd out its own", async () => {
-      const other = await store.createKnowledgeBase({ tenantId: scope.tenantId }, { name: 'other', description: '', settings: TEST_KB_SETTINGS });
+      const other = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: scope.tenantId }, { name: 'other', description: '', settings: TEST_KB_SETTINGS });
       const otherScope = { tenantId: scope.tenantId, kbId: other.id };
       await fill(otherScope, 'o1', Array.from({ length: 50 }, (_, i) => `glacier glacier glacier melt ${i}`));
       await fill(scope, 'd1', ['a glacier far away', 'nothing about ice']);
@@ -69,7 +69,7 @@ export function describeFullTextContract(name: string, makeStore: () => Promise<
       await fill(scope, 'd1', Array.from({ length: 40 }, (_, i) => `comet comet comet tail ${i}`));
       await saveTestDocument(store, scope, 'd1', 2);
       // Version 2 is the current one; version 1's chunks are still indexed until they are removed.
-      await store.upsertChunks(scope, [chunk('d1', 2, 0, 'a comet among many other words of the new version', 99)]);
+      await store.repositories.chunks.upsertChunks(scope, [chunk('d1', 2, 0, 'a comet among many other words of the new version', 99)]);
       expect(await texts('comet', 1)).toEqual(['a comet among many other words of the new version']);
       expect(await texts('comet', 10)).toEqual(['a comet among many other words of the new version']);
     });

@@ -44,7 +44,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
     }
 
     async function addChunks(documentId: string, texts: string[], version = 1): Promise<string[]> {
-      await store.saveDocumentVersion(scope, {
+      await store.repositories.documents.saveDocumentVersion(scope, {
         id: documentId,
         sourceUri: `${documentId}.txt`,
         filename: `${documentId}.txt`,
@@ -66,15 +66,15 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
         contentHash: stableId('h', text),
         embedding: vectorFor(ordinal + 1),
       }));
-      await store.upsertChunks(scope, chunks);
+      await store.repositories.chunks.upsertChunks(scope, chunks);
       return chunks.map((c) => c.id);
     }
 
     /** Everything a merge may change, ids included, in a comparable order. */
     async function graphState() {
-      const graph = await store.exportGraph(scope);
-      const entityChunks = await store.chunkIdsForEntities(scope, graph.entities.map((e) => e.id));
-      const relationshipChunks = await store.chunkIdsForRelationships(scope, graph.relationships.map((r) => r.id));
+      const graph = await store.repositories.graphReads.exportGraph(scope);
+      const entityChunks = await store.repositories.graphReads.chunkIdsForEntities(scope, graph.entities.map((e) => e.id));
+      const relationshipChunks = await store.repositories.graphReads.chunkIdsForRelationships(scope, graph.relationships.map((r) => r.id));
       return {
         entities: graph.entities.map((e) => ({ ...e, chunks: entityChunks.get(e.id) ?? [] })).sort((a, b) => a.id.localeCompare(b.id)),
         relationships: graph.relationships.map((r) => ({ ...r, chunks: relationshipChunks.get(r.id) ?? [] })).sort((a, b) => a.id.localeCompare(b.id)),
@@ -89,69 +89,69 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
     /** Three chunks: Curie in one, "M. Curie" in one, both in the third. */
     async function indexCurie(documentId = 'd1', version = 1): Promise<string[]> {
       const [c1, c2, c3] = await addChunks(documentId, ['Marie Curie found polonium', 'M. Curie found radium', 'Marie Curie, or M. Curie'], version);
-      await store.applyChunkExtraction(scope, c1!, [curie(), polonium()], [relationship(curie(), polonium(), 'discovered', 'Curie found polonium.')]);
-      await store.applyChunkExtraction(scope, c2!, [mCurie(), radium()], [relationship(mCurie(), radium(), 'discovered', 'She found radium.')]);
-      await store.applyChunkExtraction(scope, c3!, [mCurie(), curie(), polonium()], [relationship(mCurie(), polonium(), 'discovered', 'Polonium again.', 3)]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c1!, [curie(), polonium()], [relationship(curie(), polonium(), 'discovered', 'Curie found polonium.')]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c2!, [mCurie(), radium()], [relationship(mCurie(), radium(), 'discovered', 'She found radium.')]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c3!, [mCurie(), curie(), polonium()], [relationship(mCurie(), polonium(), 'discovered', 'Polonium again.', 3)]);
       return [c1!, c2!, c3!];
     }
 
     it('merges an entity into another: mentions, relationships (duplicates combined) and provenance move', async () => {
       const [c1, c2, c3] = await indexCurie();
-      const target = await store.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
+      const target = await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
       expect(target).toMatchObject({ id: curie().entityId, name: 'Marie Curie', mentionCount: 3 });
-      expect(await store.getEntities(scope, [mCurie().entityId])).toEqual([]);
-      expect((await store.chunkIdsForEntities(scope, [curie().entityId])).get(curie().entityId)).toEqual([c1, c2, c3].sort());
-      const ofChunks = await store.entityIdsForChunks(scope, [c1!, c3!]);
+      expect(await store.repositories.graphReads.getEntities(scope, [mCurie().entityId])).toEqual([]);
+      expect((await store.repositories.graphReads.chunkIdsForEntities(scope, [curie().entityId])).get(curie().entityId)).toEqual([c1, c2, c3].sort());
+      const ofChunks = await store.repositories.graphReads.entityIdsForChunks(scope, [c1!, c3!]);
       expect(ofChunks.get(c3!)).toEqual([curie().entityId, polonium().entityId].sort());
       expect(ofChunks.get(c1!)).toContain(curie().entityId);
       expect(ofChunks.get(c1!)).not.toContain(mCurie().entityId);
-      const relationships = await store.relationshipsOfEntities(scope, [curie().entityId]);
+      const relationships = await store.repositories.graphReads.relationshipsOfEntities(scope, [curie().entityId]);
       expect(relationships.map((r) => `${r.sourceName} ${r.label} ${r.targetName}`).sort()).toEqual(['Marie Curie discovered Polonium', 'Marie Curie discovered Radium']);
       const toPolonium = relationships.find((r) => r.targetId === polonium().entityId)!;
       expect(toPolonium).toMatchObject({ id: relationship(curie(), polonium(), 'discovered', '').relationshipId, mentionCount: 2, weight: 8 });
-      expect((await store.chunkIdsForRelationships(scope, [toPolonium.id])).get(toPolonium.id)).toEqual([c1, c3].sort());
+      expect((await store.repositories.graphReads.chunkIdsForRelationships(scope, [toPolonium.id])).get(toPolonium.id)).toEqual([c1, c3].sort());
 
       // A later mention of the merged entity (a new chunk) lands on the target.
       const [c4] = await addChunks('d2', ['M. Curie taught']);
-      await store.applyChunkExtraction(scope, c4!, [mCurie()], []);
-      expect(await store.getEntities(scope, [mCurie().entityId])).toEqual([]);
-      expect((await store.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ name: 'Marie Curie', mentionCount: 4 });
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c4!, [mCurie()], []);
+      expect(await store.repositories.graphReads.getEntities(scope, [mCurie().entityId])).toEqual([]);
+      expect((await store.repositories.graphReads.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ name: 'Marie Curie', mentionCount: 4 });
     });
 
     it('merge then undo restores both entities exactly', async () => {
       await indexCurie();
       const before = await graphState();
       const merge = meta('bob');
-      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, merge);
+      await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, merge);
       expect(await graphState()).not.toEqual(before);
-      const undone = await store.undoGraphEdit(scope, merge.id, meta('carol'));
+      const undone = await store.repositories.graphEdits.undoGraphEdit(scope, merge.id, meta('carol'));
       expect(undone).toMatchObject({ id: merge.id, action: 'merge-entities', undoneBy: 'carol' });
       expect(await graphState()).toEqual(before);
-      await expect(store.undoGraphEdit(scope, merge.id, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
+      await expect(store.repositories.graphEdits.undoGraphEdit(scope, merge.id, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
     });
 
     it('undo gives back to the merged entity what was indexed while the merge was active', async () => {
       await indexCurie();
       const merge = meta();
-      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, merge);
+      await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, merge);
       const [c4] = await addChunks('d2', ['M. Curie taught in Paris']);
       const paris = entity('Paris', 'A city.');
-      await store.applyChunkExtraction(scope, c4!, [mCurie(), paris], [relationship(mCurie(), paris, 'taught in', 'She taught in Paris.')]);
-      await store.undoGraphEdit(scope, merge.id, meta());
-      const [restored] = await store.getEntities(scope, [mCurie().entityId]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c4!, [mCurie(), paris], [relationship(mCurie(), paris, 'taught in', 'She taught in Paris.')]);
+      await store.repositories.graphEdits.undoGraphEdit(scope, merge.id, meta());
+      const [restored] = await store.repositories.graphReads.getEntities(scope, [mCurie().entityId]);
       expect(restored).toMatchObject({ name: 'M. Curie', mentionCount: 3 });
-      expect((await store.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ mentionCount: 2 });
-      const taught = (await store.relationshipsOfEntities(scope, [paris.entityId]))[0]!;
+      expect((await store.repositories.graphReads.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ mentionCount: 2 });
+      const taught = (await store.repositories.graphReads.relationshipsOfEntities(scope, [paris.entityId]))[0]!;
       expect(taught).toMatchObject({ sourceId: mCurie().entityId, sourceName: 'M. Curie', label: 'taught in' });
     });
 
     it('a merge holds when the same text is indexed again', async () => {
       const [c1, c2, c3] = await indexCurie();
-      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
+      await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
       const merged = await graphState();
-      await store.applyChunkExtraction(scope, c2!, [mCurie(), radium()], [relationship(mCurie(), radium(), 'discovered', 'She found radium.')]);
-      await store.applyChunkExtraction(scope, c3!, [mCurie(), curie(), polonium()], [relationship(mCurie(), polonium(), 'discovered', 'Polonium again.', 3)]);
-      await store.applyChunkExtraction(scope, c1!, [curie(), polonium()], [relationship(curie(), polonium(), 'discovered', 'Curie found polonium.')]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c2!, [mCurie(), radium()], [relationship(mCurie(), radium(), 'discovered', 'She found radium.')]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c3!, [mCurie(), curie(), polonium()], [relationship(mCurie(), polonium(), 'discovered', 'Polonium again.', 3)]);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c1!, [curie(), polonium()], [relationship(curie(), polonium(), 'discovered', 'Curie found polonium.')]);
       expect(await graphState()).toEqual(merged);
     });
 
@@ -160,46 +160,46 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       const texts = Array.from({ length: 12 }, (_, i) => `M. Curie lecture ${i}`);
       const chunkIds = await addChunks('d3', texts);
       await Promise.all([
-        store.mergeEntities(scope, mCurie().entityId, curie().entityId, meta()),
-        ...chunkIds.map((id) => store.applyChunkExtraction(scope, id, [mCurie(), radium()], [relationship(mCurie(), radium(), 'lectured on', 'Lecture.')])),
+        store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta()),
+        ...chunkIds.map((id) => store.repositories.graphWrites.applyChunkExtraction(scope, id, [mCurie(), radium()], [relationship(mCurie(), radium(), 'lectured on', 'Lecture.')])),
       ]);
-      expect(await store.getEntities(scope, [mCurie().entityId])).toEqual([]);
-      expect((await store.getEntities(scope, [curie().entityId]))[0]!.mentionCount).toBe(3 + chunkIds.length);
-      expect((await store.relationshipsOfEntities(scope, [radium().entityId])).every((r) => r.sourceId === curie().entityId)).toBe(true);
+      expect(await store.repositories.graphReads.getEntities(scope, [mCurie().entityId])).toEqual([]);
+      expect((await store.repositories.graphReads.getEntities(scope, [curie().entityId]))[0]!.mentionCount).toBe(3 + chunkIds.length);
+      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [radium().entityId])).every((r) => r.sourceId === curie().entityId)).toBe(true);
     });
 
     it('undoing a deletion while chunks mentioning the entity are written gives it every mention', async () => {
       await indexCurie();
       const deletion = meta();
-      await store.deleteEntity(scope, radium().entityId, deletion);
+      await store.repositories.graphEdits.deleteEntity(scope, radium().entityId, deletion);
       const chunkIds = await addChunks('d3', Array.from({ length: 12 }, (_, i) => `Radium note ${i}`));
       await Promise.all([
-        store.undoGraphEdit(scope, deletion.id, meta()),
-        ...chunkIds.map((id) => store.applyChunkExtraction(scope, id, [radium()], [])),
+        store.repositories.graphEdits.undoGraphEdit(scope, deletion.id, meta()),
+        ...chunkIds.map((id) => store.repositories.graphWrites.applyChunkExtraction(scope, id, [radium()], [])),
       ]);
-      expect((await store.getEntities(scope, [radium().entityId]))[0]?.mentionCount).toBe(1 + chunkIds.length);
+      expect((await store.repositories.graphReads.getEntities(scope, [radium().entityId]))[0]?.mentionCount).toBe(1 + chunkIds.length);
     });
 
     it('refuses to merge an entity into itself, an unknown one, or one merged away', async () => {
       await indexCurie();
-      await expect(store.mergeEntities(scope, curie().entityId, curie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
-      await expect(store.mergeEntities(scope, 'ent_nope', curie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.NotFound });
-      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
-      await expect(store.mergeEntities(scope, mCurie().entityId, radium().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
-      await expect(store.mergeEntities(scope, radium().entityId, mCurie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
-      await expect(store.undoGraphEdit(scope, 'edit-unknown', meta())).rejects.toMatchObject({ code: ErrorCode.NotFound });
+      await expect(store.repositories.graphEdits.mergeEntities(scope, curie().entityId, curie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
+      await expect(store.repositories.graphEdits.mergeEntities(scope, 'ent_nope', curie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.NotFound });
+      await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
+      await expect(store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, radium().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
+      await expect(store.repositories.graphEdits.mergeEntities(scope, radium().entityId, mCurie().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
+      await expect(store.repositories.graphEdits.undoGraphEdit(scope, 'edit-unknown', meta())).rejects.toMatchObject({ code: ErrorCode.NotFound });
     });
 
     it('undoes merges in reverse order only', async () => {
       await indexCurie();
       const first = meta();
-      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, first);
+      await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, first);
       const second = meta();
-      await store.mergeEntities(scope, curie().entityId, radium().entityId, second);
-      await expect(store.undoGraphEdit(scope, first.id, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
-      await store.undoGraphEdit(scope, second.id, meta());
-      await store.undoGraphEdit(scope, first.id, meta());
-      expect((await store.getEntities(scope, [mCurie().entityId, curie().entityId, radium().entityId])).map((e) => e.mentionCount)).toEqual([2, 2, 1]);
+      await store.repositories.graphEdits.mergeEntities(scope, curie().entityId, radium().entityId, second);
+      await expect(store.repositories.graphEdits.undoGraphEdit(scope, first.id, meta())).rejects.toMatchObject({ code: ErrorCode.FailedPrecondition });
+      await store.repositories.graphEdits.undoGraphEdit(scope, second.id, meta());
+      await store.repositories.graphEdits.undoGraphEdit(scope, first.id, meta());
+      expect((await store.repositories.graphReads.getEntities(scope, [mCurie().entityId, curie().entityId, radium().entityId])).map((e) => e.mentionCount)).toEqual([2, 2, 1]);
     });
 
     it('deleted entities and relationships stay deleted when the same chunk is extracted again, and come back on undo', async () => {
@@ -207,48 +207,48 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       const before = await graphState();
       const discovered = relationship(curie(), polonium(), 'discovered', 'Curie found polonium.');
       const deleteRelationship = meta();
-      await store.deleteRelationship(scope, discovered.relationshipId, deleteRelationship);
+      await store.repositories.graphEdits.deleteRelationship(scope, discovered.relationshipId, deleteRelationship);
       const deleteEntity = meta();
-      await store.deleteEntity(scope, radium().entityId, deleteEntity);
-      await store.applyChunkExtraction(scope, c1!, [curie(), polonium()], [discovered]);
-      const [c2] = await store.listChunks(scope, 'd1', 1).then((chunks) => chunks.filter((c) => c.ordinal === 1).map((c) => c.id));
-      await store.applyChunkExtraction(scope, c2!, [mCurie(), radium()], [relationship(mCurie(), radium(), 'discovered', 'She found radium.')]);
-      expect(await store.getEntities(scope, [radium().entityId])).toEqual([]);
-      expect((await store.relationshipsOfEntities(scope, [curie().entityId])).map((r) => r.id)).not.toContain(discovered.relationshipId);
-      expect((await store.relationshipsOfEntities(scope, [mCurie().entityId])).map((r) => r.targetId)).toEqual([polonium().entityId]);
-      await expect(store.deleteEntity(scope, radium().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.NotFound });
+      await store.repositories.graphEdits.deleteEntity(scope, radium().entityId, deleteEntity);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c1!, [curie(), polonium()], [discovered]);
+      const [c2] = await store.repositories.chunks.listChunks(scope, 'd1', 1).then((chunks) => chunks.filter((c) => c.ordinal === 1).map((c) => c.id));
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c2!, [mCurie(), radium()], [relationship(mCurie(), radium(), 'discovered', 'She found radium.')]);
+      expect(await store.repositories.graphReads.getEntities(scope, [radium().entityId])).toEqual([]);
+      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [curie().entityId])).map((r) => r.id)).not.toContain(discovered.relationshipId);
+      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [mCurie().entityId])).map((r) => r.targetId)).toEqual([polonium().entityId]);
+      await expect(store.repositories.graphEdits.deleteEntity(scope, radium().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.NotFound });
 
-      await store.undoGraphEdit(scope, deleteEntity.id, meta());
-      await store.undoGraphEdit(scope, deleteRelationship.id, meta());
+      await store.repositories.graphEdits.undoGraphEdit(scope, deleteEntity.id, meta());
+      await store.repositories.graphEdits.undoGraphEdit(scope, deleteRelationship.id, meta());
       expect(await graphState()).toEqual(before);
     });
 
     it('overrides survive recomputation; a negative weight stays visible but leaves relationship search', async () => {
       const [c1] = await indexCurie();
       const discovered = relationship(curie(), polonium(), 'discovered', 'Curie found polonium.');
-      const renamed = await store.updateEntity(scope, curie().entityId, { name: 'Maria Skłodowska-Curie', normalizedName: 'maria sklodowska-curie', description: 'Physicist and chemist.' }, meta());
+      const renamed = await store.repositories.graphEdits.updateEntity(scope, curie().entityId, { name: 'Maria Skłodowska-Curie', normalizedName: 'maria sklodowska-curie', description: 'Physicist and chemist.' }, meta());
       expect(renamed).toMatchObject({ name: 'Maria Skłodowska-Curie', description: 'Physicist and chemist.' });
-      const weighted = await store.updateRelationship(scope, discovered.relationshipId, { weight: -1 }, meta());
+      const weighted = await store.repositories.graphEdits.updateRelationship(scope, discovered.relationshipId, { weight: -1 }, meta());
       expect(weighted.weight).toBe(-1);
-      await store.applyChunkExtraction(scope, c1!, [curie(), polonium()], [discovered]);
-      expect((await store.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ name: 'Maria Skłodowska-Curie', description: 'Physicist and chemist.', mentionCount: 2 });
-      expect((await store.searchEntitiesByName(scope, 'sklodowska', 5)).map((e) => e.id)).toEqual([curie().entityId]);
-      const exported = (await store.exportGraph(scope)).relationships.find((r) => r.id === discovered.relationshipId);
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c1!, [curie(), polonium()], [discovered]);
+      expect((await store.repositories.graphReads.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ name: 'Maria Skłodowska-Curie', description: 'Physicist and chemist.', mentionCount: 2 });
+      expect((await store.repositories.graphReads.searchEntitiesByName(scope, 'sklodowska', 5)).map((e) => e.id)).toEqual([curie().entityId]);
+      const exported = (await store.repositories.graphReads.exportGraph(scope)).relationships.find((r) => r.id === discovered.relationshipId);
       expect(exported).toMatchObject({ weight: -1, sourceName: 'Maria Skłodowska-Curie' });
-      const found = await store.searchRelationshipsByVector(scope, discovered.embedding, 10);
+      const found = await store.repositories.graphReads.searchRelationshipsByVector(scope, discovered.embedding, 10);
       expect(found.length).toBeGreaterThan(0);
       expect(found.map((f) => f.relationship.id)).not.toContain(discovered.relationshipId);
     });
 
     it('a description set by hand wins over the summary the graph writer saves after new mentions', async () => {
       const [, c2] = await indexCurie();
-      await store.updateEntity(scope, curie().entityId, { description: 'Physicist and chemist.' }, meta());
-      await store.applyChunkExtraction(scope, c2!, [mCurie(), radium(), curie()], []);
-      const pending = (await store.listPendingSummaries(scope, 100)).find((p) => p.id === curie().entityId);
+      await store.repositories.graphEdits.updateEntity(scope, curie().entityId, { description: 'Physicist and chemist.' }, meta());
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c2!, [mCurie(), radium(), curie()], []);
+      const pending = (await store.repositories.graphSummaries.listPendingSummaries(scope, 100)).find((p) => p.id === curie().entityId);
       expect(pending?.descriptions).toEqual(['A physicist.']);
-      const saved = await store.saveSummaries(scope, [{ kind: 'entity', id: curie().entityId, summaryHash: pending!.summaryHash, description: 'A derived summary.', embedding: vectorFor(7) }]);
+      const saved = await store.repositories.graphSummaries.saveSummaries(scope, [{ kind: 'entity', id: curie().entityId, summaryHash: pending!.summaryHash, description: 'A derived summary.', embedding: vectorFor(7) }]);
       expect(saved).toBe(1);
-      expect((await store.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ description: 'Physicist and chemist.', mentionCount: 3 });
+      expect((await store.repositories.graphReads.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ description: 'Physicist and chemist.', mentionCount: 3 });
     });
 
     it('a synopsis entity links a group, survives re-indexing, and can be deleted', async () => {
@@ -263,7 +263,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
         weight: 1,
         embedding: vectorFor(7),
       }));
-      const created = await store.createManualEntity(
+      const created = await store.repositories.graphEdits.createManualEntity(
         scope,
         { id: synopsisId, name: 'Curie discoveries', normalizedName: 'curie discoveries', type: 'synopsis', description: 'What the Curies found.', embedding: vectorFor(9) },
         links,
@@ -272,12 +272,12 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(created).toMatchObject({ name: 'Curie discoveries', type: 'synopsis', mentionCount: 0 });
       // Re-index: version 2 of the document is written, then version 1 removed.
       await indexCurie('d1', 2);
-      await store.deleteStaleVersions(scope, 'd1', 2);
-      expect((await store.getEntities(scope, [synopsisId]))[0]).toMatchObject({ description: 'What the Curies found.' });
-      expect((await store.relationshipsOfEntities(scope, [synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
-      await store.deleteEntity(scope, synopsisId, meta());
-      expect(await store.getEntities(scope, [synopsisId])).toEqual([]);
-      expect((await store.relationshipsOfEntities(scope, [curie().entityId])).some((r) => r.sourceId === synopsisId)).toBe(false);
+      await store.repositories.documents.deleteStaleVersions(scope, 'd1', 2);
+      expect((await store.repositories.graphReads.getEntities(scope, [synopsisId]))[0]).toMatchObject({ description: 'What the Curies found.' });
+      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
+      await store.repositories.graphEdits.deleteEntity(scope, synopsisId, meta());
+      expect(await store.repositories.graphReads.getEntities(scope, [synopsisId])).toEqual([]);
+      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [curie().entityId])).some((r) => r.sourceId === synopsisId)).toBe(false);
     });
 
     it('undoing updates of an entity and a relationship gives back what they were', async () => {
@@ -285,12 +285,12 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       const before = await graphState();
       const discovered = relationship(curie(), polonium(), 'discovered', '');
       const renamed = meta();
-      await store.updateEntity(scope, curie().entityId, { name: 'Maria Curie', normalizedName: 'maria curie', type: 'chemist', description: 'Chemist.' }, renamed);
+      await store.repositories.graphEdits.updateEntity(scope, curie().entityId, { name: 'Maria Curie', normalizedName: 'maria curie', type: 'chemist', description: 'Chemist.' }, renamed);
       const reweighted = meta();
-      await store.updateRelationship(scope, discovered.relationshipId, { label: 'isolated', description: 'By hand.', weight: 1 }, reweighted);
+      await store.repositories.graphEdits.updateRelationship(scope, discovered.relationshipId, { label: 'isolated', description: 'By hand.', weight: 1 }, reweighted);
       expect(await graphState()).not.toEqual(before);
-      await store.undoGraphEdit(scope, reweighted.id, meta());
-      await store.undoGraphEdit(scope, renamed.id, meta());
+      await store.repositories.graphEdits.undoGraphEdit(scope, reweighted.id, meta());
+      await store.repositories.graphEdits.undoGraphEdit(scope, renamed.id, meta());
       expect(await graphState()).toEqual(before);
     });
 
@@ -300,25 +300,25 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       const links = [mCurie(), polonium()].map((member) => ({
         id: stableId('rel', synopsisId, member.entityId), sourceId: synopsisId, targetId: member.entityId, label: 'summarizes', description: '', weight: 1, embedding: vectorFor(3),
       }));
-      await store.createManualEntity(
+      await store.repositories.graphEdits.createManualEntity(
         scope,
         { id: synopsisId, name: 'Findings', normalizedName: 'findings', type: 'synopsis', description: 'What was found.', embedding: vectorFor(4) },
         links,
         meta(),
       );
-      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
-      expect((await store.relationshipsOfEntities(scope, [synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
+      await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
+      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
     });
 
     it('logs every edit with who and when, newest first', async () => {
       await indexCurie();
       const update = meta('alice');
-      await store.updateEntity(scope, radium().entityId, { type: 'element' }, update);
+      await store.repositories.graphEdits.updateEntity(scope, radium().entityId, { type: 'element' }, update);
       const merge = meta('bob');
-      await store.mergeEntities(scope, mCurie().entityId, curie().entityId, merge);
+      await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, merge);
       const undo = meta('carol');
-      await store.undoGraphEdit(scope, merge.id, undo);
-      const log = await store.listGraphEdits(scope, 10);
+      await store.repositories.graphEdits.undoGraphEdit(scope, merge.id, undo);
+      const log = await store.repositories.graphEdits.listGraphEdits(scope, 10);
       expect(log.map((e) => [e.id, e.action, e.actor, e.undoneBy])).toEqual([
         [merge.id, 'merge-entities', 'bob', 'carol'],
         [update.id, 'update-entity', 'alice', null],
@@ -326,8 +326,8 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(log[0]).toMatchObject({ targetIds: [mCurie().entityId, curie().entityId], createdAt: merge.at, undoneAt: undo.at });
       expect(JSON.parse(log[1]!.before)).toMatchObject({ type: 'person' });
       expect(JSON.parse(log[1]!.after)).toMatchObject({ type: 'element' });
-      expect(await store.getGraphEdit(scope, merge.id)).toEqual(log[0]);
-      expect(await store.getGraphEdit(scope, 'edit-unknown')).toBeNull();
+      expect(await store.repositories.graphEdits.getGraphEdit(scope, merge.id)).toEqual(log[0]);
+      expect(await store.repositories.graphEdits.getGraphEdit(scope, 'edit-unknown')).toBeNull();
     });
   });
 }

@@ -140,11 +140,11 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         await query(`DELETE FROM \`${database}\`.schema_migrations WHERE version = 8`);
 
         expect(await store.migrate()).toEqual([8]);
-        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
         const scope = { tenantId: 't1', kbId: kb.id };
-        expect(await store.getCachedExtraction(scope, 'k')).toBeNull();
-        await store.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
-        expect(await store.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
+        expect(await store.repositories.extractionCache.getCachedExtraction(scope, 'k')).toBeNull();
+        await store.repositories.extractionCache.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
+        expect(await store.repositories.extractionCache.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
         expect(await store.migrate()).toEqual([]);
       } finally {
         await store.close();
@@ -155,13 +155,13 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       const store = await freshStore();
       const database = databases.last;
       try {
-        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
         const scope = { tenantId: 't1', kbId: kb.id };
-        await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'd', version: 1, sizeBytes: 1, metadata: {}, text: '' });
+        await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'd', version: 1, sizeBytes: 1, metadata: {}, text: '' });
         // Same tf, different lengths: the short one ranks first only if lengths reach the ranking.
         const long = { id: 'a-long', documentId: 'd', version: 1, ordinal: 0, text: 'osmium among very many other words making this chunk much longer', heading: '', tokenCount: 9, contentHash: 'a', embedding: vectorFor(1) };
         const short = { ...long, id: 'b-short', ordinal: 1, text: 'osmium ore', contentHash: 'b' };
-        await store.upsertChunks(scope, [long, short]);
+        await store.repositories.chunks.upsertChunks(scope, [long, short]);
         // Back to version 18: postings without lengths.
         await query(`ALTER TABLE \`${database}\`.chunk_terms DROP COLUMN fts_length`);
         await query(`DELETE FROM \`${database}\`.schema_migrations WHERE version = 19`);
@@ -171,7 +171,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           { chunk_id: 'a-long', fts_length: 10 },
           { chunk_id: 'b-short', fts_length: 2 },
         ]);
-        expect((await store.searchChunksFullText(scope, 'osmium', 5)).map((h) => h.chunk.id)).toEqual(['b-short', 'a-long']);
+        expect((await store.repositories.chunks.searchChunksFullText(scope, 'osmium', 5)).map((h) => h.chunk.id)).toEqual(['b-short', 'a-long']);
       } finally {
         await store.close();
       }
@@ -186,8 +186,8 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         await query(`ALTER TABLE \`${database}\`.documents DROP COLUMN chunks_remaining`);
         await query(`DELETE FROM \`${database}\`.schema_migrations WHERE version = 9`);
         expect(await store.migrate()).toEqual([9]);
-        expect(await store.markChunkGraphed(scope, 'c1')).toBe(1);
-        expect(await store.markChunkGraphed(scope, 'c2')).toBe(0);
+        expect(await store.repositories.chunks.markChunkGraphed(scope, 'c1')).toBe(1);
+        expect(await store.repositories.chunks.markChunkGraphed(scope, 'c2')).toBe(0);
       } finally {
         await store.close();
       }
@@ -239,7 +239,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
     beforeAll(async () => {
       store = await freshStore();
-      const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: {
+      const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: {
         chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '',
       } });
       scope = { tenantId: 't1', kbId: kb.id };
@@ -250,7 +250,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
     });
 
     async function addDocument(id: string, text = `text of ${id}`) {
-      return store.saveDocumentVersion(scope, {
+      return store.repositories.documents.saveDocumentVersion(scope, {
         id, sourceUri: `${id}.txt`, filename: `${id}.txt`, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: text.length, metadata: {}, text,
       });
     }
@@ -267,22 +267,22 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       try {
         await addDocument('cache-doc');
         const first = chunk('cache-doc', 0, 'first cached chunk');
-        await store.upsertChunks(scope, [first]);
-        expect((await store.searchChunksByVector(scope, first.embedding, 10)).map((h) => h.chunk.id)).toContain(first.id);
+        await store.repositories.chunks.upsertChunks(scope, [first]);
+        expect((await store.repositories.chunks.searchChunksByVector(scope, first.embedding, 10)).map((h) => h.chunk.id)).toContain(first.id);
         const second = chunk('cache-doc', 1, 'second chunk, written elsewhere');
-        await other.upsertChunks(scope, [second]);
-        expect((await store.searchChunksByVector(scope, second.embedding, 1))[0]?.chunk.id).toBe(second.id);
+        await other.repositories.chunks.upsertChunks(scope, [second]);
+        expect((await store.repositories.chunks.searchChunksByVector(scope, second.embedding, 1))[0]?.chunk.id).toBe(second.id);
 
         const name = (n: string) => n.toLowerCase();
         const a = { entityId: stableId('ent', 'cache-a'), name: 'A', normalizedName: name('cache-a'), type: 't', description: '', embedding: vectorFor(7) };
         const b = { entityId: stableId('ent', 'cache-b'), name: 'B', normalizedName: name('cache-b'), type: 't', description: '', embedding: vectorFor(8) };
         const relationship = { relationshipId: stableId('rel', 'cache-ab'), sourceId: a.entityId, targetId: b.entityId, label: 'knows', description: 'A knows B', strength: 5, embedding: vectorFor(99) };
-        expect(await store.searchRelationshipsByVector(scope, relationship.embedding, 5)).toEqual([]);
-        await other.applyChunkExtraction(scope, second.id, [a, b], [relationship]);
-        const found = await store.searchRelationshipsByVector(scope, relationship.embedding, 1);
+        expect(await store.repositories.graphReads.searchRelationshipsByVector(scope, relationship.embedding, 5)).toEqual([]);
+        await other.repositories.graphWrites.applyChunkExtraction(scope, second.id, [a, b], [relationship]);
+        const found = await store.repositories.graphReads.searchRelationshipsByVector(scope, relationship.embedding, 1);
         expect(found[0]?.relationship.id).toBe(relationship.relationshipId);
         expect(found[0]?.score).toBeCloseTo(1, 4);
-        expect((await store.relationshipSimilarities(scope, relationship.embedding, [relationship.relationshipId])).get(relationship.relationshipId)).toBeCloseTo(1, 4);
+        expect((await store.repositories.graphReads.relationshipSimilarities(scope, relationship.embedding, [relationship.relationshipId])).get(relationship.relationshipId)).toBeCloseTo(1, 4);
       } finally {
         await other.close();
       }
@@ -291,46 +291,46 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
     it('keeps a document larger than one row allows, surrogate pairs intact', async () => {
       const text = `${'a'.repeat(999_999)}😀${'b'.repeat(1_500_000)}é`;
       await addDocument('big', text);
-      expect(await store.getDocumentText(scope, 'big', 1)).toBe(text);
+      expect(await store.repositories.documents.getDocumentText(scope, 'big', 1)).toBe(text);
       await addDocument('empty', '');
-      expect(await store.getDocumentText(scope, 'empty', 1)).toBe('');
+      expect(await store.repositories.documents.getDocumentText(scope, 'empty', 1)).toBe('');
     });
 
     it('ranks by BM25: rarer terms and denser chunks first, plurals match, headings count', async () => {
       await addDocument('ft');
-      await store.upsertChunks(scope, [
+      await store.repositories.chunks.upsertChunks(scope, [
         chunk('ft', 0, 'The element polonium; polonium is rare. Polonium again.'),
         chunk('ft', 1, 'Polonium is mentioned once among many other common words here'),
         chunk('ft', 2, 'Nothing relevant at all'),
         chunk('ft', 3, 'Body text without the word', 'Elements of chemistry'),
       ]);
-      const hits = await store.searchChunksFullText(scope, 'polonium', 10);
+      const hits = await store.repositories.chunks.searchChunksFullText(scope, 'polonium', 10);
       expect(hits.map((h) => h.chunk.ordinal)).toEqual([0, 1]);
       expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
-      expect((await store.searchChunksFullText(scope, 'elements', 10)).map((h) => h.chunk.ordinal).sort()).toEqual([0, 3]);
-      expect(await store.searchChunksFullText(scope, 'the of is', 10)).toEqual([]);
+      expect((await store.repositories.chunks.searchChunksFullText(scope, 'elements', 10)).map((h) => h.chunk.ordinal).sort()).toEqual([0, 3]);
+      expect(await store.repositories.chunks.searchChunksFullText(scope, 'the of is', 10)).toEqual([]);
       // Another tenant naming the same knowledge base id sees nothing.
-      expect(await store.searchChunksFullText({ tenantId: 't2', kbId: scope.kbId }, 'polonium', 10)).toEqual([]);
-      expect(await store.searchChunksByVector({ tenantId: 't2', kbId: scope.kbId }, vectorFor(1), 10)).toEqual([]);
+      expect(await store.repositories.chunks.searchChunksFullText({ tenantId: 't2', kbId: scope.kbId }, 'polonium', 10)).toEqual([]);
+      expect(await store.repositories.chunks.searchChunksByVector({ tenantId: 't2', kbId: scope.kbId }, vectorFor(1), 10)).toEqual([]);
     });
 
     it('re-upserting a chunk with new text replaces its postings', async () => {
       await addDocument('re');
-      await store.upsertChunks(scope, [chunk('re', 0, 'zirconium crystals')]);
-      await store.upsertChunks(scope, [{ ...chunk('re', 0, 'hafnium crystals'), id: stableId('chk', 're', 1, 0) }]);
-      expect(await store.searchChunksFullText(scope, 'zirconium', 5)).toEqual([]);
-      expect((await store.searchChunksFullText(scope, 'hafnium', 5)).map((h) => h.chunk.text)).toEqual(['hafnium crystals']);
+      await store.repositories.chunks.upsertChunks(scope, [chunk('re', 0, 'zirconium crystals')]);
+      await store.repositories.chunks.upsertChunks(scope, [{ ...chunk('re', 0, 'hafnium crystals'), id: stableId('chk', 're', 1, 0) }]);
+      expect(await store.repositories.chunks.searchChunksFullText(scope, 'zirconium', 5)).toEqual([]);
+      expect((await store.repositories.chunks.searchChunksFullText(scope, 'hafnium', 5)).map((h) => h.chunk.text)).toEqual(['hafnium crystals']);
     });
 
     it('ends with one entity whose count is every writer when many write it at once', async () => {
       await addDocument('many');
       const chunks = Array.from({ length: 8 }, (_, i) => chunk('many', i, `mention ${i}`));
-      await store.upsertChunks(scope, chunks);
+      await store.repositories.chunks.upsertChunks(scope, chunks);
       const shared = (description: string) => ({
         entityId: stableId('ent', scope.kbId, 'crowded'), name: 'Crowded', normalizedName: 'crowded', type: 'concept', description, embedding: vectorFor(7),
       });
-      await Promise.all(chunks.map((c, i) => store.applyChunkExtraction(scope, c.id, [shared(`From ${i}.`)], [])));
-      const [entity] = await store.getEntities(scope, [stableId('ent', scope.kbId, 'crowded')]);
+      await Promise.all(chunks.map((c, i) => store.repositories.graphWrites.applyChunkExtraction(scope, c.id, [shared(`From ${i}.`)], [])));
+      const [entity] = await store.repositories.graphReads.getEntities(scope, [stableId('ent', scope.kbId, 'crowded')]);
       expect(entity?.mentionCount).toBe(8);
       expect(entity?.description.split(' ').length).toBe(16);
     });
@@ -342,7 +342,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
       });
       for (const doc of ['race-a', 'race-b', 'race-c']) {
         await addDocument(doc);
-        await store.upsertChunks(scope, names.map((name, i) => chunk(doc, i, `${name} appears here`)));
+        await store.repositories.chunks.upsertChunks(scope, names.map((name, i) => chunk(doc, i, `${name} appears here`)));
       }
       const writes: Array<Promise<unknown>> = [];
       for (const doc of ['race-a', 'race-b', 'race-c']) {
@@ -353,22 +353,22 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
           const relationships = source && target
             ? [{ relationshipId: stableId('rel', source.entityId, target.entityId), sourceId: source.entityId, targetId: target.entityId, label: 'near', description: `near in ${doc}`, strength: 2, embedding: vectorFor(3) }]
             : [];
-          writes.push(store.applyChunkExtraction(scope, stableId('chk', doc, 1, i), entities, relationships));
+          writes.push(store.repositories.graphWrites.applyChunkExtraction(scope, stableId('chk', doc, 1, i), entities, relationships));
         });
       }
-      writes.push(store.deleteDocument(scope, 'race-c'));
+      writes.push(store.repositories.documents.deleteDocument(scope, 'race-c'));
       await Promise.all(writes);
 
-      const graph = await store.exportGraph(scope);
+      const graph = await store.repositories.graphReads.exportGraph(scope);
       const raced = graph.entities.filter((e) => names.includes(e.normalizedName));
       expect(raced.length).toBeGreaterThan(0);
       for (const entity of raced) {
-        const chunkIds = (await store.chunkIdsForEntities(scope, [entity.id])).get(entity.id) ?? [];
+        const chunkIds = (await store.repositories.graphReads.chunkIdsForEntities(scope, [entity.id])).get(entity.id) ?? [];
         expect(entity.mentionCount).toBe(chunkIds.length);
         expect(entity.description).not.toContain('race-c');
       }
       for (const relationship of graph.relationships) {
-        const chunkIds = (await store.chunkIdsForRelationships(scope, [relationship.id])).get(relationship.id) ?? [];
+        const chunkIds = (await store.repositories.graphReads.chunkIdsForRelationships(scope, [relationship.id])).get(relationship.id) ?? [];
         expect(relationship.mentionCount).toBe(chunkIds.length);
       }
     });

@@ -46,8 +46,8 @@ describe('SqliteStore checkpoints', () => {
       for (let waited = 0; statSync(path).size < written / 2 && waited < 10_000; waited += 50) await sleep(50);
       expect(statSync(path).size).toBeGreaterThan(written / 2);
       // The store goes on working on the file the worker checkpointed.
-      await store.createKnowledgeBase({ tenantId: 'default' }, { name: 'after-checkpoint', description: '', settings: TEST_KB_SETTINGS });
-      expect((await store.findKnowledgeBase({ tenantId: 'default' }, 'after-checkpoint'))?.name).toBe('after-checkpoint');
+      await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 'default' }, { name: 'after-checkpoint', description: '', settings: TEST_KB_SETTINGS });
+      expect((await store.repositories.knowledgeBases.findKnowledgeBase({ tenantId: 'default' }, 'after-checkpoint'))?.name).toBe('after-checkpoint');
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -71,11 +71,11 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        const kb = await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
+        const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
         const scope = { tenantId: 't1', kbId: kb.id };
-        expect(await store.getCachedExtraction(scope, 'k')).toBeNull();
-        await store.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
-        expect(await store.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
+        expect(await store.repositories.extractionCache.getCachedExtraction(scope, 'k')).toBeNull();
+        await store.repositories.extractionCache.putCachedExtraction(scope, 'k', { entities: [], relationships: [] });
+        expect(await store.repositories.extractionCache.getCachedExtraction(scope, 'k')).toEqual({ kbId: kb.id, result: { entities: [], relationships: [] } });
       } finally {
         await store.close();
       }
@@ -98,8 +98,8 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        expect(await store.markChunkGraphed(scope, 'c1')).toBe(1);
-        expect(await store.markChunkGraphed(scope, 'c2')).toBe(0);
+        expect(await store.repositories.chunks.markChunkGraphed(scope, 'c1')).toBe(1);
+        expect(await store.repositories.chunks.markChunkGraphed(scope, 'c2')).toBe(0);
       } finally {
         await store.close();
       }
@@ -131,8 +131,8 @@ describe('SqliteStore migrations', () => {
       const store = new SqliteStore(path);
       try {
         const scope = { tenantId: 't1', kbId: 'kb1' };
-        expect(await store.getDocumentText(scope, 'd1', 1)).toBe('hello');
-        expect((await store.findDocumentBySource(scope, 'file:///a.txt'))?.id).toBe('d1');
+        expect(await store.repositories.documents.getDocumentText(scope, 'd1', 1)).toBe('hello');
+        expect((await store.repositories.documents.findDocumentBySource(scope, 'file:///a.txt'))?.id).toBe('d1');
       } finally {
         await store.close();
       }
@@ -156,11 +156,11 @@ describe('SqliteStore migrations', () => {
       const path = join(dir, 'trellis.db');
       const first = new SqliteStore(path);
       const kbs = [];
-      for (const name of ['a', 'b']) kbs.push((await first.createKnowledgeBase({ tenantId: 't1' }, { name, description: '', settings: TEST_KB_SETTINGS })).id);
+      for (const name of ['a', 'b']) kbs.push((await first.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name, description: '', settings: TEST_KB_SETTINGS })).id);
       for (const [i, kbId] of kbs.entries()) {
         const scope = { tenantId: 't1', kbId };
         await saveTestDocument(first, scope, `d${i}`);
-        await first.upsertChunks(scope, [{ ...chunk(`d${i}`, 1, 0, `walrus colony ${i}`, 1), heading: i === 0 ? 'Arctic notes' : '' }]);
+        await first.repositories.chunks.upsertChunks(scope, [{ ...chunk(`d${i}`, 1, 0, `walrus colony ${i}`, 1), heading: i === 0 ? 'Arctic notes' : '' }]);
       }
       await first.close();
       // Back to version 18: the FTS table of migration 1, filled as it was.
@@ -171,7 +171,7 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        const found = async (kbId: string, query: string) => (await store.searchChunksFullText({ tenantId: 't1', kbId }, query, 5)).map((h) => h.chunk.text);
+        const found = async (kbId: string, query: string) => (await store.repositories.chunks.searchChunksFullText({ tenantId: 't1', kbId }, query, 5)).map((h) => h.chunk.text);
         expect(await found(kbs[0]!, 'walrus')).toEqual(['walrus colony 0']);
         expect(await found(kbs[1]!, 'walrus')).toEqual(['walrus colony 1']);
         // The heading is indexed with the text, as writes index it.
@@ -204,10 +204,10 @@ describe('SqliteStore migrations', () => {
 
       const store = new SqliteStore(path);
       try {
-        expect(await store.listChats({ tenantId: 't1' }, { limit: 10 })).toEqual([
+        expect(await store.repositories.chats.listChats({ tenantId: 't1' }, { limit: 10 })).toEqual([
           { id: 'old-chat', kbId: 'kb1', title: 'Who founded the Radium Institute?', engine: '', messageCount: 4, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-02T00:00:00.000Z' },
         ]);
-        expect((await store.listChatMessages({ tenantId: 't1' }, 'old-chat')).map((m) => m.content)).toEqual(['Who founded the Radium Institute?', 'Marie Curie [1]', 'When?', 'In 1909 [1]']);
+        expect((await store.repositories.chats.listChatMessages({ tenantId: 't1' }, 'old-chat')).map((m) => m.content)).toEqual(['Who founded the Radium Institute?', 'Marie Curie [1]', 'When?', 'In 1909 [1]']);
       } finally {
         await store.close();
       }

@@ -4,7 +4,8 @@ import { MYSQL_MIGRATIONS, SCHEMA_MIGRATIONS_DDL } from '../src/mysql/mysql-sche
 import type { StoreLogger } from '../src/mysql/store-logger';
 import { EMBEDDING_TABLES, VECTOR_SUPPORT_PROBE, tidbVectorSql } from '../src/mysql/vector-sql';
 import type { VectorStorage } from '../src/mysql/vector-sql';
-import type { TrellisStore } from '../src/trellis-store';
+import type { StoreConnection } from '../src/repositories/store-connection';
+import type { TrellisRepositories } from '../src/trellis-store';
 import { describeStoreContract } from './store-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
@@ -45,39 +46,45 @@ import { TestDatabases, describeOnMysql } from './mysql-test-databases';
  */
 const baseUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 
-/** Every method of the store API; the compiler keeps the list complete. */
-const STORE_METHODS = [
-  'createKnowledgeBase', 'listKnowledgeBases', 'findKnowledgeBase', 'updateKnowledgeBase', 'deleteKnowledgeBase', 'countDocuments',
-  'findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'getDocumentText',
-  'setDocumentStatus', 'countChunksByStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments',
-  'listStuckDocuments', 'listStuckChunks', 'recordRedrive',
-  'upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'searchChunksByVector', 'searchChunksFullText',
-  'getCachedExtraction', 'putCachedExtraction', 'addLlmUsage', 'getDocumentLlmUsage', 'getKnowledgeBaseLlmUsage', 'getLlmSpend',
-  'pauseChunk', 'listPausedChunks', 'countPausedChunks', 'listScopesWithPausedChunks', 'unpauseChunks',
-  'takeFromBucket', 'acquireLease', 'releaseLease', 'applyChunkExtraction', 'getEntities', 'findEntitiesByNormalizedName',
-  'listEntityCandidates', 'entityMentionsOfSameContent', 'listPendingSummaries', 'listScopesWithPendingSummaries', 'saveSummaries',
-  'searchEntitiesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'relationshipsOfEntities',
-  'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph', 'updateEntity', 'updateRelationship', 'deleteEntity',
-  'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits',
-  'recordStage', 'listStages', 'listProgress', 'saveChatTurn', 'getChat', 'listChats', 'listChatMessages', 'deleteChat',
-  'createChatEngine', 'getChatEngine', 'listChatEngines', 'updateChatEngine', 'deleteChatEngine', 'ping', 'close',
-  'listCommunities', 'getCommunity', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState',
-  'listCommunitiesOfEntities', 'listAssignedEntities', 'countCommunities', 'countUnassignedEntities', 'listCommunityChanges',
-  'appendOutboxEvents', 'listOutboxEvents', 'deleteOutboxEvents', 'countOutboxEvents',
-] as const satisfies ReadonlyArray<keyof TrellisStore>;
-type Unlisted = Exclude<keyof TrellisStore, (typeof STORE_METHODS)[number]>;
+/** Every method of every repository, and of the connection; the compiler keeps the lists complete. */
+const REPOSITORY_METHODS = {
+  knowledgeBases: ['createKnowledgeBase', 'listKnowledgeBases', 'findKnowledgeBase', 'updateKnowledgeBase', 'deleteKnowledgeBase'],
+  documents: ['findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'countDocuments', 'getDocumentText', 'setDocumentStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments', 'listStuckDocuments', 'recordRedrive', 'recordStage', 'listStages', 'listProgress'],
+  chunks: ['upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'countChunksByStatus', 'listStuckChunks', 'searchChunksByVector', 'searchChunksFullText'],
+  extractionCache: ['getCachedExtraction', 'putCachedExtraction'],
+  graphWrites: ['applyChunkExtraction', 'listEntityCandidates', 'entityMentionsOfSameContent'],
+  graphSummaries: ['listPendingSummaries', 'listScopesWithPendingSummaries', 'saveSummaries'],
+  graphReads: ['getEntities', 'findEntitiesByNormalizedName', 'searchEntitiesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'relationshipsOfEntities', 'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph'],
+  graphEdits: ['updateEntity', 'updateRelationship', 'deleteEntity', 'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits'],
+  llmUsage: ['addLlmUsage', 'getDocumentLlmUsage', 'getKnowledgeBaseLlmUsage', 'getLlmSpend'],
+  llmBudget: ['takeFromBucket', 'acquireLease', 'releaseLease'],
+  budgetPauses: ['pauseChunk', 'listPausedChunks', 'countPausedChunks', 'listScopesWithPausedChunks', 'unpauseChunks'],
+  chats: ['saveChatTurn', 'getChat', 'listChats', 'listChatMessages', 'deleteChat'],
+  chatEngines: ['createChatEngine', 'getChatEngine', 'listChatEngines', 'updateChatEngine', 'deleteChatEngine'],
+  communities: ['listCommunities', 'getCommunity', 'listCommunitiesOfEntities', 'listAssignedEntities', 'countUnassignedEntities', 'countCommunities', 'listCommunityChanges', 'saveCommunities', 'markCommunitiesChanged', 'listCommunityRefreshesDue', 'getCommunityState'],
+  outbox: ['appendOutboxEvents', 'listOutboxEvents', 'deleteOutboxEvents', 'countOutboxEvents'],
+} as const satisfies { [K in keyof TrellisRepositories]: ReadonlyArray<keyof TrellisRepositories[K]> };
+const CONNECTION_METHODS = ['ping', 'close'] as const satisfies ReadonlyArray<keyof StoreConnection>;
+type Unlisted =
+  | { [K in keyof TrellisRepositories]: Exclude<keyof TrellisRepositories[K], (typeof REPOSITORY_METHODS)[K][number]> }[keyof TrellisRepositories]
+  | Exclude<keyof StoreConnection, (typeof CONNECTION_METHODS)[number]>;
 const storeMethodsComplete: [Unlisted] extends [never] ? true : Unlisted = true;
+const STORE_METHODS: readonly string[] = [...Object.values(REPOSITORY_METHODS).flat(), ...CONNECTION_METHODS];
 
-/** The store, recording which of its methods its callers use. */
+/** The store, recording which methods of its repositories (and of its connection) its callers use. */
 function tracked(store: MysqlStore, used: Set<string>): MysqlStore {
-  return new Proxy(store, {
-    get(target, key) {
-      const value: unknown = Reflect.get(target, key, target);
-      if (typeof value !== 'function') return value;
-      used.add(String(key));
-      return (value as (...args: unknown[]) => unknown).bind(target);
-    },
-  });
+  const recording = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(t, key) {
+        const value: unknown = Reflect.get(t, key, t);
+        if (typeof value !== 'function') return value;
+        used.add(String(key));
+        return (value as (...args: unknown[]) => unknown).bind(t);
+      },
+    });
+  const repositories = Object.fromEntries(Object.entries(store.repositories).map(([name, repository]: [string, object]) => [name, recording(repository)])) as unknown as TrellisRepositories;
+  const connection = recording(store);
+  return new Proxy(store, { get: (target, key) => (key === 'repositories' ? repositories : Reflect.get(connection, key, target)) });
 }
 
 function rejected(statements: readonly string[]): string[] {

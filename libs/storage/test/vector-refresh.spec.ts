@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import type { KbScope } from '@trellis/contracts';
-import { SqlStore } from '../src/sql/sql-store';
+import { sqlRepositories } from '../src/sql/sql-repositories';
 import type { Row, SqlDatabase, SqlSession, SqlValue } from '../src/sql/sql-session';
 import { InProcessMatrices } from '../src/sql/vector-ranking';
 import { fts5Index } from '../src/sqlite/fts5-index';
@@ -33,14 +33,9 @@ class CountingDatabase implements SqlDatabase {
   }
 }
 
-/** The SQLite store over a counting session. */
-class CountingStore extends SqlStore {
-  constructor(readonly counter: CountingDatabase) {
-    super(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() });
-  }
-
-  /** The test closes the database it opened. */
-  async close(): Promise<void> {}
+/** The SQLite repositories over a counting session (the test closes the database it opened). */
+function countingStore(counter: CountingDatabase) {
+  return { repositories: sqlRepositories(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() }) };
 }
 
 /** A deterministic unit vector per seed. */
@@ -53,26 +48,26 @@ function vector(seed: number): Float32Array {
 describe('in-process vector matrices after writes', () => {
   let db: Database.Database;
   let counter: CountingDatabase;
-  let store: CountingStore;
+  let store: ReturnType<typeof countingStore>;
   let scope: KbScope;
 
   async function addDocument(id: string, seeds: number[]): Promise<void> {
-    await store.saveDocumentVersion(scope, { id, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });
-    await store.upsertChunks(
+    await store.repositories.documents.saveDocumentVersion(scope, { id, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });
+    await store.repositories.chunks.upsertChunks(
       scope,
       seeds.map((seed, ordinal) => ({ id: `${id}-c${seed}`, documentId: id, version: 1, ordinal, text: `chunk ${seed}`, heading: '', tokenCount: 2, contentHash: `${id}-${seed}`, embedding: vector(seed) })),
     );
   }
 
   /** What an exact scan of every current chunk ranks first for the seed's vector. */
-  const nearest = async (seed: number, k = 3) => (await store.searchChunksByVector(scope, vector(seed), k)).map((h) => h.chunk.id);
+  const nearest = async (seed: number, k = 3) => (await store.repositories.chunks.searchChunksByVector(scope, vector(seed), k)).map((h) => h.chunk.id);
 
   beforeEach(async () => {
     db = new Database(':memory:');
     migrateSqlite(db);
     counter = new CountingDatabase(new SqliteDatabase(db));
-    store = new CountingStore(counter);
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    store = countingStore(counter);
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
     await addDocument('doc-a', Array.from({ length: 40 }, (_, i) => i));
   });
@@ -96,7 +91,7 @@ describe('in-process vector matrices after writes', () => {
   it('drops the rows of a deleted document without reading any embedding', async () => {
     await addDocument('doc-b', [100, 101]);
     expect((await nearest(100))[0]).toBe('doc-b-c100');
-    await store.deleteDocument(scope, 'doc-b');
+    await store.repositories.documents.deleteDocument(scope, 'doc-b');
     counter.embeddingsRead = 0;
     expect(await nearest(100, 50)).not.toContain('doc-b-c100');
     expect(await nearest(100, 50)).toHaveLength(40);
@@ -106,11 +101,11 @@ describe('in-process vector matrices after writes', () => {
   it('ranks after a refresh exactly as a fresh load does', async () => {
     await nearest(1);
     await addDocument('doc-b', [200, 201, 202]);
-    await store.deleteDocument(scope, 'doc-a');
+    await store.repositories.documents.deleteDocument(scope, 'doc-a');
     await addDocument('doc-c', [3, 4]);
     const refreshed = await Promise.all([3, 200, 4, 9].map((seed) => nearest(seed, 5)));
-    const fresh = new CountingStore(new CountingDatabase(new SqliteDatabase(db)));
-    const loaded = await Promise.all([3, 200, 4, 9].map(async (seed) => (await fresh.searchChunksByVector(scope, vector(seed), 5)).map((h) => h.chunk.id)));
+    const fresh = countingStore(new CountingDatabase(new SqliteDatabase(db)));
+    const loaded = await Promise.all([3, 200, 4, 9].map(async (seed) => (await fresh.repositories.chunks.searchChunksByVector(scope, vector(seed), 5)).map((h) => h.chunk.id)));
     expect(refreshed).toEqual(loaded);
     expect(refreshed[0]![0]).toBe('doc-c-c3');
   });

@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import type { TrellisConfig } from '@trellis/config';
 import { EVENT_OUTBOX } from '@trellis/messaging';
-import { CONFIG } from '@trellis/runtime';
+import { CHUNK_REPOSITORY, CONFIG, DOCUMENT_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/runtime';
 import type { EventOutbox } from '@trellis/messaging';
 import { MODELS, loadTokenizer } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { CHUNK_REPOSITORY, DOCUMENT_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
 import type { ChunkRepository, DocumentRepository, KnowledgeBaseRepository } from '@trellis/storage';
 import { ChunkingService } from './chunking.service';
 import { documentEventsConsumer } from './handlers/document-events.consumer';

@@ -1,11 +1,10 @@
 import { yieldToEventLoop } from '@trellis/models';
-import { contentHash, stableId } from '@trellis/contracts';
+import { contentHash, stableId, toEventSettings } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
 import { outboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
 import { embeddingText, splitOptionsFor, splitTextWithin } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
-import { toEventSettings } from '@trellis/storage';
 import type { NewChunk, TrellisRepositories } from '@trellis/storage';
 
 const EMBED_BATCH = 64;

@@ -1,22 +1,13 @@
 import { Inject, Module } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
 import type { TrellisConfig } from '@trellis/config';
-import { CONFIG } from '@trellis/runtime';
+import { BUDGET_PAUSE_REPOSITORY, CHUNK_REPOSITORY, CONFIG, DOCUMENT_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY } from '@trellis/runtime';
 import { EVENT_OUTBOX } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
 import type { LlmPriceTable, Logger, TrellisMetrics } from '@trellis/observability';
-import {
-  BUDGET_PAUSE_REPOSITORY,
-  CHUNK_REPOSITORY,
-  DOCUMENT_REPOSITORY,
-  EXTRACTION_CACHE_REPOSITORY,
-  KNOWLEDGE_BASE_REPOSITORY,
-  LLM_BUDGET_REPOSITORY,
-  LLM_USAGE_REPOSITORY,
-} from '@trellis/storage';
 import type {
   BudgetPauseRepository,
   ChunkRepository,

@@ -1,13 +1,13 @@
-import { TrellisError } from '@trellis/contracts';
+import { toEventSettings, TrellisError } from '@trellis/contracts';
 import { extractionCacheKey } from '@trellis/models';
-import type { KbScope, events } from '@trellis/contracts';
+import type { events, KbScope, KbSettings } from '@trellis/contracts';
 import { outboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
-import { knowledgeBaseOfEvent, toEventSettings } from '@trellis/storage';
+import { knowledgeBaseOfEvent } from '@trellis/storage';
 import type { LlmPriceTable } from '@trellis/observability';
 import { NO_LLM_USAGE } from '@trellis/storage';
-import type { KbSettings, LlmUsage, TrellisRepositories } from '@trellis/storage';
+import type { LlmUsage, TrellisRepositories } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { ExtractionReport } from './extraction-report';
 import type { BudgetGate } from './budget/budget-gate';

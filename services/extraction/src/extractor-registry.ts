@@ -1,5 +1,5 @@
+import type { KbSettings } from '@trellis/contracts';
 import type { Models } from '@trellis/models';
-import type { KbSettings } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { extractionModelName, extractionPrompt } from '@trellis/models';
 import { JsonModeMemory, LlmExtractor } from './llm-extractor';

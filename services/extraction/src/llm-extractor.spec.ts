@@ -1,9 +1,9 @@
+import type { ExtractionSettings } from '@trellis/contracts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '@trellis/contracts';
 import { DEFAULT_RETRY_POLICY, shouldRetry } from '@trellis/messaging';
 import { OpenAiChatModel, createOpenAiClient } from '@trellis/models';
 import { FakeOpenAiServer } from '@trellis/testing';
-import type { ExtractionSettings } from '@trellis/storage';
 import { extractionPrompt } from '@trellis/models';
 import { ExtractionReport } from './extraction-report';
 import { JsonModeMemory, LlmExtractor } from './llm-extractor';

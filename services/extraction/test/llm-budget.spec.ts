@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash, stableId } from '@trellis/contracts';
-import type { KbScope, events } from '@trellis/contracts';
+import type { events, KbScope, KbSettings, LlmBudgetSettings } from '@trellis/contracts';
 import { createModels } from '@trellis/models';
 import { loadConfig } from '@trellis/config';
 import { parseLlmPrices } from '@trellis/observability';
-import { repositoriesOf } from '@trellis/storage';
-import type { KbSettings, LlmBudgetSettings, TrellisStore } from '@trellis/storage';
+import type { TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer, testOutbox } from '@trellis/testing';
 import { describeWithInfra } from '@trellis/testing/suites';
 import { ExtractionService } from '../src/extraction.service';
@@ -41,13 +40,13 @@ function describeBudget(name: string, openStore: () => Promise<TestStore>) {
       fake.respondWith(() => ({ kind: 'content', content: REPLY }));
       const config = loadConfig({ OPENAI_BASE_URL: await fake.start(), TRELLIS_LLM_MODEL: 'gpt-4o-mini', TRELLIS_EMBEDDINGS: 'openai', TRELLIS_EMBEDDING_DIMENSIONS: '16' }, 'test');
       ({ store, drop } = await openStore());
-      const repos = repositoriesOf(store);
+      const repos = store.repositories;
       // Read afresh on every check: the test changes budgets and spend between calls.
       gate = new BudgetGate(repos, undefined, 0);
-      service = new ExtractionService(repos, testOutbox(bus, store), new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined), undefined, gate);
+      service = new ExtractionService(repos, testOutbox(bus, store.repositories), new ExtractorRegistry(await createModels(config)), parseLlmPrices(undefined), undefined, gate);
       const localModels = await createModels(loadConfig({ TRELLIS_EMBEDDINGS: 'hash' }, 'test'));
-      local = new ExtractionService(repos, testOutbox(bus, store), new ExtractorRegistry(localModels), parseLlmPrices(undefined), undefined, gate);
-      const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: { ...BASE, llmBudget: budget(1) } });
+      local = new ExtractionService(repos, testOutbox(bus, store.repositories), new ExtractorRegistry(localModels), parseLlmPrices(undefined), undefined, gate);
+      const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: { ...BASE, llmBudget: budget(1) } });
       scope = { tenantId: 't', kbId: kb.id };
     });
 
@@ -58,26 +57,26 @@ function describeBudget(name: string, openStore: () => Promise<TestStore>) {
     });
 
     async function chunkReady(documentId: string, text: string, extraction = service): Promise<events.ChunkReady> {
-      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: text.length, metadata: {}, text });
+      await store.repositories.documents.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: text.length, metadata: {}, text });
       const chunk = { id: stableId('chk', documentId, 1, 0), documentId, version: 1, ordinal: 0, text, heading: '', tokenCount: 5, contentHash: contentHash(text), embedding: new Float32Array(16).fill(0.25) };
-      await store.upsertChunks(scope, [chunk]);
-      await store.setDocumentStatus(scope, documentId, 1, 'embedded');
+      await store.repositories.chunks.upsertChunks(scope, [chunk]);
+      await store.repositories.documents.setDocumentStatus(scope, documentId, 1, 'embedded');
       const event = { context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: 1, traceparent: '', knowledgeBase: undefined }, chunkId: chunk.id, contentHash: chunk.contentHash };
       await extraction.onChunkReady(event);
       return event;
     }
 
     const setBudget = async (b: LlmBudgetSettings) => {
-      const kb = (await store.findKnowledgeBase({ tenantId: 't' }, scope.kbId))!;
-      await store.updateKnowledgeBase(scope, { description: '', settings: { ...kb.settings, llmBudget: b } });
+      const kb = (await store.repositories.knowledgeBases.findKnowledgeBase({ tenantId: 't' }, scope.kbId))!;
+      await store.repositories.knowledgeBases.updateKnowledgeBase(scope, { description: '', settings: { ...kb.settings, llmBudget: b } });
     };
-    const chunkStatus = async (documentId: string) => (await store.getChunk(scope, stableId('chk', documentId, 1, 0)))?.status;
+    const chunkStatus = async (documentId: string) => (await store.repositories.chunks.getChunk(scope, stableId('chk', documentId, 1, 0)))?.status;
 
     it('extracts while the budget has room, then pauses the next chunk without calling the model', async () => {
       await chunkReady('d1', 'Marie Curie discovered polonium.');
       expect(fake.chatRequests()).toHaveLength(1);
       expect(await chunkStatus('d1')).toBe('extracted');
-      const spent = await store.getLlmSpend(scope, new Date().toISOString().slice(0, 10));
+      const spent = await store.repositories.llmUsage.getLlmSpend(scope, new Date().toISOString().slice(0, 10));
       expect(spent.extraction.calls).toBe(1);
       expect(spent.extraction.inputTokens + spent.extraction.outputTokens).toBeGreaterThan(1);
 
@@ -86,10 +85,10 @@ function describeBudget(name: string, openStore: () => Promise<TestStore>) {
       expect(fake.chatRequests()).toHaveLength(1);
       expect(await chunkStatus('d2')).toBe('embedded');
       expect(bus.take('chunk.extracted')).toEqual([]);
-      expect(await store.countPausedChunks(scope)).toBe(1);
-      expect((await store.listProgress(scope, [{ documentId: 'd2', version: 1 }])).get('d2')!.pausedChunks).toBe(1);
+      expect(await store.repositories.budgetPauses.countPausedChunks(scope)).toBe(1);
+      expect((await store.repositories.documents.listProgress(scope, [{ documentId: 'd2', version: 1 }])).get('d2')!.pausedChunks).toBe(1);
       // Paused work is waiting, not stuck: the sweeper leaves it alone.
-      expect((await store.listStuckChunks(new Date(Date.now() + 60_000).toISOString(), 10)).map((c) => c.documentId)).not.toContain('d2');
+      expect((await store.repositories.chunks.listStuckChunks(new Date(Date.now() + 60_000).toISOString(), 10)).map((c) => c.documentId)).not.toContain('d2');
     });
 
     it('still answers from the cache and extracts locally while the budget is spent: neither calls a model', async () => {
@@ -98,11 +97,11 @@ function describeBudget(name: string, openStore: () => Promise<TestStore>) {
       await chunkReady('d4', 'Irene Joliot-Curie won a prize.', local);
       expect(await chunkStatus('d4')).toBe('extracted');
       expect(fake.chatRequests()).toHaveLength(1);
-      expect(await store.countPausedChunks(scope)).toBe(1);
+      expect(await store.repositories.budgetPauses.countPausedChunks(scope)).toBe(1);
     });
 
     it('keeps the chunk paused while the budget stays spent, and resumes it once the budget is raised', async () => {
-      const resumer = new BudgetResumer(repositoriesOf(store), testOutbox(bus, store), gate);
+      const resumer = new BudgetResumer(store.repositories, testOutbox(bus, store.repositories), gate);
       bus.take('chunk.ready');
       bus.take('chunk.extracted');
       expect(await resumer.resumeOnce()).toBe(0);
@@ -110,7 +109,7 @@ function describeBudget(name: string, openStore: () => Promise<TestStore>) {
 
       await setBudget(budget(1_000_000));
       expect(await resumer.resumeOnce()).toBe(1);
-      expect(await store.countPausedChunks(scope)).toBe(0);
+      expect(await store.repositories.budgetPauses.countPausedChunks(scope)).toBe(0);
       const [again] = bus.take('chunk.ready') as events.ChunkReady[];
       expect(again).toMatchObject({ chunkId: stableId('chk', 'd2', 1, 0), contentHash: contentHash('Pierre Curie studied magnetism.') });
       expect(again!.context?.knowledgeBase?.name).toBe('kb');
@@ -123,11 +122,11 @@ function describeBudget(name: string, openStore: () => Promise<TestStore>) {
     it('resumes at the next UTC day when a daily budget was spent, without anyone raising it', async () => {
       await setBudget(budget(1));
       await chunkReady('d5', 'Paul Langevin taught physics.');
-      expect(await store.countPausedChunks(scope)).toBe(1);
-      const today = new BudgetResumer(repositoriesOf(store), testOutbox(bus, store), gate);
+      expect(await store.repositories.budgetPauses.countPausedChunks(scope)).toBe(1);
+      const today = new BudgetResumer(store.repositories, testOutbox(bus, store.repositories), gate);
       expect(await today.resumeOnce()).toBe(0);
       const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1, 0, 0, 1));
-      const nextDay = new BudgetResumer(repositoriesOf(store), testOutbox(bus, store), gate, undefined, () => tomorrow);
+      const nextDay = new BudgetResumer(store.repositories, testOutbox(bus, store.repositories), gate, undefined, () => tomorrow);
       expect(await nextDay.resumeOnce()).toBe(1);
       expect((bus.take('chunk.ready') as events.ChunkReady[]).map((e) => e.chunkId)).toEqual([stableId('chk', 'd5', 1, 0)]);
     });

@@ -1,7 +1,7 @@
 import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import type { ChatModel, TokenUsage } from '@trellis/models';
-import { cosineSimilarity } from '@trellis/storage';
+import { cosineSimilarity } from '@trellis/models';
 import type { EntityCandidate } from '@trellis/storage';
 
 /** How one knowledge base resolves mentions, with server defaults already applied. */

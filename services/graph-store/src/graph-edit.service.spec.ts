@@ -4,7 +4,7 @@ import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import { LocalHashEmbedder } from '@trellis/models';
 import { resolveActor } from '@trellis/grpc-edge';
-import { SqliteStore, repositoriesOf } from '@trellis/storage';
+import { SqliteStore } from '@trellis/storage';
 import type { EntityMentionWrite } from '@trellis/graph';
 import { GraphEditService } from './graph-edit.service';
 import type { EditContext } from './graph-edit.service';
@@ -27,13 +27,13 @@ describe('GraphEditService', () => {
 
   beforeEach(async () => {
     store = new SqliteStore(':memory:');
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
-    edits = new GraphEditService(repositoriesOf(store), embedder);
-    await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
-    await store.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'x', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('x') }]);
+    edits = new GraphEditService(store.repositories, embedder);
+    await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
+    await store.repositories.chunks.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'x', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('x') }]);
     const [ada, charles] = [entity('Ada Lovelace'), entity('Charles Babbage')];
-    await store.applyChunkExtraction(scope, 'c1', [ada, charles], [
+    await store.repositories.graphWrites.applyChunkExtraction(scope, 'c1', [ada, charles], [
       { relationshipId: 'rel-1', sourceId: ada.entityId, targetId: charles.entityId, label: 'worked with', description: 'Notes.', strength: 4, embedding: embedder.embedOne('worked') },
     ]);
   });
@@ -63,11 +63,11 @@ describe('GraphEditService', () => {
     expect(await code(edits.updateRelationship(ctx, 'rel-1', { description: long }))).toBe(ErrorCode.InvalidArgument);
     expect(await code(edits.createSynopsis(ctx, { name: 'S', description: long, entityIds: [ada] }))).toBe(ErrorCode.InvalidArgument);
     expect(await code(edits.createSynopsis(ctx, { name: 'S', description: '', entityIds: Array.from({ length: 5_000 }, (_, i) => `e${i}`) }))).toBe(ErrorCode.InvalidArgument);
-    const queries = new GraphQueryService(repositoriesOf(store));
+    const queries = new GraphQueryService(store.repositories);
     expect(await code(queries.searchEntities({ tenantId: 't' }, 'kb', 'q'.repeat(8_001), 10))).toBe(ErrorCode.InvalidArgument);
     expect(await code(queries.getEntity({ tenantId: 't' }, 'kb', 'n'.repeat(1_025)))).toBe(ErrorCode.InvalidArgument);
     expect(await code(queries.getSubgraph({ tenantId: 't' }, 'kb', Array.from({ length: 1_001 }, (_, i) => `e${i}`), 1, 10))).toBe(ErrorCode.InvalidArgument);
-    expect(await store.listGraphEdits(scope, 10)).toEqual([]);
+    expect(await store.repositories.graphEdits.listGraphEdits(scope, 10)).toEqual([]);
   });
 
   it('answers NOT_FOUND for unknown ids and FAILED_PRECONDITION for impossible merges', async () => {
@@ -90,7 +90,7 @@ describe('GraphEditService', () => {
   it('a renamed entity is found by its new name; undo gives the old one back', async () => {
     const ada = entity('Ada Lovelace').entityId;
     await edits.updateEntity(ctx, ada, { name: 'Augusta Ada King', type: 'mathematician' });
-    const query = new GraphQueryService(repositoriesOf(store));
+    const query = new GraphQueryService(store.repositories);
     expect((await query.getEntity(ctx.tenant, 'kb', 'augusta ada king')).entity).toMatchObject({ id: ada, name: 'Augusta Ada King', type: 'mathematician' });
     const [edit] = await edits.listEdits(ctx, 0);
     await edits.undo({ ...ctx, actor: 'bob' }, edit!.id);
@@ -102,13 +102,13 @@ describe('GraphEditService', () => {
     const [ada, charles] = [entity('Ada Lovelace').entityId, entity('Charles Babbage').entityId];
     const synopsis = await edits.createSynopsis(ctx, { name: 'Analytical Engine people', description: 'Who built it.', entityIds: [ada, charles, ada] });
     expect(synopsis).toMatchObject({ type: 'synopsis', name: 'Analytical Engine people', mentionCount: 0 });
-    const links = await store.relationshipsOfEntities(scope, [synopsis.id]);
+    const links = await store.repositories.graphReads.relationshipsOfEntities(scope, [synopsis.id]);
     expect(links.map((r) => [r.label, r.targetId]).sort()).toEqual([['summarizes', ada], ['summarizes', charles]].sort());
     const [edit] = await edits.listEdits(ctx, 1);
     expect(edit).toMatchObject({ action: 'create-synopsis', targetIds: [synopsis.id, ada, charles] });
     await edits.undo(ctx, edit!.id);
-    expect(await store.getEntities(scope, [synopsis.id])).toEqual([]);
-    expect(await store.relationshipsOfEntities(scope, [synopsis.id])).toEqual([]);
+    expect(await store.repositories.graphReads.getEntities(scope, [synopsis.id])).toEqual([]);
+    expect(await store.repositories.graphReads.relationshipsOfEntities(scope, [synopsis.id])).toEqual([]);
   });
 });
 

@@ -6,21 +6,8 @@ import { LlmCommunityReporter, MODELS } from '@trellis/models';
 import type { Models, TokenUsage } from '@trellis/models';
 import { LLM_PRICES, METRICS, estimateCost } from '@trellis/observability';
 import type { LlmPriceTable, TrellisMetrics } from '@trellis/observability';
-import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
+import { CHUNK_REPOSITORY, COMMUNITY_REPOSITORY, CONFIG, DOCUMENT_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, GRAPH_EDIT_REPOSITORY, GRAPH_READ_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, GRAPH_WRITE_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY, createSummaryRefresher } from '@trellis/runtime';
 import { CoalescingSummaryRefresher } from '@trellis/graph';
-import {
-  CHUNK_REPOSITORY,
-  COMMUNITY_REPOSITORY,
-  DOCUMENT_REPOSITORY,
-  EXTRACTION_CACHE_REPOSITORY,
-  GRAPH_EDIT_REPOSITORY,
-  GRAPH_READ_REPOSITORY,
-  GRAPH_SUMMARY_REPOSITORY,
-  GRAPH_WRITE_REPOSITORY,
-  KNOWLEDGE_BASE_REPOSITORY,
-  LLM_BUDGET_REPOSITORY,
-  LLM_USAGE_REPOSITORY,
-} from '@trellis/storage';
 import type {
   ChunkRepository,
   CommunityRepository,

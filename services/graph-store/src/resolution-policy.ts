@@ -1,5 +1,5 @@
+import type { ResolutionSettings } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
-import type { ResolutionSettings } from '@trellis/storage';
 import type { ResolutionPolicy } from './entity-resolver';
 
 /** A knowledge base's resolution and summary settings with the server's defaults filled in. */

@@ -5,7 +5,6 @@ import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import { CommunityBuilder } from '@trellis/graph';
 import { LlmCommunityReporter, OpenAiChatModel, createOpenAiClient } from '@trellis/models';
-import { repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { FakeOpenAiServer } from '@trellis/testing';
 import { CommunityService } from '../src/community.service';
@@ -44,19 +43,19 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
   });
 
   it('builds communities with LLM reports, marks only what a re-indexed document touched stale, and refreshes only that', async () => {
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'topics', description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'topics', description: '', settings: SETTINGS });
     const scope: KbScope = { tenantId: 't', kbId: kb.id };
-    const repos = repositoriesOf(store);
+    const repos = store.repositories;
     const index = graphIndexer(store, scope);
     for (const [id, extraction] of Object.entries(CORPUS)) await index(id, extraction);
 
     const llm = new OpenAiChatModel(createOpenAiClient({ baseUrl, apiKey: 'test', timeoutMs: 10_000, maxRetries: 0 }), 'fake-model');
     const reporter = new LlmCommunityReporter(llm);
-    const builder = new CommunityBuilder(store, store, { embed: (texts) => embedder.embed(texts), writeReport: (brief, onUsage) => reporter.write(brief, onUsage) });
+    const builder = new CommunityBuilder(store.repositories.graphReads, store.repositories.communities, { embed: (texts) => embedder.embed(texts), writeReport: (brief, onUsage) => reporter.write(brief, onUsage) });
     const service = new CommunityService(repos, builder);
     const tenant = { tenantId: 't' };
     let now = Date.now();
-    const loop = new CommunityRefreshLoop(store, (s) => service.refreshDue(s), (error) => { throw error; }, { quietMs: 1_000, pollMs: 60_000 }, () => now);
+    const loop = new CommunityRefreshLoop(store.repositories.communities, (s) => service.refreshDue(s), (error) => { throw error; }, { quietMs: 1_000, pollMs: 60_000 }, () => now);
 
     // Never built: indexing alone builds nothing (the first build is asked for).
     now += 10_000;
@@ -65,8 +64,8 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
     expect(full).toMatchObject({ full: true, communities: 3, levels: 1, llmCalls: 3, reportsWritten: 3 });
     expect(fake.chatRequests()).toHaveLength(3);
     // Report calls count towards the knowledge base's LLM usage, as extraction's do.
-    expect(await store.getKnowledgeBaseLlmUsage(scope)).toMatchObject({ calls: 3, inputTokens: expect.any(Number) });
-    expect((await store.getKnowledgeBaseLlmUsage(scope)).inputTokens).toBeGreaterThan(0);
+    expect(await store.repositories.llmUsage.getKnowledgeBaseLlmUsage(scope)).toMatchObject({ calls: 3, inputTokens: expect.any(Number) });
+    expect((await store.repositories.llmUsage.getKnowledgeBaseLlmUsage(scope)).inputTokens).toBeGreaterThan(0);
 
     const built = await service.list(tenant, 'topics');
     expect(built.communities.map((c) => [c.level, c.size, c.kind, c.stale])).toEqual([[0, 5, 'llm', false], [0, 5, 'llm', false], [0, 5, 'llm', false]]);
@@ -98,7 +97,7 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
 
     // A graph edit (a weight set to keep a relationship out) makes a refresh due again.
     const edits = new GraphEditService(repos, embedder);
-    const relationship = (await store.exportGraph(scope)).relationships.find((r) => r.sourceName === 'Bach')!;
+    const relationship = (await store.repositories.graphReads.exportGraph(scope)).relationships.find((r) => r.sourceName === 'Bach')!;
     await edits.updateRelationship({ tenant, knowledgeBase: 'topics', actor: 'test' }, relationship.id, { weight: -1 });
     expect((await service.list(tenant, 'topics')).communities.filter((c) => c.stale)).toHaveLength(1);
     now += 10_000;
@@ -107,12 +106,12 @@ describe.each(stores)('communities over the graph pipeline on %s', (_name, makeS
 
     // One refresh of a knowledge base at a time, across processes: a held lease defers the loop's and refuses a rebuild.
     const key = `community-refresh:${scope.tenantId}:${scope.kbId}`;
-    expect(await store.acquireLease(key, 'another process', 1, Date.now() + 60_000, Date.now())).toBe(true);
-    await store.markCommunitiesChanged(scope, new Date().toISOString());
+    expect(await store.repositories.llmBudget.acquireLease(key, 'another process', 1, Date.now() + 60_000, Date.now())).toBe(true);
+    await store.repositories.communities.markCommunitiesChanged(scope, new Date().toISOString());
     now = Date.now() + 10_000;
     expect(await loop.runDue()).toBe(0);
     await expect(service.rebuild(tenant, 'topics', false)).rejects.toMatchObject({ code: 'FAILED_PRECONDITION' });
-    await store.releaseLease(key, 'another process');
+    await store.repositories.llmBudget.releaseLease(key, 'another process');
     expect(await loop.runDue()).toBe(1);
   });
 });

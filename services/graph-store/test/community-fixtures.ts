@@ -1,10 +1,9 @@
 import { stableId } from '@trellis/contracts';
-import type { KbScope } from '@trellis/contracts';
+import type { KbScope, KbSettings } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import { SummaryRefresher } from '@trellis/graph';
 import type { EmbeddingProvider } from '@trellis/models';
-import { repositoriesOf } from '@trellis/storage';
-import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
+import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
 import { EntityResolver } from '../src/entity-resolver';
 import { GraphWriterService } from '../src/graph-writer.service';
@@ -35,15 +34,15 @@ export const TOPICS = {
  * indexing would; resolves to the chunk's id.
  */
 export function graphIndexer(store: TrellisStore, scope: KbScope): (documentId: string, extraction: ExtractionResult, version?: number) => Promise<string> {
-  const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
-  const writer = new GraphWriterService(repositoriesOf(store), embedder, new EntityResolver(null), refresher, DEFAULTS, false);
+  const refresher = new SummaryRefresher(store.repositories.graphSummaries, { embed: (texts) => embedder.embed(texts), summarize: null });
+  const writer = new GraphWriterService(store.repositories, embedder, new EntityResolver(null), refresher, DEFAULTS, false);
   return async (documentId, extraction, version = 1) => {
     const text = `${documentId} v${version}`;
-    await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
+    await store.repositories.documents.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
     const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
-    await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: (await embedder.embed([text]))[0]! }]);
+    await store.repositories.chunks.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: (await embedder.embed([text]))[0]! }]);
     const extractionKey = stableId('ext', documentId, version);
-    await store.putCachedExtraction(scope, extractionKey, extraction);
+    await store.repositories.extractionCache.putCachedExtraction(scope, extractionKey, extraction);
     await writer.onChunkExtracted({ context: { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey });
     return chunkId;
   };

@@ -5,7 +5,6 @@ import { stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import { CommunityBuilder, staleness } from '@trellis/graph';
 import type { CommunityChangeLog, CommunityChanges, CommunityEntity, CommunityGraphSource, CommunityRecord, CommunityRelationship, CommunityStore } from '@trellis/graph';
-import { repositoriesOf } from '@trellis/storage';
 import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { CommunityService } from '../src/community.service';
 import { GraphEditService } from '../src/graph-edit.service';
@@ -37,30 +36,30 @@ class CountingStore implements CommunityGraphSource, CommunityStore {
     this.saves = [];
   }
   async exportGraph(scope: KbScope): Promise<{ entities: CommunityEntity[]; relationships: CommunityRelationship[] }> {
-    const graph = await this.store.exportGraph(scope);
+    const graph = await this.store.repositories.graphReads.exportGraph(scope);
     this.reads.wholeGraph++;
     this.reads.entities += graph.entities.length;
     this.reads.relationships += graph.relationships.length;
     return graph;
   }
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<CommunityEntity[]> {
-    const found = await this.store.getEntities(scope, ids);
+    const found = await this.store.repositories.graphReads.getEntities(scope, ids);
     this.reads.entities += found.length;
     return found;
   }
   async relationshipsOfEntities(scope: KbScope, ids: readonly string[]): Promise<CommunityRelationship[]> {
-    const found = await this.store.relationshipsOfEntities(scope, ids);
+    const found = await this.store.repositories.graphReads.relationshipsOfEntities(scope, ids);
     this.reads.relationships += found.length;
     return found;
   }
   chunkIdsForRelationships(scope: KbScope, ids: readonly string[]): Promise<Map<string, string[]>> {
-    return this.store.chunkIdsForRelationships(scope, ids);
+    return this.store.repositories.graphReads.chunkIdsForRelationships(scope, ids);
   }
   async listCommunities(scope: KbScope): Promise<CommunityRecord[]> {
-    return this.counted(await this.store.listCommunities(scope));
+    return this.counted(await this.store.repositories.communities.listCommunities(scope));
   }
   async listCommunitiesOfEntities(scope: KbScope, ids: readonly string[]): Promise<CommunityRecord[]> {
-    return this.counted(await this.store.listCommunitiesOfEntities(scope, ids));
+    return this.counted(await this.store.repositories.communities.listCommunitiesOfEntities(scope, ids));
   }
   private counted(communities: CommunityRecord[]): CommunityRecord[] {
     for (const c of communities) this.communitiesRead.add(c.id);
@@ -68,24 +67,24 @@ class CountingStore implements CommunityGraphSource, CommunityStore {
     return communities;
   }
   listAssignedEntities(scope: KbScope, ids: readonly string[]): Promise<string[]> {
-    return this.store.listAssignedEntities(scope, ids);
+    return this.store.repositories.communities.listAssignedEntities(scope, ids);
   }
   listCommunityChanges(scope: KbScope): Promise<CommunityChangeLog> {
-    return this.store.listCommunityChanges(scope);
+    return this.store.repositories.communities.listCommunityChanges(scope);
   }
   countCommunities(scope: KbScope): Promise<{ communities: number; levels: number }> {
-    return this.store.countCommunities(scope);
+    return this.store.repositories.communities.countCommunities(scope);
   }
   async saveCommunities(scope: KbScope, changes: CommunityChanges, refreshedAt: string): Promise<void> {
     this.saves.push(changes);
-    await this.store.saveCommunities(scope, changes, refreshedAt);
+    await this.store.repositories.communities.saveCommunities(scope, changes, refreshedAt);
   }
 }
 
 /** Each level a partition of live entities (none in two), parents exactly the union of their children. */
 async function expectValidHierarchy(store: TrellisStore, scope: KbScope): Promise<void> {
-  const rows = await store.listCommunities(scope);
-  const live = new Set((await store.exportGraph(scope)).entities.map((e) => e.id));
+  const rows = await store.repositories.communities.listCommunities(scope);
+  const live = new Set((await store.repositories.graphReads.exportGraph(scope)).entities.map((e) => e.id));
   for (const level of new Set(rows.map((c) => c.level))) {
     const members = rows.filter((c) => c.level === level).flatMap((c) => c.memberIds);
     expect(new Set(members).size).toBe(members.length);
@@ -113,9 +112,9 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
 
   beforeEach(async () => {
     store = await makeStore();
-    const kb = await store.createKnowledgeBase(tenant, { name: 'topics', description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase(tenant, { name: 'topics', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
-    const repos = repositoriesOf(store);
+    const repos = store.repositories;
     index = graphIndexer(store, scope);
     for (const [id, extraction] of Object.entries(CORPUS)) await index(id, extraction);
     counting = new CountingStore(store);
@@ -125,7 +124,7 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
   });
 
   it("a re-indexed document: the refresh reads and writes only the communities of that document's entities", async () => {
-    const before = await store.listCommunities(scope);
+    const before = await store.repositories.communities.listCommunities(scope);
     const planets = before.find((c) => c.memberIds.includes(entityId('Earth')))!;
     await index('planets', topic(['Mercury', 'Venus', 'Earth', 'Mars', 'Sun', 'Jupiter'], 'the solar system'), 2);
 
@@ -136,7 +135,7 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
     const [save] = counting.saves;
     expect(save!.upserts.map((c) => [...c.memberIds].sort())).toEqual([['Earth', 'Jupiter', 'Mars', 'Mercury', 'Sun', 'Venus'].map(entityId).sort()]);
     expect(save!.removedIds).toEqual([planets.id]);
-    const after = await store.listCommunities(scope);
+    const after = await store.repositories.communities.listCommunities(scope);
     for (const c of before.filter((b) => b.id !== planets.id)) expect(after).toContainEqual(c);
     await expectValidHierarchy(store, scope);
     // Nothing changed since: the next refresh reads nothing at all.
@@ -146,7 +145,7 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
   });
 
   it('lists and shows communities from the change records, never reading the whole graph, and agrees with the graph', async () => {
-    const repos = repositoriesOf(store);
+    const repos = store.repositories;
     let wholeGraphReads = 0;
     const graphReads = new Proxy(repos.graphReads, {
       get(target, key, receiver) {
@@ -161,33 +160,33 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
     const shown = await viewer.get(tenant, 'topics', planets.id);
     expect(wholeGraphReads).toBe(0);
     // The same answer as the staleness computed against the whole graph.
-    const graph = await store.exportGraph(scope);
-    const expected = staleness(await store.listCommunities(scope), graph.entities, graph.relationships);
+    const graph = await store.repositories.graphReads.exportGraph(scope);
+    const expected = staleness(await store.repositories.communities.listCommunities(scope), graph.entities, graph.relationships);
     expect(listed.communities.filter((c) => c.stale).map((c) => c.id).sort()).toEqual([...expected.staleIds].sort());
     expect(listed.communities.some((c) => c.stale)).toBe(true);
     expect(listed.unassignedEntities).toBe(expected.unassigned);
     expect(shown.community.stale).toBe(expected.staleIds.has(planets.id));
-    expect(shown.members.map((m) => m.id).sort()).toEqual((await store.getCommunity(scope, planets.id))!.memberIds.filter((id) => graph.entities.some((e) => e.id === id)).sort());
+    expect(shown.members.map((m) => m.id).sort()).toEqual((await store.repositories.communities.getCommunity(scope, planets.id))!.memberIds.filter((id) => graph.entities.some((e) => e.id === id)).sort());
   });
 
   it('a deleted document: its community goes, the partition stays valid, the others are not read', async () => {
-    const before = await store.listCommunities(scope);
+    const before = await store.repositories.communities.listCommunities(scope);
     // A second document shares Bach with the composers: deleting composers leaves Bach to it.
     await index('organ', topic(['Bach', 'Organ'], 'the organ'));
     await service.rebuild(tenant, 'topics', true);
-    const built = await store.listCommunities(scope);
+    const built = await store.repositories.communities.listCommunities(scope);
     const top = built.find((c) => c.parentId === null && c.memberIds.includes(entityId('Bach')))!;
     const composers = built.filter((c) => c.memberIds.every((id) => top.memberIds.includes(id))).map((c) => c.id);
     counting.reset();
-    await store.deleteDocument(scope, 'composers');
+    await store.repositories.documents.deleteDocument(scope, 'composers');
 
     const result = await service.rebuild(tenant, 'topics', true);
     expect(result.read).toBe('region');
     expect(counting.reads.wholeGraph).toBe(0);
     // The branch of the composers (with the organ, wherever it landed), and nothing else.
     expect([...counting.communitiesRead].sort()).toEqual(composers.sort());
-    const after = await store.listCommunities(scope);
-    const names = new Map((await store.exportGraph(scope)).entities.map((e) => [e.id, e.name]));
+    const after = await store.repositories.communities.listCommunities(scope);
+    const names = new Map((await store.repositories.graphReads.exportGraph(scope)).entities.map((e) => [e.id, e.name]));
     expect(after.map((c) => c.memberIds.map((id) => names.get(id)).sort())).toContainEqual(['Bach', 'Organ']);
     for (const gone of ['Leipzig', 'Handel', 'Telemann', 'Baroque music']) expect(after.some((c) => c.memberIds.includes(entityId(gone)))).toBe(false);
     for (const c of before.filter((b) => !b.memberIds.includes(entityId('Bach')))) expect(after).toContainEqual(c);
@@ -195,17 +194,17 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
   });
 
   it('graph edits (a weight, a deletion, a merge) mark exactly the affected communities stale, and the refresh recomputes just those', async () => {
-    const edits = new GraphEditService(repositoriesOf(store), embedder);
+    const edits = new GraphEditService(store.repositories, embedder);
     const ctx = { tenant, knowledgeBase: 'topics', actor: 'test' };
     const staleThenRefresh = async (edit: () => Promise<unknown>) => {
-      const before = await store.listCommunities(scope);
+      const before = await store.repositories.communities.listCommunities(scope);
       await edit();
       const stale = (await service.list(tenant, 'topics')).communities.filter((c) => c.stale).map((c) => c.id);
       expect(stale.length).toBeGreaterThan(0);
       counting.reset();
       expect(await service.rebuild(tenant, 'topics', true)).toMatchObject({ read: 'region' });
       expect(counting.reads.wholeGraph).toBe(0);
-      const after = await store.listCommunities(scope);
+      const after = await store.repositories.communities.listCommunities(scope);
       // Every stale community was recomputed (its row replaced or gone); every other one kept as it was.
       for (const c of before) {
         if (stale.includes(c.id)) expect(after).not.toContainEqual(c);
@@ -216,11 +215,11 @@ describe.each(stores)('incremental community refresh on %s', (_name, makeStore) 
       return stale;
     };
 
-    const bach = (await store.exportGraph(scope)).relationships.find((r) => r.sourceName === 'Bach' && r.targetName === 'Leipzig')!;
+    const bach = (await store.repositories.graphReads.exportGraph(scope)).relationships.find((r) => r.sourceName === 'Bach' && r.targetName === 'Leipzig')!;
     expect(await staleThenRefresh(() => edits.updateRelationship(ctx, bach.id, { weight: 0.5 }))).toHaveLength(1);
     expect(await staleThenRefresh(() => edits.deleteEntity(ctx, entityId('Elbe')))).toHaveLength(1);
     expect(await staleThenRefresh(() => edits.mergeEntities(ctx, entityId('Venus'), entityId('Earth')))).toHaveLength(1);
-    const rows = await store.listCommunities(scope);
+    const rows = await store.repositories.communities.listCommunities(scope);
     expect(rows.some((c) => c.memberIds.includes(entityId('Venus')) || c.memberIds.includes(entityId('Elbe')))).toBe(false);
     expect(rows.find((c) => c.memberIds.includes(entityId('Earth')))!.memberIds).toHaveLength(4);
   });

@@ -1,13 +1,12 @@
 import { testStores } from './test-stores';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stableId } from '@trellis/contracts';
-import type { KbScope, events } from '@trellis/contracts';
+import { stableId, toEventSettings } from '@trellis/contracts';
+import type { events, KbScope, KbSettings } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EmbeddingProvider } from '@trellis/models';
-import { toEventSettings } from '@trellis/storage';
 import { SummaryRefresher, embedDescribed } from '@trellis/graph';
-import { cosineSimilarity, repositoriesOf } from '@trellis/storage';
-import type { ExtractionResult, KbSettings, TrellisStore } from '@trellis/storage';
+import { cosineSimilarity } from '@trellis/models';
+import type { ExtractionResult, TrellisStore } from '@trellis/storage';
 import { fakeEmbedding } from '@trellis/testing';
 import { EntityResolver } from '../src/entity-resolver';
 import { GraphWriterService } from '../src/graph-writer.service';
@@ -58,26 +57,26 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
   async function setup(kbName: string) {
     const store = open[0] ?? (await makeStore());
     if (open.length === 0) open.push(store);
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: kbName, description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: kbName, description: '', settings: SETTINGS });
     const scope: KbScope = { tenantId: 't', kbId: kb.id };
-    const refresher = new SummaryRefresher(store, { embed: (texts) => embedder.embed(texts), summarize: null });
-    const writer = new GraphWriterService(repositoriesOf(store), embedder, new EntityResolver(null), refresher, DEFAULTS, true);
+    const refresher = new SummaryRefresher(store.repositories.graphSummaries, { embed: (texts) => embedder.embed(texts), summarize: null });
+    const writer = new GraphWriterService(store.repositories, embedder, new EntityResolver(null), refresher, DEFAULTS, true);
     /** Stores a one-chunk version of a document and writes its (cached) extraction to the graph. */
     const index = async (name: string, key: keyof typeof TEXTS, version = 1, knowledgeBase?: events.KnowledgeBaseSettings, into = writer) => {
       // Document ids are unique per deployment in real use (derived from tenant, KB and source).
       const documentId = `${kbName}-${name}`;
       const text = `${documentId} v${version}: ${key}`;
-      await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
+      await store.repositories.documents.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: stableId('h', text), version, sizeBytes: 1, metadata: {}, text });
       const chunkId = stableId('chk', scope.kbId, documentId, version, 0);
-      await store.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: await embedder.embed([text]).then((v) => v[0]!) }]);
+      await store.repositories.chunks.upsertChunks(scope, [{ id: chunkId, documentId, version, ordinal: 0, text, heading: '', tokenCount: 3, contentHash: stableId('h', text), embedding: await embedder.embed([text]).then((v) => v[0]!) }]);
       const extractionKey = stableId('ext', key);
-      await store.putCachedExtraction(scope, extractionKey, TEXTS[key]!);
+      await store.repositories.extractionCache.putCachedExtraction(scope, extractionKey, TEXTS[key]!);
       await into.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase }, chunkId, extractionKey });
     };
-    const entities = async (name: string) => (await store.exportGraph(scope)).entities.filter((e) => e.name === name);
+    const entities = async (name: string) => (await store.repositories.graphReads.exportGraph(scope)).entities.filter((e) => e.name === name);
     /** How close an entity's stored embedding is to the embedding of its current summary. */
     const embeddingMatchesSummary = async (entityId: string) => {
-      const [candidate] = (await store.listEntityCandidates(scope, [(await store.getEntities(scope, [entityId]))[0]!.normalizedName])).filter((c) => c.entity.id === entityId);
+      const [candidate] = (await store.repositories.graphWrites.listEntityCandidates(scope, [(await store.repositories.graphReads.getEntities(scope, [entityId]))[0]!.normalizedName])).filter((c) => c.entity.id === entityId);
       // Every description in TEXTS is one sentence: the summary's parts are its sentences.
       const descriptions = candidate!.entity.description.split(/(?<=\.) /);
       const [expected] = await embedDescribed((texts) => embedder.embed(texts), [{ heading: `${candidate!.entity.name} (${candidate!.entity.type})`, descriptions }]);
@@ -85,7 +84,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     };
     /** A writer that fails if it reads the knowledge base's settings from the store. */
     const noSettingsReads = new GraphWriterService(
-      { ...repositoriesOf(store), knowledgeBases: { ...repositoriesOf(store).knowledgeBases, findKnowledgeBase: () => Promise.reject(new Error('read the settings per chunk')) } },
+      { ...store.repositories, knowledgeBases: { ...store.repositories.knowledgeBases, findKnowledgeBase: () => Promise.reject(new Error('read the settings per chunk')) } },
       embedder, new EntityResolver(null), refresher, DEFAULTS, true,
     );
     return { store, scope, index, entities, embeddingMatchesSummary, refresher, writer, noSettingsReads };
@@ -106,7 +105,7 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     }
     // Which Mercury keeps the name's own id depends on which was seen first; the grouping does not.
     const shape = async (s: typeof forward) =>
-      (await s.store.exportGraph(s.scope)).entities.map((e) => `${e.name}|${e.type}|${e.mentionCount}|${[...e.description.split(/(?<=\.) /)].sort().join(' ')}`).sort();
+      (await s.store.repositories.graphReads.exportGraph(s.scope)).entities.map((e) => `${e.name}|${e.type}|${e.mentionCount}|${[...e.description.split(/(?<=\.) /)].sort().join(' ')}`).sort();
     expect(await shape(backward)).toEqual(await shape(forward));
   });
 
@@ -115,21 +114,21 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     await kb.index('a', 'pingcap');
     await kb.index('b', 'mysql');
     await kb.index('b', 'tiflash', 2);
-    let graph = await kb.store.exportGraph(kb.scope);
+    let graph = await kb.store.repositories.graphReads.exportGraph(kb.scope);
     expect(JSON.stringify(graph)).not.toMatch(/MySQL/);
     const [tidb] = await kb.entities('TiDB');
     expect(tidb!.description).toContain('TiFlash');
     expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
 
-    await kb.store.deleteDocument(kb.scope, 'lifecycle-a');
+    await kb.store.repositories.documents.deleteDocument(kb.scope, 'lifecycle-a');
     await kb.refresher.refresh(kb.scope, 2000);
-    graph = await kb.store.exportGraph(kb.scope);
+    graph = await kb.store.repositories.graphReads.exportGraph(kb.scope);
     expect(graph.entities.map((e) => e.name)).toEqual(['TiDB']);
     expect(graph.relationships).toEqual([]);
     expect(JSON.stringify(graph)).not.toMatch(/PingCAP/);
     expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
-    expect(await kb.store.listPendingSummaries(kb.scope, 10)).toEqual([]);
-    expect((await kb.store.chunkIdsForEntities(kb.scope, [tidb!.id])).get(tidb!.id)).toHaveLength(1);
+    expect(await kb.store.repositories.graphSummaries.listPendingSummaries(kb.scope, 10)).toEqual([]);
+    expect((await kb.store.repositories.graphReads.chunkIdsForEntities(kb.scope, [tidb!.id])).get(tidb!.id)).toHaveLength(1);
   });
 
   it('finishes at start-up the summaries a crash left pending', async () => {
@@ -138,11 +137,11 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     const [tidb] = await kb.entities('TiDB');
     // A graph change committed, then the process died before re-summarising and re-embedding.
     const chunkId = stableId('chk', kb.scope.kbId, 'crash-a', 1, 0);
-    await kb.store.applyChunkExtraction(kb.scope, chunkId, [{ ...TEXTS.tiflash!.entities[0]!, entityId: tidb!.id, normalizedName: 'tidb', embedding: new Float32Array(256) }], []);
+    await kb.store.repositories.graphWrites.applyChunkExtraction(kb.scope, chunkId, [{ ...TEXTS.tiflash!.entities[0]!, entityId: tidb!.id, normalizedName: 'tidb', embedding: new Float32Array(256) }], []);
     expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeLessThan(0.99);
-    expect(await kb.store.listScopesWithPendingSummaries()).toContainEqual(kb.scope);
+    expect(await kb.store.repositories.graphSummaries.listScopesWithPendingSummaries()).toContainEqual(kb.scope);
     expect(await kb.writer.refreshPendingSummaries()).toBeGreaterThan(0);
-    expect(await kb.store.listScopesWithPendingSummaries()).toEqual([]);
+    expect(await kb.store.repositories.graphSummaries.listScopesWithPendingSummaries()).toEqual([]);
     expect(await kb.embeddingMatchesSummary(tidb!.id)).toBeCloseTo(1, 5);
   });
 
@@ -160,24 +159,24 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     await kb.index('a', 'pingcap');
     const documentId = 'replay-a';
     const text = (ordinal: number) => `${documentId} v2 part ${ordinal}`;
-    await kb.store.saveDocumentVersion(kb.scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: 'v2', version: 2, sizeBytes: 1, metadata: {}, text: 'v2' });
+    await kb.store.repositories.documents.saveDocumentVersion(kb.scope, { id: documentId, sourceUri: documentId, filename: documentId, mimeType: 'text/plain', contentHash: 'v2', version: 2, sizeBytes: 1, metadata: {}, text: 'v2' });
     const chunkIds = [0, 1].map((ordinal) => stableId('chk', kb.scope.kbId, documentId, 2, ordinal));
-    await kb.store.upsertChunks(
+    await kb.store.repositories.chunks.upsertChunks(
       kb.scope,
       await Promise.all([0, 1].map(async (ordinal) => ({ id: chunkIds[ordinal]!, documentId, version: 2, ordinal, text: text(ordinal), heading: '', tokenCount: 4, contentHash: stableId('h', text(ordinal)), embedding: (await embedder.embed([text(ordinal)]))[0]! }))),
     );
-    await kb.store.putCachedExtraction(kb.scope, stableId('ext', 'tiflash'), TEXTS.tiflash!);
+    await kb.store.repositories.extractionCache.putCachedExtraction(kb.scope, stableId('ext', 'tiflash'), TEXTS.tiflash!);
     const deliver = (chunkId: string) =>
       kb.writer.onChunkExtracted({ context: { tenantId: 't', knowledgeBaseId: kb.scope.kbId, documentId, documentVersion: 2, traceparent: '', knowledgeBase: undefined }, chunkId, extractionKey: stableId('ext', 'tiflash') });
     await deliver(chunkIds[0]!);
     await deliver(chunkIds[0]!);
-    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('pending');
+    expect((await kb.store.repositories.documents.getDocument(kb.scope, documentId))?.status).toBe('pending');
     // Version 1's facts stay until version 2 is complete.
     expect((await kb.entities('PingCAP')).length).toBe(1);
     await deliver(chunkIds[1]!);
-    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('graphed');
+    expect((await kb.store.repositories.documents.getDocument(kb.scope, documentId))?.status).toBe('graphed');
     expect(await kb.entities('PingCAP')).toEqual([]);
     await deliver(chunkIds[1]!);
-    expect((await kb.store.getDocument(kb.scope, documentId))?.status).toBe('graphed');
+    expect((await kb.store.repositories.documents.getDocument(kb.scope, documentId))?.status).toBe('graphed');
   });
 });

@@ -7,18 +7,7 @@ import type { EventOutbox } from '@trellis/messaging';
 import { EVENT_OUTBOX } from '@trellis/messaging';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
 import type { LlmPriceTable, Logger as ProcessLogger, TrellisMetrics } from '@trellis/observability';
-import { CONFIG, createSummaryRefresher } from '@trellis/runtime';
-import {
-  BUDGET_PAUSE_REPOSITORY,
-  CHUNK_REPOSITORY,
-  COMMUNITY_REPOSITORY,
-  DOCUMENT_REPOSITORY,
-  EXTRACTION_CACHE_REPOSITORY,
-  GRAPH_SUMMARY_REPOSITORY,
-  KNOWLEDGE_BASE_REPOSITORY,
-  LLM_BUDGET_REPOSITORY,
-  LLM_USAGE_REPOSITORY,
-} from '@trellis/storage';
+import { BUDGET_PAUSE_REPOSITORY, CHUNK_REPOSITORY, COMMUNITY_REPOSITORY, CONFIG, DOCUMENT_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY, createSummaryRefresher } from '@trellis/runtime';
 import type {
   BudgetPauseRepository,
   ChunkRepository,

@@ -1,9 +1,10 @@
 import { TrellisError, withinLength } from '@trellis/contracts';
-import type { IndexStatus, KbScope, TenantScope } from '@trellis/contracts';
-import type { EmbedderInfo } from '@trellis/models';
+import type { ExtractionSettings, IndexStatus, KbScope, KbSettings, LlmBudgetSettings, ResolutionSettings, TenantScope } from '@trellis/contracts';
+import { hasLlmBudget, readBudgetState } from '@trellis/models';
+import type { BudgetState, EmbedderInfo } from '@trellis/models';
 import type { SummaryRefresher } from '@trellis/graph';
-import { hasLlmBudget, kbScope, readBudgetState, requireKnowledgeBase } from '@trellis/storage';
-import type { BudgetState, DocumentRecord, ExtractionSettings, KbSettings, KnowledgeBaseRecord, LlmBudgetSettings, LlmUsage, ResolutionSettings, StageRecord, TrellisRepositories } from '@trellis/storage';
+import { kbScope, requireKnowledgeBase } from '@trellis/storage';
+import type { DocumentRecord, KnowledgeBaseRecord, LlmUsage, StageRecord, TrellisRepositories } from '@trellis/storage';
 
 export const DEFAULT_CHUNK_SIZE_TOKENS = 512;
 export const DEFAULT_CHUNK_OVERLAP_TOKENS = 64;

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contentHash } from '@trellis/contracts';
-import type { KbScope, TopicName, TopicPayload } from '@trellis/contracts';
-import { SqliteStore, repositoriesOf } from '@trellis/storage';
-import type { KbSettings, NewChunk } from '@trellis/storage';
+import type { KbScope, KbSettings, TopicName, TopicPayload } from '@trellis/contracts';
+import { SqliteStore } from '@trellis/storage';
+import type { NewChunk } from '@trellis/storage';
 import { testOutbox } from '@trellis/testing';
 import { StuckWorkSweeper } from '../src/sweeper/stuck-work-sweeper';
 import type { SweeperTelemetry } from '../src/sweeper/stuck-work-sweeper';
@@ -50,20 +50,20 @@ describe('StuckWorkSweeper', () => {
 
   const sweeper = (maxRedrives = 3) =>
     new StuckWorkSweeper(
-      repositoriesOf(store),
-      testOutbox(bus, store),
+      store.repositories,
+      testOutbox(bus, store.repositories),
       { announce: async (_scope, document) => void announced.push({ id: document.id, version: document.version, contentHash: document.contentHash }) },
       { stuckAfterMs: STUCK_AFTER_MS, maxRedrives, batchSize: 100, leaseMs: 30_000 },
       telemetry,
     );
 
   async function saveDocument(id: string): Promise<void> {
-    await store.saveDocumentVersion(scope, { id, sourceUri: `${id}.txt`, filename: `${id}.txt`, mimeType: 'text/plain', contentHash: `h-${id}`, version: 1, sizeBytes: 1, metadata: {}, text: id });
+    await store.repositories.documents.saveDocumentVersion(scope, { id, sourceUri: `${id}.txt`, filename: `${id}.txt`, mimeType: 'text/plain', contentHash: `h-${id}`, version: 1, sizeBytes: 1, metadata: {}, text: id });
   }
 
   beforeEach(async () => {
     store = new SqliteStore(':memory:');
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
     bus = new RecordingBus();
     announced = [];
@@ -71,16 +71,16 @@ describe('StuckWorkSweeper', () => {
     // pending: never chunked; chunked: one chunk waiting for extraction, one for the graph, one done.
     await saveDocument('pending');
     await saveDocument('chunked');
-    await store.upsertChunks(scope, [chunk('chunked', 0), chunk('chunked', 1), chunk('chunked', 2)]);
-    await store.setDocumentStatus(scope, 'chunked', 1, 'embedded');
-    await store.setChunkStatus(scope, 'chunked-1', 'extracted');
-    await store.markChunkGraphed(scope, 'chunked-2');
+    await store.repositories.chunks.upsertChunks(scope, [chunk('chunked', 0), chunk('chunked', 1), chunk('chunked', 2)]);
+    await store.repositories.documents.setDocumentStatus(scope, 'chunked', 1, 'embedded');
+    await store.repositories.chunks.setChunkStatus(scope, 'chunked-1', 'extracted');
+    await store.repositories.chunks.markChunkGraphed(scope, 'chunked-2');
     // failed for good (dead-lettered): never re-driven, nor its chunk.
     await saveDocument('failed');
-    await store.upsertChunks(scope, [chunk('failed', 0)]);
-    await store.setDocumentStatus(scope, 'failed', 1, 'failed', 'chunking failed: poison');
+    await store.repositories.chunks.upsertChunks(scope, [chunk('failed', 0)]);
+    await store.repositories.documents.setDocumentStatus(scope, 'failed', 1, 'failed', 'chunking failed: poison');
     await saveDocument('graphed');
-    await store.setDocumentStatus(scope, 'graphed', 1, 'graphed');
+    await store.repositories.documents.setDocumentStatus(scope, 'graphed', 1, 'graphed');
   });
 
   afterEach(async () => {
@@ -106,7 +106,7 @@ describe('StuckWorkSweeper', () => {
     expect(payload.contentHash).toBe(contentHash(`chunked chunk ${payload.chunkId.endsWith('0') ? 0 : 1}`));
     expect(telemetry.counts).toEqual({ 'document:redriven': 1, 'chunk:redriven': 2 });
     expect(telemetry.logs).toEqual(['sweeper re-drove stuck indexing work', 'sweeper re-drove stuck indexing work']);
-    expect((await store.getDocument(scope, 'failed'))?.status).toBe('failed');
+    expect((await store.repositories.documents.getDocument(scope, 'failed'))?.status).toBe('failed');
     // Re-driven work waits afresh: the same moment finds nothing more to do.
     expect(await sweeper().sweepOnce()).toEqual({ documentsRedriven: 0, chunksRedriven: 0, documentsFailed: 0 });
   });
@@ -123,11 +123,11 @@ describe('StuckWorkSweeper', () => {
     expect(await sweeper(maxRedrives).sweepOnce()).toEqual({ documentsRedriven: 0, chunksRedriven: 0, documentsFailed: 2 });
     expect(bus.published).toEqual([]);
     expect(announced).toEqual([]);
-    const pending = await store.getDocument(scope, 'pending');
+    const pending = await store.repositories.documents.getDocument(scope, 'pending');
     expect(pending).toMatchObject({ status: 'failed', error: expect.stringContaining('document stuck in pending after 2 re-drives') });
-    expect(await store.getDocument(scope, 'chunked')).toMatchObject({ status: 'failed', error: expect.stringContaining('2 chunk(s) stuck in embedded/extracted after 2 re-drives') });
-    expect((await store.getChunk(scope, 'chunked-0'))?.status).toBe('failed');
-    expect((await store.getChunk(scope, 'chunked-2'))?.status).toBe('graphed');
+    expect(await store.repositories.documents.getDocument(scope, 'chunked')).toMatchObject({ status: 'failed', error: expect.stringContaining('2 chunk(s) stuck in embedded/extracted after 2 re-drives') });
+    expect((await store.repositories.chunks.getChunk(scope, 'chunked-0'))?.status).toBe('failed');
+    expect((await store.repositories.chunks.getChunk(scope, 'chunked-2'))?.status).toBe('graphed');
     expect(telemetry.counts).toMatchObject({ 'document:gave_up': 1, 'chunk:gave_up': 2 });
     // Failed for good: later sweeps leave them alone.
     await waitPastTimeout();
@@ -137,12 +137,12 @@ describe('StuckWorkSweeper', () => {
   it('sweeps in one process at a time: a held lease makes the other sweeper skip', async () => {
     await waitPastTimeout();
     const now = Date.now();
-    expect(await store.acquireLease('trellis.sweeper', 'another-process', 1, now + 30_000, now)).toBe(true);
+    expect(await store.repositories.llmBudget.acquireLease('trellis.sweeper', 'another-process', 1, now + 30_000, now)).toBe(true);
     expect(await sweeper().sweepOnce()).toBeNull();
     expect(announced).toEqual([]);
-    await store.releaseLease('trellis.sweeper', 'another-process');
+    await store.repositories.llmBudget.releaseLease('trellis.sweeper', 'another-process');
     expect(await sweeper().sweepOnce()).not.toBeNull();
     // The sweep released its lease when it finished.
-    expect(await store.acquireLease('trellis.sweeper', 'another-process', 1, now + 30_000, now)).toBe(true);
+    expect(await store.repositories.llmBudget.acquireLease('trellis.sweeper', 'another-process', 1, now + 30_000, now)).toBe(true);
   });
 });

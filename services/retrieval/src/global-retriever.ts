@@ -1,6 +1,6 @@
 import type { KbScope, v1 } from '@trellis/contracts';
 import type { CommunityRecord } from '@trellis/graph';
-import { cosineSimilarity } from '@trellis/storage';
+import { cosineSimilarity } from '@trellis/models';
 import type { TrellisRepositories } from '@trellis/storage';
 
 /** The key-fact chunks of the best communities a global answer may cite, at most. */

@@ -29,11 +29,11 @@ describe('GraphRetriever and negatively weighted relationships', () => {
 
   beforeEach(async () => {
     store = new SqliteStore(':memory:');
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
-    await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
-    await store.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'x', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('x') }]);
-    await store.applyChunkExtraction(scope, 'c1', [lanterns, odile, ravensford], [directed, born]);
+    await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
+    await store.repositories.chunks.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'x', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('x') }]);
+    await store.repositories.graphWrites.applyChunkExtraction(scope, 'c1', [lanterns, odile, ravensford], [directed, born]);
   });
 
   afterEach(async () => {
@@ -43,18 +43,18 @@ describe('GraphRetriever and negatively weighted relationships', () => {
   const question = 'Where was Odile, who directed Lanterns, born? Ravensford?';
 
   it.each(GRAPH_STRATEGIES)('%s: walks the relationship until a user weights it negative', async (strategy) => {
-    const retriever = new GraphRetriever(store, store);
+    const retriever = new GraphRetriever(store.repositories.graphReads, store.repositories.chunks);
     const vector = embedder.embedOne(question);
     const options = { depth: 2, maxRelationships: 10, strategy };
     const before = await retriever.retrieve(scope, vector, question, options);
     expect(before.relationships.map((r) => r.relationship.id)).toContain(born.relationshipId);
 
-    await store.updateRelationship(scope, born.relationshipId, { weight: -1 }, { id: 'e1', actor: 'a', at: new Date().toISOString() });
+    await store.repositories.graphEdits.updateRelationship(scope, born.relationshipId, { weight: -1 }, { id: 'e1', actor: 'a', at: new Date().toISOString() });
     const after = await retriever.retrieve(scope, vector, question, options);
     expect(after.relationships.map((r) => r.relationship.id)).not.toContain(born.relationshipId);
     expect(after.relationships.map((r) => r.relationship.id)).toContain(directed.relationshipId);
-    expect((await store.searchRelationshipsByVector(scope, born.embedding, 10)).map((s) => s.relationship.id)).toEqual([directed.relationshipId]);
+    expect((await store.repositories.graphReads.searchRelationshipsByVector(scope, born.embedding, 10)).map((s) => s.relationship.id)).toEqual([directed.relationshipId]);
     // Still in the graph, with its weight, for reads.
-    expect((await store.exportGraph(scope)).relationships.find((r) => r.id === born.relationshipId)?.weight).toBe(-1);
+    expect((await store.repositories.graphReads.exportGraph(scope)).relationships.find((r) => r.id === born.relationshipId)?.weight).toBe(-1);
   });
 });

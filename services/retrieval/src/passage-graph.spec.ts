@@ -46,16 +46,16 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
   type Extraction = { entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] };
   async function index(extractions: Record<string, Extraction>): Promise<void> {
     for (const [id, text] of Object.entries(passages)) {
-      await store.saveDocumentVersion(scope, { id: `doc-${id}`, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: text.length, metadata: {}, text });
-      await store.upsertChunks(scope, [{ id, documentId: `doc-${id}`, version: 1, ordinal: 0, text, heading: '', tokenCount: 10, contentHash: id, embedding: embedder.embedOne(text) }]);
+      await store.repositories.documents.saveDocumentVersion(scope, { id: `doc-${id}`, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: text.length, metadata: {}, text });
+      await store.repositories.chunks.upsertChunks(scope, [{ id, documentId: `doc-${id}`, version: 1, ordinal: 0, text, heading: '', tokenCount: 10, contentHash: id, embedding: embedder.embedOne(text) }]);
       const found = extractions[id];
-      if (found) await store.applyChunkExtraction(scope, id, found.entities, found.relationships);
+      if (found) await store.repositories.graphWrites.applyChunkExtraction(scope, id, found.entities, found.relationships);
     }
   }
 
   beforeEach(async () => {
     store = new SqliteStore(':memory:');
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
   });
 
@@ -63,9 +63,9 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
     await store.close();
   });
 
-  const reads = () => ({ graphReads: store, chunks: store });
+  const reads = () => store.repositories;
   const ranked = async (filter?: { documentIds: string[] }) => [...(await rankPassages(reads(), scope, embedder.embedOne(question), question, filter)).passageScores.keys()];
-  const dense = async () => (await store.searchChunksByVector(scope, embedder.embedOne(question), 10)).map((h) => h.chunk.id);
+  const dense = async () => (await store.repositories.chunks.searchChunksByVector(scope, embedder.embedOne(question), 10)).map((h) => h.chunk.id);
 
   it('lifts the second hop, which dense search ranks last, through the entity both passages mention', async () => {
     await index({
@@ -114,7 +114,7 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
     });
     // Asked so that the film passage is the best dense hit, as the first hop of such a question is.
     const asked = 'Which film directed by whom is Harbour of Lanterns, and where were they born?';
-    const byVector = (await store.searchChunksByVector(scope, embedder.embedOne(asked), 10)).map((h) => h.chunk.id);
+    const byVector = (await store.repositories.chunks.searchChunksByVector(scope, embedder.embedOne(asked), 10)).map((h) => h.chunk.id);
     expect(byVector[0]).toBe('film');
     expect(byVector.indexOf('birth')).toBeGreaterThan(byVector.indexOf('rain'));
     const order = [...(await rankPassages(reads(), scope, embedder.embedOne(asked), asked)).passageScores.keys()];
@@ -131,10 +131,10 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
       noise1: { entities: [lighthouse], relationships: [] },
     });
     // Only the relationship links Odile to Ravensford's passage.
-    await store.applyChunkExtraction(scope, 'noise2', [odile, ravensford], [grewUp]);
+    await store.repositories.graphWrites.applyChunkExtraction(scope, 'noise2', [odile, ravensford], [grewUp]);
     const walked = async () => (await rankPassages(reads(), scope, embedder.embedOne(question), question)).relationships.map((r) => r.id);
     expect(await walked()).toContain(grewUp.relationshipId);
-    await store.updateRelationship(scope, grewUp.relationshipId, { weight: -1 }, { id: 'e1', actor: 'a', at: new Date().toISOString() });
+    await store.repositories.graphEdits.updateRelationship(scope, grewUp.relationshipId, { weight: -1 }, { id: 'e1', actor: 'a', at: new Date().toISOString() });
     expect(await walked()).not.toContain(grewUp.relationshipId);
   });
 

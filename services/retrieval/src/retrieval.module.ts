@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
+import { CHUNK_REPOSITORY, COMMUNITY_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_READ_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/runtime';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
-import { CHUNK_REPOSITORY, COMMUNITY_REPOSITORY, DOCUMENT_REPOSITORY, GRAPH_READ_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY } from '@trellis/storage';
 import type { ChunkRepository, CommunityRepository, DocumentRepository, GraphReadRepository, KnowledgeBaseRepository } from '@trellis/storage';
 import { RetrievalController } from './handlers/retrieval.controller';
 import { RetrievalService } from './retrieval.service';

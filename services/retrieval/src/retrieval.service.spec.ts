@@ -34,18 +34,18 @@ describe('RetrievalService.retrieve: a chat turn is one trip', () => {
 
   beforeEach(async () => {
     store = new SqliteStore(':memory:');
-    const kb = await store.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
     scope = { tenantId: 't', kbId: kb.id };
-    await store.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: PASSAGES.join('\n') });
-    await store.upsertChunks(
+    await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd.txt', filename: 'd.txt', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: PASSAGES.join('\n') });
+    await store.repositories.chunks.upsertChunks(
       scope,
       PASSAGES.map((text, ordinal) => ({ id: `c${ordinal}`, documentId: 'd', version: 1, ordinal, text, heading: '', tokenCount: 10, contentHash: `h${ordinal}`, embedding: hash.embedOne(text) })),
     );
     const [curie, institute, poland] = [entity('Marie Curie'), entity('Radium Institute'), entity('Poland')];
-    await store.applyChunkExtraction(scope, 'c0', [curie, institute], [
+    await store.repositories.graphWrites.applyChunkExtraction(scope, 'c0', [curie, institute], [
       { relationshipId: 'r-directed', sourceId: curie.entityId, targetId: institute.entityId, label: 'directed', description: 'Marie Curie directed the Radium Institute', strength: 5, embedding: hash.embedOne('Marie Curie directed Radium Institute') },
     ]);
-    await store.applyChunkExtraction(scope, 'c2', [curie, poland], [
+    await store.repositories.graphWrites.applyChunkExtraction(scope, 'c2', [curie, poland], [
       { relationshipId: 'r-born', sourceId: curie.entityId, targetId: poland.entityId, label: 'born in', description: 'Marie Curie was born in Poland', strength: 5, embedding: hash.embedOne('Marie Curie born in Poland') },
     ]);
     counting = new Counting();
@@ -64,21 +64,21 @@ describe('RetrievalService.retrieve: a chat turn is one trip', () => {
         return hash.embed(texts);
       },
     };
-    const knowledgeBases: KnowledgeBaseRepository = new Proxy(store, {
+    const knowledgeBases: KnowledgeBaseRepository = new Proxy(store.repositories.knowledgeBases, {
       get: (target, property) => {
         if (property === 'findKnowledgeBase') counting.knowledgeBaseLookups++;
         const value = Reflect.get(target, property) as unknown;
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const graphReads: GraphReadRepository = new Proxy(store, {
+    const graphReads: GraphReadRepository = new Proxy(store.repositories.graphReads, {
       get: (target, property) => {
         if (property === 'searchRelationshipsByVector') counting.graphSeeds++;
         const value = Reflect.get(target, property) as unknown;
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    return new RetrievalService({ knowledgeBases, documents: store, chunks: store, graphReads, communities: store }, embedder, { llm });
+    return new RetrievalService({ ...store.repositories, knowledgeBases, graphReads }, embedder, { llm });
   }
 
   it('looks the knowledge base up once, embeds the question once and walks the graph once, with the entity refinement', async () => {

@@ -1,4 +1,4 @@
-import type { KbSettings } from '@trellis/storage';
+import type { KbSettings } from '@trellis/contracts';
 import type { SplitOptions, TextChunk } from './text-splitter';
 
 const DEFAULT_CHUNK_SIZE = 512;

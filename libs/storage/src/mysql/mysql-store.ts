@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { SqlStore } from '../sql/sql-store';
+import type { TrellisRepositories, TrellisStore } from '../trellis-store';
+import { sqlRepositories } from '../sql/sql-repositories';
 import { PooledSql } from './mysql-session';
 import { createDataSource, prepareServer } from './mysql-connection';
 import type { StatementTap } from './mysql-connection';
@@ -36,25 +37,23 @@ export function mysqlEngine(vectors: () => VectorSql): SqlEngine {
 
 /**
  * The distributed store, on TiDB or any MySQL-protocol server (MariaDB here and in CI): the shared
- * SqlStore over a TypeORM pool, checked by the same contract suite as SQLite. Embeddings live in
+ * SQL repositories over a TypeORM pool, checked by the same contract suite as SQLite. Embeddings live in
  * VECTOR columns ranked by the server where the server has them (TiDB), otherwise in BLOBs ranked here.
  */
-export class MysqlStore extends SqlStore {
+export class MysqlStore implements TrellisStore {
+  readonly repositories: TrellisRepositories;
   private readonly pool: PooledSql;
-  private readonly dataSource: DataSource;
-  private readonly database: string;
-  private readonly server: ServerCapabilities;
   private readonly vectorPath: VectorPath;
 
-  private constructor(dataSource: DataSource, database: string, server: ServerCapabilities, logger: StoreLogger) {
-    const pool = new PooledSql(dataSource);
-    const vectorPath = new VectorPath(server, database, logger);
-    super(pool, mysqlEngine(() => vectorPath.sql));
-    this.pool = pool;
-    this.dataSource = dataSource;
-    this.database = database;
-    this.server = server;
-    this.vectorPath = vectorPath;
+  private constructor(
+    private readonly dataSource: DataSource,
+    private readonly database: string,
+    private readonly server: ServerCapabilities,
+    logger: StoreLogger,
+  ) {
+    this.pool = new PooledSql(dataSource);
+    this.vectorPath = new VectorPath(server, database, logger);
+    this.repositories = sqlRepositories(this.pool, mysqlEngine(() => this.vectorPath.sql));
   }
 
   /** Opens a pool on `mysql://user:pass@host:port/db`, creating the database if missing. */
@@ -96,6 +95,10 @@ export class MysqlStore extends SqlStore {
     await this.vectorPath.settle(this.pool);
     await this.vectorPath.ensureIndexes(this.pool);
     return applied;
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.rows('SELECT 1');
   }
 
   async close(): Promise<void> {

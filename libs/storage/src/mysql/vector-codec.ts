@@ -1,4 +1,4 @@
-import { bufferToVector, vectorToBuffer } from '../vector-math';
+import { bufferToVector } from '../vector-math';
 
 /**
  * How embeddings travel to and from the server on each storage path.
@@ -24,11 +24,7 @@ export function textToVector(text: string): Float32Array {
   return Float32Array.from(body.split(',').map((part) => Number(part)));
 }
 
-/** The BLOB path stores float32 little-endian bytes, the same layout as the SQLite adapter. */
-export function vectorToBlob(vector: Float32Array): Buffer {
-  return vectorToBuffer(vector);
-}
-
+/** The BLOB path stores float32 little-endian bytes (vectorToBuffer), the same layout as the SQLite adapter. */
 export function blobToVector(value: unknown): Float32Array {
   if (!Buffer.isBuffer(value)) throw new TypeError('embedding column did not return binary data');
   return bufferToVector(value);

@@ -1,5 +1,6 @@
 import type { SqlValue, Statement } from '../sql/sql-session';
-import { vectorToBlob, vectorToText } from './vector-codec';
+import { vectorToBuffer } from '../vector-math';
+import { vectorToText } from './vector-codec';
 import type { EmbeddingTable, VectorCandidates } from '../sql/vector-ranking';
 
 export type { EmbeddingTable, VectorCandidates } from '../sql/vector-ranking';
@@ -69,7 +70,7 @@ export const blobVectorSql: VectorSql = {
   embeddingColumnType: 'MEDIUMBLOB',
   scoresInDatabase: false,
   // Zero-length bytes, not NULL, so an empty embedding scores 0 exactly as in SQLite.
-  embeddingValue: (vector) => vectorToBlob(vector),
+  embeddingValue: (vector) => vectorToBuffer(vector),
   rankStatement: (c) => ({
     sql: `SELECT ${c.idColumn} AS id, ${c.embeddingColumn} AS embedding FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`,
     params: [...c.params],

@@ -1,5 +1,5 @@
-import type { KbScope, TenantScope } from '@trellis/contracts';
-import type { KbSettings, KnowledgeBaseRecord } from '../records';
+import type { KbScope, KbSettings, TenantScope } from '@trellis/contracts';
+import type { KnowledgeBaseRecord } from '../records';
 
 /** Knowledge bases of a tenant: names, descriptions and settings. */
 export interface KnowledgeBaseRepository {

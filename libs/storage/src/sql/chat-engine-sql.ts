@@ -1,18 +1,12 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
 import type { TenantScope } from '@trellis/contracts';
 import type { ChatEngineRecord, ChatEngineSettings } from '../records';
-import { fromSqlTime, readJson } from '../row-mappers';
-import type { Row } from '../row-mappers';
-import type { SqlDialect } from './sql-dialect';
-import type { SqlDatabase } from './sql-session';
+import type { ChatEngineRepository } from '../repositories/chat-engine.repository';
+import { json, rowMapper, text, time } from '../row-mappers';
+import { SqlRepository } from './sql-engine';
 
 /** Chat engines of a tenant, keyed by name; the settings are one JSON document. */
-export class SqlChatEngines {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly dialect: SqlDialect,
-  ) {}
-
+export class SqlChatEngines extends SqlRepository implements ChatEngineRepository {
   async createChatEngine(scope: TenantScope, engine: { name: string; description: string; settings: ChatEngineSettings }): Promise<ChatEngineRecord> {
     const now = new Date().toISOString();
     const at = this.dialect.time(now);
@@ -58,12 +52,4 @@ export class SqlChatEngines {
   }
 }
 
-function toChatEngine(r: Row): ChatEngineRecord {
-  return {
-    name: String(r.name),
-    description: String(r.description),
-    settings: readJson<ChatEngineSettings>(r.settings),
-    createdAt: fromSqlTime(r.created_at),
-    updatedAt: fromSqlTime(r.updated_at),
-  };
-}
+const toChatEngine = rowMapper<ChatEngineRecord>({ name: text, description: text, settings: json<ChatEngineSettings>(), createdAt: time, updatedAt: time });

@@ -1,10 +1,9 @@
 import type { KbScope, TenantScope } from '@trellis/contracts';
 import type { ChatMessageRecord, ChatRecord, ChatTurn } from '../records';
-import type { ChatPage } from '../repositories/chat.repository';
-import { fromSqlTime, readJson } from '../row-mappers';
-import type { Row } from '../row-mappers';
-import type { SqlDialect } from './sql-dialect';
-import type { SqlDatabase, SqlValue } from './sql-session';
+import type { ChatPage, ChatRepository } from '../repositories/chat.repository';
+import { json, nullableText, num, rowMapper, text, time } from '../row-mappers';
+import { SqlRepository } from './sql-engine';
+import type { SqlValue } from './sql-session';
 
 /** Characters of the first question a conversation is titled with. */
 export const CHAT_TITLE_CHARS = 200;
@@ -15,12 +14,7 @@ const CHAT_COLUMNS = 'id, kb_id, title, engine, message_count, created_at, updat
  * Conversations (`chats`, one row each) and their messages (`chat_messages`, in insertion
  * order). A turn writes both in one transaction, so a listed conversation always has its messages.
  */
-export class SqlChats {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly dialect: SqlDialect,
-  ) {}
-
+export class SqlChats extends SqlRepository implements ChatRepository {
   async saveChatTurn(scope: KbScope, turn: ChatTurn): Promise<void> {
     const d = this.dialect;
     const at = d.time(new Date().toISOString());
@@ -75,24 +69,12 @@ export class SqlChats {
   }
 }
 
-function toChat(r: Row): ChatRecord {
-  return {
-    id: String(r.id),
-    kbId: String(r.kb_id),
-    title: String(r.title),
-    engine: String(r.engine),
-    messageCount: Number(r.message_count),
-    createdAt: fromSqlTime(r.created_at),
-    updatedAt: fromSqlTime(r.updated_at),
-  };
-}
+const toChat = rowMapper<ChatRecord>({ id: text, kbId: text, title: text, engine: text, messageCount: num, createdAt: time, updatedAt: time });
 
-function toChatMessage(r: Row): ChatMessageRecord {
-  return {
-    role: r.role === 'assistant' ? 'assistant' : 'user',
-    content: String(r.content),
-    citations: readJson<unknown[]>(r.citations),
-    condensedQuestion: r.condensed_question === null || r.condensed_question === undefined ? '' : String(r.condensed_question),
-    createdAt: fromSqlTime(r.created_at),
-  };
-}
+const toChatMessage = rowMapper<ChatMessageRecord>({
+  role: (v) => (v === 'assistant' ? 'assistant' : 'user'),
+  content: text,
+  citations: json<unknown[]>(),
+  condensedQuestion: (v) => nullableText(v) ?? '',
+  createdAt: time,
+});

@@ -2,7 +2,20 @@ import type { IndexStatus, KbScope } from '@trellis/contracts';
 import type { SqlDialect } from './sql-dialect';
 import type { SqlSession } from './sql-session';
 
-/* The statements of `documents.chunks_remaining` (see ../chunk-progress.ts), the same on both engines; each runs in the caller's transaction. */
+/**
+ * Document completion without counting: `documents.chunks_remaining` holds the chunks of the
+ * document's current version that are not yet in the graph. The statements below keep it, the
+ * same on both engines, each in the caller's transaction:
+ *
+ * - it is counted afresh only when chunking writes a version's chunks (in that transaction);
+ * - afterwards it moves only when a chunk row changes into 'graphed' (−1) or out of it (+1), in
+ *   the transaction of that change, so a replayed chunk, already graphed, leaves it alone;
+ * - it is null until the version's chunks are written, and the chunks of an older version
+ *   never move it.
+ *
+ * So the graph writer learns that a document is complete from one row, not from a count over
+ * every chunk of the document after each chunk (quadratic per document).
+ */
 
 /** Sets the chunk's status, moving its document's counter on a transition into or out of 'graphed'. */
 export async function setChunkStatusCounted(d: SqlDialect, tx: SqlSession, scope: KbScope, chunkId: string, status: IndexStatus, error: string | null): Promise<void> {
@@ -44,4 +57,9 @@ export async function recountChunksRemaining(d: SqlDialect, tx: SqlSession, scop
       [scope.tenantId, scope.kbId, documentId, version, scope.tenantId, scope.kbId, documentId, version],
     );
   }
+}
+
+/** The document versions a batch of chunks belongs to, each once. */
+export function versionsOf(chunks: ReadonlyArray<{ documentId: string; version: number }>): Array<{ documentId: string; version: number }> {
+  return [...new Map(chunks.map((c) => [`${c.documentId}\u0000${c.version}`, { documentId: c.documentId, version: c.version }])).values()];
 }

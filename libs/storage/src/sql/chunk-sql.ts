@@ -1,15 +1,17 @@
 import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
-import { CHUNK_COLUMNS, batches, inIdOrder, toChunk } from '../row-mappers';
-import { versionsOf } from '../chunk-progress';
-import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted } from './chunk-progress-sql';
+import type { ChunkRepository } from '../repositories/chunk.repository';
+import type { StuckChunk } from '../repositories/stuck-work';
+import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, inIdOrder, toChunk, toStuckWork } from '../row-mappers';
+import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted, versionsOf } from './chunk-progress-sql';
+import { chunkCountsOf } from './document-progress-sql';
 import { indexedText } from './full-text';
 import { appendOutboxEvents } from './outbox-sql';
 import { takeInserted } from './sql-dialect';
 import type { AnalyzedText } from './full-text';
-import type { SqlEngine } from './sql-engine';
+import { SqlRepository } from './sql-engine';
 import { rowsWhereIn } from './sql-session';
-import type { SqlDatabase, SqlSession, SqlValue } from './sql-session';
+import type { SqlSession, SqlValue } from './sql-session';
 import { chunkCandidates } from './vector-ranking';
 import type { Scored } from './vector-ranking';
 
@@ -17,12 +19,7 @@ import type { Scored } from './vector-ranking';
 const REWRITTEN_COLUMNS = ['text', 'heading', 'token_count', 'content_hash', 'fts_length', 'embedding', 'updated_at'];
 
 /** Chunks of documents: written with their embeddings and full-text entries, read back and searched. */
-export class SqlChunks {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly engine: SqlEngine,
-  ) {}
-
+export class SqlChunks extends SqlRepository implements ChunkRepository {
   /**
    * Upserts the chunks, in id order (the lock order), with their full-text entries. A chunk whose
    * content is unchanged keeps an 'extracted' or 'graphed' status; any other becomes 'embedded'.
@@ -36,11 +33,7 @@ export class SqlChunks {
     const ids = [...byId.keys()].sort();
     const texts = new Map<string, AnalyzedText>();
     for (const [id, c] of byId) texts.set(id, this.engine.fullText.analyze(indexedText(c.heading, c.text)));
-    try {
-      await this.db.transaction((tx) => this.writeChunks(tx, scope, ids, byId, texts));
-    } finally {
-      this.engine.vectors.changed(scope.kbId, 'chunks');
-    }
+    await this.changing(scope, ['chunks'], () => this.db.transaction((tx) => this.writeChunks(tx, scope, ids, byId, texts)));
   }
 
   async getChunk(scope: KbScope, chunkId: string): Promise<ChunkRecord | null> {
@@ -49,7 +42,7 @@ export class SqlChunks {
 
   /** In the order of `chunkIds`, skipping ids that do not exist. */
   async getChunks(scope: KbScope, chunkIds: readonly string[]): Promise<ChunkRecord[]> {
-    const sql = (m: string) => `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE ${this.engine.dialect.byIdScope()} AND id IN (${m})`;
+    const sql = (m: string) => `SELECT ${CHUNK_COLUMNS} FROM chunks WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
     return inIdOrder(chunkIds, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], chunkIds)).map(toChunk));
   }
 
@@ -63,20 +56,41 @@ export class SqlChunks {
     return rows.map(toChunk);
   }
 
-  /** Sets the chunk's status, moving its document's chunks-remaining counter with it (see ../chunk-progress.ts). */
+  /** Sets the chunk's status, moving its document's chunks-remaining counter with it (see chunk-progress-sql.ts). */
   async setChunkStatus(scope: KbScope, chunkId: string, status: IndexStatus, error: string | null = null, announce: readonly OutboxEvent[] = []): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await setChunkStatusCounted(this.engine.dialect, tx, scope, chunkId, status, error);
-      await appendOutboxEvents(tx, this.engine.dialect, announce);
+      await setChunkStatusCounted(this.dialect, tx, scope, chunkId, status, error);
+      await appendOutboxEvents(tx, this.dialect, announce);
     });
   }
 
   /** Marks the chunk graphed; resolves to its document's chunks still remaining, null when the chunk is not of the current version. */
   async markChunkGraphed(scope: KbScope, chunkId: string): Promise<number | null> {
     return this.db.transaction(async (tx) => {
-      await setChunkStatusCounted(this.engine.dialect, tx, scope, chunkId, 'graphed', null);
-      return chunksRemainingOf(this.engine.dialect, tx, scope, chunkId);
+      await setChunkStatusCounted(this.dialect, tx, scope, chunkId, 'graphed', null);
+      return chunksRemainingOf(this.dialect, tx, scope, chunkId);
     });
+  }
+
+  async countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
+    return (await chunkCountsOf(this.db, scope, [documentId])).get(documentId)!;
+  }
+
+  /**
+   * Chunks of current versions waiting for extraction or the graph (`embedded`, `extracted`)
+   * unchanged since `before`, of documents that have not failed, oldest first across every tenant (the sweeper's).
+   */
+  async listStuckChunks(before: string, limit: number): Promise<StuckChunk[]> {
+    const rows = await this.db.rows(
+      `SELECT c.tenant_id AS tenant_id, c.kb_id AS kb_id, c.id AS id, c.document_id AS document_id, c.version AS version, c.status AS status,
+              c.content_hash AS content_hash, c.updated_at AS updated_at, d.redrive_count AS redrive_count
+       FROM ${CURRENT_CHUNKS}
+       WHERE c.status IN ('embedded', 'extracted') AND c.updated_at < ? AND d.status NOT IN ('failed', 'graphed')
+         AND NOT EXISTS (SELECT 1 FROM llm_paused_chunks p WHERE p.tenant_id = c.tenant_id AND p.kb_id = c.kb_id AND p.chunk_id = c.id)
+       ORDER BY c.updated_at, c.tenant_id, c.kb_id, c.id LIMIT ?`,
+      [this.dialect.time(before), limit],
+    );
+    return rows.map((r) => ({ ...toStuckWork(r, String(r.document_id)), chunkId: String(r.id) }));
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {
@@ -97,7 +111,7 @@ export class SqlChunks {
   }
 
   private async writeChunks(tx: SqlSession, scope: KbScope, ids: readonly string[], byId: ReadonlyMap<string, NewChunk>, texts: ReadonlyMap<string, AnalyzedText>): Promise<void> {
-    const d = this.engine.dialect;
+    const d = this.dialect;
     // Locks the chunks that exist, in id order, and reads what the text index counted for them.
     const sql = (m: string) => `SELECT id, fts_length FROM chunks WHERE ${d.byIdScope()} AND id IN (${m}) ORDER BY id${d.forUpdate}`;
     const previous = new Map((await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId], ids)).map((r) => [String(r.id), Number(r.fts_length)]));

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import type { CommunityChangeLog, CommunityChanges, CommunityRecord, KeyFact, ReportKind } from '@trellis/graph';
-import type { CommunityState } from '../repositories/community.repository';
+import type { CommunityRepository, CommunityState } from '../repositories/community.repository';
 import { batches, fromSqlTime, readJson } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { bufferToVector, vectorToBuffer } from '../vector-math';
@@ -13,7 +13,7 @@ const COLUMNS = 'id, level, parent_id, title, summary, key_facts, report_kind, c
 const UPDATED = ['level', 'parent_id', 'title', 'summary', 'key_facts', 'report_kind', 'content_hash', 'member_count', 'embedding', 'updated_at'];
 
 /** Communities, their members and each knowledge base's refresh state, over either engine. */
-export class SqlCommunities {
+export class SqlCommunities implements CommunityRepository {
   constructor(
     private readonly db: SqlDatabase,
     private readonly dialect: SqlDialect,

@@ -3,6 +3,7 @@ import { LLM_USAGE_SUMS, toLlmUsage } from '../llm-budget';
 import type { LlmUsage, StageRecord } from '../records';
 import type { DocumentVersionRef } from '../repositories/document.repository';
 import { CURRENT_CHUNKS, byPipelineOrder, marks, toStage } from '../row-mappers';
+import type { Row } from '../row-mappers';
 import type { SqlDatabase } from './sql-session';
 
 /**
@@ -23,41 +24,33 @@ export async function chunkCountsOf(db: SqlDatabase, scope: KbScope, documentIds
   return counts;
 }
 
-export async function stagesOf(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, StageRecord[]>> {
-  const stages = new Map(versions.map((v) => [v.documentId, [] as StageRecord[]]));
-  if (versions.length === 0) return stages;
+/**
+ * One value per asked document, from `sql`'s rows of the asked versions (`sql` selects
+ * document_id and version, and fills `IN (${marks})` with the document ids); `empty` where none.
+ */
+async function perVersion<T>(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[], sql: (marks: string) => string, empty: () => T, add: (value: T, row: Row) => T): Promise<Map<string, T>> {
+  const values = new Map(versions.map((v) => [v.documentId, empty()]));
+  if (versions.length === 0) return values;
   const wanted = new Map(versions.map((v) => [v.documentId, v.version]));
-  const rows = await db.rows(`SELECT * FROM document_stages WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${marks(versions)})`, [
-    scope.tenantId,
-    scope.kbId,
-    ...versions.map((v) => v.documentId),
-  ]);
-  for (const r of rows) if (wanted.get(String(r.document_id)) === Number(r.version)) stages.get(String(r.document_id))!.push(toStage(r));
+  const rows = await db.rows(sql(marks(versions)), [scope.tenantId, scope.kbId, ...versions.map((v) => v.documentId)]);
+  for (const r of rows) if (wanted.get(String(r.document_id)) === Number(r.version)) values.set(String(r.document_id), add(values.get(String(r.document_id))!, r));
+  return values;
+}
+
+export async function stagesOf(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, StageRecord[]>> {
+  const sql = (m: string) => `SELECT * FROM document_stages WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${m})`;
+  const stages = await perVersion<StageRecord[]>(db, scope, versions, sql, () => [], (list, r) => [...list, toStage(r)]);
   for (const list of stages.values()) list.sort(byPipelineOrder);
   return stages;
 }
 
-export async function usageOf(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, LlmUsage>> {
-  const usage = new Map(versions.map((v) => [v.documentId, toLlmUsage(undefined)]));
-  if (versions.length === 0) return usage;
-  const wanted = new Map(versions.map((v) => [v.documentId, v.version]));
-  const rows = await db.rows(
-    `SELECT document_id, version, ${LLM_USAGE_SUMS} FROM llm_usage WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${marks(versions)}) GROUP BY document_id, version`,
-    [scope.tenantId, scope.kbId, ...versions.map((v) => v.documentId)],
-  );
-  for (const r of rows) if (wanted.get(String(r.document_id)) === Number(r.version)) usage.set(String(r.document_id), toLlmUsage(r));
-  return usage;
+export function usageOf(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, LlmUsage>> {
+  const sql = (m: string) => `SELECT document_id, version, ${LLM_USAGE_SUMS} FROM llm_usage WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${m}) GROUP BY document_id, version`;
+  return perVersion(db, scope, versions, sql, () => toLlmUsage(undefined), (_, r) => toLlmUsage(r));
 }
 
 /** Chunks of each document version that wait for their knowledge base's LLM budget. */
-export async function pausedOf(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, number>> {
-  const paused = new Map(versions.map((v) => [v.documentId, 0]));
-  if (versions.length === 0) return paused;
-  const wanted = new Map(versions.map((v) => [v.documentId, v.version]));
-  const rows = await db.rows(
-    `SELECT document_id, version, COUNT(*) AS n FROM llm_paused_chunks WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${marks(versions)}) GROUP BY document_id, version`,
-    [scope.tenantId, scope.kbId, ...versions.map((v) => v.documentId)],
-  );
-  for (const r of rows) if (wanted.get(String(r.document_id)) === Number(r.version)) paused.set(String(r.document_id), Number(r.n));
-  return paused;
+export function pausedOf(db: SqlDatabase, scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, number>> {
+  const sql = (m: string) => `SELECT document_id, version, COUNT(*) AS n FROM llm_paused_chunks WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${m}) GROUP BY document_id, version`;
+  return perVersion(db, scope, versions, sql, () => 0, (_, r) => Number(r.n));
 }

@@ -2,14 +2,16 @@ import { createHash } from 'node:crypto';
 import { TrellisError } from '@trellis/contracts';
 import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
-import type { DocumentPage, DocumentProgress, DocumentVersionRef } from '../repositories/document.repository';
-import { toDocument } from '../row-mappers';
+import type { DocumentPage, DocumentProgress, DocumentRepository, DocumentVersionRef, UnfinishedDocument } from '../repositories/document.repository';
+import type { StuckDocument } from '../repositories/stuck-work';
+import { toDocument, toStuckWork } from '../row-mappers';
 import { chunkCountsOf, pausedOf, stagesOf, usageOf } from './document-progress-sql';
 import { removeDocumentChunks } from './graph-write-sql';
 import { appendOutboxEvents } from './outbox-sql';
 import { takeInserted } from './sql-dialect';
-import type { SqlEngine } from './sql-engine';
-import type { SqlDatabase, SqlSession } from './sql-session';
+import { SqlRepository } from './sql-engine';
+import { execWhereIn } from './sql-session';
+import type { SqlSession } from './sql-session';
 
 /** Characters per document_texts row: at most 4 MB of utf8mb4, under TiDB's 6 MB row limit. */
 export const TEXT_PART_CHARS = 1_000_000;
@@ -40,12 +42,7 @@ export function splitText(text: string, partChars = TEXT_PART_CHARS): string[] {
  * row-sized parts: TiDB caps one row at 6 MB by default and MariaDB a packet at 16 MB, below a
  * 50 MB document.
  */
-export class SqlDocuments {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly engine: SqlEngine,
-  ) {}
-
+export class SqlDocuments extends SqlRepository implements DocumentRepository {
   async findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null> {
     const [row] = await this.db.rows('SELECT * FROM documents WHERE tenant_id = ? AND kb_id = ? AND source_hash = ? AND source_uri = ?', [
       scope.tenantId,
@@ -65,7 +62,7 @@ export class SqlDocuments {
         await tx.exec('INSERT INTO document_texts (tenant_id, kb_id, document_id, version, part, text) VALUES (?, ?, ?, ?, ?, ?)', [...key, part, parts[part]!]);
       }
       await this.upsertDocumentRow(tx, scope, doc, 'pending', null);
-      await appendOutboxEvents(tx, this.engine.dialect, announce);
+      await appendOutboxEvents(tx, this.dialect, announce);
     });
     // A new current version changes which chunks search may return.
     this.engine.vectors.changed(scope.kbId, 'chunks');
@@ -79,7 +76,7 @@ export class SqlDocuments {
   }
 
   async getDocument(scope: KbScope, documentId: string): Promise<DocumentRecord | null> {
-    const [row] = await this.db.rows(`SELECT * FROM documents WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId]);
+    const [row] = await this.db.rows(`SELECT * FROM documents WHERE ${this.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId]);
     return row ? toDocument(row) : null;
   }
 
@@ -113,7 +110,7 @@ export class SqlDocuments {
   }
 
   async setDocumentStatus(scope: KbScope, documentId: string, version: number, status: IndexStatus, error: string | null = null, announce: readonly OutboxEvent[] = []): Promise<void> {
-    const { dialect } = this.engine;
+    const { dialect } = this;
     const update = (session: SqlSession) =>
       session.exec(`UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE ${dialect.byIdScope()} AND id = ? AND version = ?`, [
         status,
@@ -134,8 +131,9 @@ export class SqlDocuments {
     });
   }
 
-  async countChunksByStatus(scope: KbScope, documentId: string): Promise<Partial<Record<IndexStatus, number>>> {
-    return (await chunkCountsOf(this.db, scope, [documentId])).get(documentId)!;
+  async countDocuments(scope: KbScope): Promise<number> {
+    const [row] = await this.db.rows('SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ? AND kb_id = ?', [scope.tenantId, scope.kbId]);
+    return Number(row?.n ?? 0);
   }
 
   /** Progress of many document versions in four queries, whatever their number. */
@@ -156,7 +154,7 @@ export class SqlDocuments {
       for (const table of ['document_texts', 'document_stages', 'llm_paused_chunks']) {
         await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND document_id = ?`, [scope.tenantId, scope.kbId, documentId]);
       }
-      return (await tx.exec(`DELETE FROM documents WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId])) > 0;
+      return (await tx.exec(`DELETE FROM documents WHERE ${this.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId])) > 0;
     });
   }
 
@@ -171,16 +169,48 @@ export class SqlDocuments {
   }
 
   /** Oldest first: the documents that have waited longest are re-driven first. */
-  async listUnfinishedDocuments(): Promise<Array<KbScope & { documentId: string; version: number; status: IndexStatus }>> {
+  async listUnfinishedDocuments(): Promise<UnfinishedDocument[]> {
     const rows = await this.db.rows(
       `SELECT tenant_id, kb_id, id, version, status FROM documents WHERE status NOT IN ('graphed', 'failed') ORDER BY updated_at, tenant_id, kb_id, id`,
     );
     return rows.map((r) => ({ tenantId: String(r.tenant_id), kbId: String(r.kb_id), documentId: String(r.id), version: Number(r.version), status: String(r.status) as IndexStatus }));
   }
 
+  /** Documents still `pending` (never chunked) whose row has not changed since `before`, oldest first across every tenant (the sweeper's). */
+  async listStuckDocuments(before: string, limit: number): Promise<StuckDocument[]> {
+    const rows = await this.db.rows(
+      `SELECT tenant_id, kb_id, id, version, status, content_hash, redrive_count, updated_at FROM documents
+       WHERE status = 'pending' AND updated_at < ? ORDER BY updated_at, tenant_id, kb_id, id LIMIT ?`,
+      [this.dialect.time(before), limit],
+    );
+    return rows.map((r) => toStuckWork(r, String(r.id)));
+  }
+
+  /**
+   * Counts one re-drive of the document version and restarts the wait of it and of the listed
+   * chunks. Resolves to the version's re-drives so far, or null when the version is no longer
+   * current or has finished meanwhile (nothing to re-drive).
+   */
+  recordRedrive(scope: KbScope, documentId: string, version: number, chunkIds: readonly string[]): Promise<number | null> {
+    const d = this.dialect;
+    const at = d.time(new Date().toISOString());
+    return this.db.transaction(async (tx) => {
+      const moved = await tx.exec(
+        `UPDATE documents SET redrive_count = redrive_count + 1, updated_at = ?
+         WHERE ${d.byIdScope()} AND id = ? AND version = ? AND status NOT IN ('graphed', 'failed')`,
+        [at, scope.tenantId, scope.kbId, documentId, version],
+      );
+      if (moved === 0) return null;
+      // In id order, the order chunk writes lock in.
+      await execWhereIn(tx, (m) => `UPDATE chunks SET updated_at = ? WHERE ${d.byIdScope()} AND id IN (${m})`, [at, scope.tenantId, scope.kbId], [...chunkIds].sort());
+      const [row] = await tx.rows(`SELECT redrive_count FROM documents WHERE ${d.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, documentId]);
+      return row === undefined ? null : Number(row.redrive_count);
+    });
+  }
+
   /** Adds one piece of work to its stage's row: earliest start, latest finish, counts, last error. */
   async recordStage(scope: KbScope, event: StageEvent): Promise<void> {
-    const d = this.engine.dialect;
+    const d = this.dialect;
     const merged = `started_at = ${d.least('started_at', d.inserted('started_at'))}, finished_at = ${d.greatest('finished_at', d.inserted('finished_at'))},
       events = events + 1, failures = failures + ${d.inserted('failures')}, last_error = COALESCE(${d.inserted('last_error')}, last_error)`;
     await this.db.exec(
@@ -196,7 +226,7 @@ export class SqlDocuments {
 
   /** Inserts the document or moves it to this version; its source and creation time stay. */
   private async upsertDocumentRow(session: SqlSession, scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, status: IndexStatus, error: string | null): Promise<void> {
-    const d = this.engine.dialect;
+    const d = this.dialect;
     const at = d.time(new Date().toISOString());
     await session.exec(
       `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, created_at, updated_at, redrive_count)
@@ -214,11 +244,7 @@ export class SqlDocuments {
     return document;
   }
 
-  private async removeVersions<T>(scope: KbScope, work: (tx: SqlSession) => Promise<T>): Promise<T> {
-    try {
-      return await this.db.transaction(work);
-    } finally {
-      this.engine.vectors.changed(scope.kbId, 'chunks', 'entities', 'relationships');
-    }
+  private removeVersions<T>(scope: KbScope, work: (tx: SqlSession) => Promise<T>): Promise<T> {
+    return this.changing(scope, ['chunks', 'entities', 'relationships'], () => this.db.transaction(work));
   }
 }

@@ -17,7 +17,7 @@ import type {
   Touched,
   UndoState,
 } from '@trellis/graph';
-import { toEntityRow, toGraphEdit, toOverlayRow, toRecordedChunkExtraction, toRelationshipRow } from '../graph-edit-rows';
+import { entityRowMapper, relationshipRowMapper, toGraphEdit, toOverlayRow, toRecordedChunkExtraction } from '../graph-edit-rows';
 import { marks } from '../row-mappers';
 import { recordEntityChanges, recordRelationshipChanges } from './community-change-sql';
 import { applyOverrides } from './graph-overlay-sql';
@@ -53,11 +53,12 @@ export class GraphEditSession implements GraphEditRows {
     return `WHERE ${this.dialect.byIdScope()} AND id = ?`;
   }
 
-  private readonly vector = (value: unknown) => this.dialect.readEmbedding(value);
+  private readonly toEntityRow = entityRowMapper((value) => this.dialect.readEmbedding(value));
+  private readonly toRelationshipRow = relationshipRowMapper((value) => this.dialect.readEmbedding(value));
 
   async entity(id: string) {
     const [row] = await this.tx.rows(`SELECT ${ENTITY_ROW} FROM entities ${this.byId}${this.dialect.forUpdate}`, [...this.key, id]);
-    return row === undefined ? undefined : toEntityRow(row, this.vector);
+    return row === undefined ? undefined : this.toEntityRow(row);
   }
 
   async activeMergeOf(entityId: string) {
@@ -67,7 +68,7 @@ export class GraphEditSession implements GraphEditRows {
 
   async relationship(id: string) {
     const [row] = await this.tx.rows(`SELECT ${RELATIONSHIP_ROW} FROM relationships ${this.byId}${this.dialect.forUpdate}`, [...this.key, id]);
-    return row === undefined ? undefined : toRelationshipRow(row, this.vector);
+    return row === undefined ? undefined : this.toRelationshipRow(row);
   }
 
   async relationshipEnds(id: string) {
@@ -77,7 +78,7 @@ export class GraphEditSession implements GraphEditRows {
 
   async relationshipsTouching(entityId: string) {
     const sql = `SELECT ${RELATIONSHIP_ROW} FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id = ? OR target_id = ?) ORDER BY id${this.dialect.forUpdate}`;
-    return (await this.tx.rows(sql, [...this.key, entityId, entityId])).map((r) => toRelationshipRow(r, this.vector));
+    return (await this.tx.rows(sql, [...this.key, entityId, entityId])).map((r) => this.toRelationshipRow(r));
   }
 
   /** Chunk writers lock the rows they name before settling on the overlay: holding them makes a concurrent write wait for this edit. */

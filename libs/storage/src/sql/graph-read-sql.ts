@@ -2,24 +2,19 @@ import type { KbScope } from '@trellis/contracts';
 import { rankEntitiesByName } from '@trellis/graph';
 import { fullTextTerms } from '../query-terms';
 import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
+import type { GraphReadRepository } from '../repositories/graph-read.repository';
 import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEntity, toRelationship } from '../row-mappers';
-import type { SqlEngine } from './sql-engine';
+import { SqlRepository } from './sql-engine';
 import { groupByOwner, rowsWhereIn } from './sql-session';
-import type { SqlSession } from './sql-session';
 import { mentionsOf } from './mention-sql';
 import type { MentionTable } from './mention-sql';
 import { graphCandidates } from './vector-ranking';
 
 /** Graph reads: entities and relationships by id, name and vector, their neighbourhoods and provenance; all bound to the scope. */
-export class SqlGraphReads {
-  constructor(
-    private readonly db: SqlSession,
-    private readonly engine: SqlEngine,
-  ) {}
-
+export class SqlGraphReads extends SqlRepository implements GraphReadRepository {
   /** In the order of `ids`, skipping ids that do not exist. */
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
-    const sql = (m: string) => `SELECT ${ENTITY_COLUMNS} FROM entities WHERE ${this.engine.dialect.byIdScope()} AND id IN (${m})`;
+    const sql = (m: string) => `SELECT ${ENTITY_COLUMNS} FROM entities WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
     return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toEntity));
   }
 
@@ -66,7 +61,7 @@ export class SqlGraphReads {
   }
 
   async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {
-    const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE ${this.engine.dialect.byIdScope('r')} AND r.id IN (${m})`;
+    const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE ${this.dialect.byIdScope('r')} AND r.id IN (${m})`;
     return (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toRelationship);
   }
 
@@ -93,17 +88,6 @@ export class SqlGraphReads {
     const sql = (m: string) => `SELECT DISTINCT chunk_id AS owner, entity_id FROM entity_mentions WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m}) ORDER BY chunk_id, entity_id`;
     const rows = await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], chunkIds);
     return new Map([...groupByOwner(rows)].map(([chunk, mentions]) => [chunk, mentions.map((m) => String(m.entity_id))]));
-  }
-
-  async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
-    const rows = await this.db.rows(
-      `SELECT DISTINCT m.name, m.entity_id FROM chunks c
-       JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
-       JOIN entity_mentions m ON m.tenant_id = o.tenant_id AND m.kb_id = o.kb_id AND m.chunk_id = o.id
-       WHERE ${this.engine.dialect.byIdScope('c')} AND c.id = ? ORDER BY m.entity_id, m.name`,
-      [scope.tenantId, scope.kbId, chunkId],
-    );
-    return rows.map((r) => ({ name: String(r.name), entityId: String(r.entity_id) }));
   }
 
   async exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {

@@ -1,11 +1,14 @@
 import type { KbScope } from '@trellis/contracts';
 import { deriveEntity, deriveRelationship } from '@trellis/graph';
 import type { EntityMentionWrite, RelationshipMentionWrite, Touched } from '@trellis/graph';
-import { batches, marks } from '../row-mappers';
+import type { EntityCandidate } from '../records';
+import type { GraphWriteRepository } from '../repositories/graph-write.repository';
+import { ENTITY_COLUMNS, batches, marks, toEntity } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
+import { SqlRepository } from './sql-engine';
 import type { SqlEngine } from './sql-engine';
 import { execWhereIn, groupByOwner, rowsWhereIn } from './sql-session';
 import type { SqlSession, SqlValue } from './sql-session';
@@ -24,6 +27,32 @@ import { CHANGED_SUMMARY } from './summary-sql';
  * relationships, each by id) to keep deadlocks rare; the transaction runner retries the ones
  * that still happen. SQLite runs one transaction at a time and locks nothing.
  */
+
+/** Writing chunk extractions into the graph, and the reads the graph writer resolves mentions with. */
+export class SqlGraphWrites extends SqlRepository implements GraphWriteRepository {
+  async applyChunkExtraction(scope: KbScope, chunkId: string, entities: readonly EntityMentionWrite[], relationships: readonly RelationshipMentionWrite[]): Promise<void> {
+    await this.changing(scope, ['entities', 'relationships'], () => this.db.transaction((tx) => writeChunkExtraction(tx, this.dialect, scope, chunkId, entities, relationships)));
+  }
+
+  async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
+    const sql = (m: string) => `SELECT ${ENTITY_COLUMNS}, embedding FROM entities WHERE tenant_id = ? AND kb_id = ? AND normalized_name IN (${m})`;
+    const rows = await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], [...new Set(normalizedNames)]);
+    const out = rows.map((row) => ({ entity: toEntity(row), embedding: this.dialect.readEmbedding(row.embedding) ?? new Float32Array(0) }));
+    return out.sort((a, b) => compareIds(a.entity.id, b.entity.id));
+  }
+
+  async entityMentionsOfSameContent(scope: KbScope, chunkId: string): Promise<Array<{ name: string; entityId: string }>> {
+    const rows = await this.db.rows(
+      `SELECT DISTINCT m.name, m.entity_id FROM chunks c
+       JOIN chunks o ON o.tenant_id = c.tenant_id AND o.kb_id = c.kb_id AND o.content_hash = c.content_hash AND o.id <> c.id
+       JOIN entity_mentions m ON m.tenant_id = o.tenant_id AND m.kb_id = o.kb_id AND m.chunk_id = o.id
+       WHERE ${this.dialect.byIdScope('c')} AND c.id = ? ORDER BY m.entity_id, m.name`,
+      [scope.tenantId, scope.kbId, chunkId],
+    );
+    return rows.map((r) => ({ name: String(r.name), entityId: String(r.entity_id) }));
+  }
+
+}
 
 /** Code-unit order, which for our ASCII ids is the binary collation's order: the lock order. */
 function compareIds(a: string, b: string): number {

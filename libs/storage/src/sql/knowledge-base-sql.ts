@@ -1,10 +1,10 @@
 import { ErrorCode, TrellisError, stableId } from '@trellis/contracts';
-import type { KbScope, TenantScope } from '@trellis/contracts';
-import type { KbSettings, KnowledgeBaseRecord } from '../records';
+import type { KbScope, KbSettings, TenantScope } from '@trellis/contracts';
+import type { KnowledgeBaseRecord } from '../records';
+import type { KnowledgeBaseRepository } from '../repositories/knowledge-base.repository';
 import { toKnowledgeBase } from '../row-mappers';
 import { GRAPH_EDIT_TABLES } from './graph-edit-session';
-import type { SqlEngine } from './sql-engine';
-import type { SqlDatabase } from './sql-session';
+import { SqlRepository } from './sql-engine';
 
 /** Every table with rows of a knowledge base, dependents first (the full-text index's own tables aside). */
 const KB_TABLES = [
@@ -14,12 +14,7 @@ const KB_TABLES = [
 ] as const;
 
 /** Knowledge bases of a tenant: names unique per tenant, ids derived from them. */
-export class SqlKnowledgeBases {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly engine: SqlEngine,
-  ) {}
-
+export class SqlKnowledgeBases extends SqlRepository implements KnowledgeBaseRepository {
   async createKnowledgeBase(scope: TenantScope, input: { name: string; description: string; settings: KbSettings }): Promise<KnowledgeBaseRecord> {
     const id = stableId('kb', scope.tenantId, input.name);
     const createdAt = new Date().toISOString();
@@ -30,10 +25,10 @@ export class SqlKnowledgeBases {
         input.name,
         input.description,
         JSON.stringify(input.settings),
-        this.engine.dialect.time(createdAt),
+        this.dialect.time(createdAt),
       ]);
     } catch (error) {
-      if (this.engine.dialect.isDuplicateKey(error)) throw new TrellisError(ErrorCode.AlreadyExists, `knowledge base "${input.name}" already exists`);
+      if (this.dialect.isDuplicateKey(error)) throw new TrellisError(ErrorCode.AlreadyExists, `knowledge base "${input.name}" already exists`);
       throw error;
     }
     return { id, tenantId: scope.tenantId, name: input.name, description: input.description, settings: input.settings, createdAt };
@@ -64,20 +59,13 @@ export class SqlKnowledgeBases {
     return this.findKnowledgeBase(scope, scope.kbId);
   }
 
-  async deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
-    try {
-      return await this.db.transaction(async (tx) => {
+  deleteKnowledgeBase(scope: KbScope): Promise<boolean> {
+    return this.changing(scope, ['chunks', 'entities', 'relationships'], () =>
+      this.db.transaction(async (tx) => {
         await this.engine.fullText.removeKnowledgeBase(tx, scope);
         for (const table of KB_TABLES) await tx.exec(`DELETE FROM ${table} WHERE tenant_id = ? AND kb_id = ?`, [scope.tenantId, scope.kbId]);
         return (await tx.exec('DELETE FROM knowledge_bases WHERE tenant_id = ? AND id = ?', [scope.tenantId, scope.kbId])) > 0;
-      });
-    } finally {
-      this.engine.vectors.changed(scope.kbId, 'chunks', 'entities', 'relationships');
-    }
-  }
-
-  async countDocuments(scope: KbScope): Promise<number> {
-    const [row] = await this.db.rows('SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ? AND kb_id = ?', [scope.tenantId, scope.kbId]);
-    return Number(row?.n ?? 0);
+      }),
+    );
   }
 }

@@ -1,48 +1,15 @@
-import type { KbScope } from '@trellis/contracts';
-import type { LlmPurpose, LlmUsage } from '../records';
-import type { SqlLlmSpend } from './llm-spend-sql';
-import { LLM_USAGE_SUMS, freeSlots, takeTokens, toLlmUsage } from '../llm-budget';
-import { usageOf } from './document-progress-sql';
-import type { SqlDialect } from './sql-dialect';
-import type { SqlDatabase } from './sql-session';
-
-const USAGE_COUNTERS = ['calls', 'input_tokens', 'output_tokens', 'estimated_cost_usd', 'cache_hits'] as const;
+import type { LlmBudgetRepository } from '../repositories/llm-budget.repository';
+import { freeSlots, takeTokens } from '../llm-budget';
+import { SqlRepository } from './sql-engine';
 
 /**
- * LLM usage and the call budget every process of a deployment shares. The bucket row is read
- * in a transaction that locks it (FOR UPDATE, or SQLite's one writer at a time), so concurrent
- * takers queue on it; a lease slot is claimed by a conditional UPDATE, so two processes cannot
- * both win the same slot.
+ * The LLM call budget every process of a deployment shares. The bucket row is read in a
+ * transaction that locks it (FOR UPDATE, or SQLite's one writer at a time), so concurrent takers
+ * queue on it; a lease slot is claimed by a conditional UPDATE, so two processes cannot both win
+ * the same slot.
  */
-export class SqlLlmBudget {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly dialect: SqlDialect,
-    private readonly spend: SqlLlmSpend,
-  ) {}
-
-  /** Usage of a document version, and the same work in the knowledge base's spend of the day (calls only). */
-  async addUsage(scope: KbScope, documentId: string, version: number, u: LlmUsage & { countedInputTokens?: number }, purpose: LlmPurpose, at: Date): Promise<void> {
-    const add = USAGE_COUNTERS.map((c) => `${c} = ${c} + ${this.dialect.inserted(c)}`).join(', ');
-    await this.db.transaction(async (tx) => {
-      await tx.exec(
-        `INSERT INTO llm_usage (tenant_id, kb_id, document_id, version, ${USAGE_COUNTERS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${this.dialect.onConflictUpdate(add)}`,
-        [scope.tenantId, scope.kbId, documentId, version, u.calls, u.inputTokens, u.outputTokens, u.estimatedCostUsd, u.cacheHits],
-      );
-      if (u.calls > 0) await this.spend.add(tx, scope, purpose, u, at);
-    });
-  }
-
-  async documentUsage(scope: KbScope, documentId: string, version: number): Promise<LlmUsage> {
-    return (await usageOf(this.db, scope, [{ documentId, version }])).get(documentId)!;
-  }
-
-  async knowledgeBaseUsage(scope: KbScope): Promise<LlmUsage> {
-    const [row] = await this.db.rows(`SELECT ${LLM_USAGE_SUMS} FROM llm_usage WHERE tenant_id = ? AND kb_id = ?`, [scope.tenantId, scope.kbId]);
-    return toLlmUsage(row);
-  }
-
-  async takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force: boolean): Promise<number> {
+export class SqlLlmBudget extends SqlRepository implements LlmBudgetRepository {
+  async takeFromBucket(key: string, amount: number, perMinute: number, nowMs: number, force = false): Promise<number> {
     await this.db.exec(`${this.dialect.insertIgnore} INTO llm_buckets (bucket_key, tokens, updated_ms) VALUES (?, ?, ?)`, [key, perMinute, nowMs]);
     return this.db.transaction(async (tx) => {
       const [row] = await tx.rows(`SELECT tokens, updated_ms FROM llm_buckets WHERE bucket_key = ?${this.dialect.forUpdate}`, [key]);

@@ -1,9 +1,10 @@
 import type { OutboxEvent, TopicName } from '@trellis/contracts';
-import type { StoredOutboxEvent } from '../repositories/outbox.repository';
+import type { OutboxRepository, StoredOutboxEvent } from '../repositories/outbox.repository';
 import { batches, fromSqlTime, readJson } from '../row-mappers';
 import type { SqlDialect } from './sql-dialect';
+import { SqlRepository } from './sql-engine';
 import { execWhereIn } from './sql-session';
-import type { SqlDatabase, SqlSession } from './sql-session';
+import type { SqlSession } from './sql-session';
 
 /** Rows per INSERT: seven parameters each, well under SQLite's cap on bound parameters. */
 const ROWS_PER_INSERT = 100;
@@ -23,12 +24,7 @@ export async function appendOutboxEvents(tx: SqlSession, dialect: SqlDialect, ev
 }
 
 /** The outbox seen by its publisher and relay: events waiting to be published, across every tenant. */
-export class SqlOutbox {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly dialect: SqlDialect,
-  ) {}
-
+export class SqlOutbox extends SqlRepository implements OutboxRepository {
   /** Events that announce no change of their own (a re-announcement), in a transaction of their own. */
   async appendOutboxEvents(events: readonly OutboxEvent[]): Promise<void> {
     if (events.length > 0) await this.db.transaction((tx) => appendOutboxEvents(tx, this.dialect, events));

@@ -1,10 +1,33 @@
+import type { KbScope } from '@trellis/contracts';
 import type { FullTextIndex } from './full-text';
 import type { SqlDialect } from './sql-dialect';
-import type { VectorRanking } from './vector-ranking';
+import type { SqlDatabase } from './sql-session';
+import type { EmbeddingTable, VectorRanking } from './vector-ranking';
 
-/** What an engine brings to the shared store besides its session: its SQL, full text and vector ranking. */
+/** What an engine brings to the shared repositories besides its session: its SQL, full text and vector ranking. */
 export interface SqlEngine {
   readonly dialect: SqlDialect;
   readonly fullText: FullTextIndex;
   readonly vectors: VectorRanking;
+}
+
+/** What every repository is written over, on either engine: the database (for transactions) and the engine. */
+export abstract class SqlRepository {
+  constructor(
+    protected readonly db: SqlDatabase,
+    protected readonly engine: SqlEngine,
+  ) {}
+
+  protected get dialect(): SqlDialect {
+    return this.engine.dialect;
+  }
+
+  /** Runs a write of embedded rows; afterwards (committed or not) the per-process vector matrices of `tables` are stale. */
+  protected async changing<T>(scope: KbScope, tables: readonly EmbeddingTable[], write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } finally {
+      this.engine.vectors.changed(scope.kbId, ...tables);
+    }
+  }
 }

@@ -32,8 +32,8 @@ function recording(session: SqlSession): { session: SqlSession; statements: Arra
 }
 
 async function fill(store: SqliteStore, scope: KbScope, documentId: string, lines: readonly string[]): Promise<void> {
-  await store.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: `${documentId}.txt`, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: 1, metadata: {}, text: '' });
-  await store.upsertChunks(
+  await store.repositories.documents.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: `${documentId}.txt`, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: 1, metadata: {}, text: '' });
+  await store.repositories.chunks.upsertChunks(
     scope,
     lines.map((text, i) => ({ id: `${documentId}-${i}`, documentId, version: 1, ordinal: i, text, heading: '', tokenCount: 1, contentHash: `${documentId}-${i}`, embedding: new Float32Array([1, 0]) })),
   );
@@ -48,8 +48,8 @@ describe('fts5Index: a search stays bounded as the index grows', () => {
 
   beforeAll(async () => {
     const store = new SqliteStore(path);
-    small = { tenantId: 't1', kbId: (await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'small', description: '', settings: SETTINGS })).id };
-    big = { tenantId: 't1', kbId: (await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'big', description: '', settings: SETTINGS })).id };
+    small = { tenantId: 't1', kbId: (await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'small', description: '', settings: SETTINGS })).id };
+    big = { tenantId: 't1', kbId: (await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'big', description: '', settings: SETTINGS })).id };
     // 600 chunks of the common word in another knowledge base, each a better match than the small one's.
     await fill(store, big, 'b', Array.from({ length: 600 }, (_, i) => `kettle kettle kettle steam ${i}`));
     await fill(store, small, 's', ['one kettle on the stove', ...Array.from({ length: 200 }, (_, i) => `kettle number ${i} and a long line of other words`), 'a rare teapot']);
@@ -103,7 +103,7 @@ describe('fts5Index: writing chunks', () => {
   it('deletes the entries of chunks indexed before, and only theirs: a delete by chunk_id reads the whole FTS table', async () => {
     const path = join(dir, 'trellis.db');
     const store = new SqliteStore(path);
-    const scope = { tenantId: 't1', kbId: (await store.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS })).id };
+    const scope = { tenantId: 't1', kbId: (await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: SETTINGS })).id };
     await fill(store, scope, 'd', ['the first text']);
     await store.close();
     const db = new Database(path);

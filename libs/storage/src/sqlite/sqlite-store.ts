@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SqlStore } from '../sql/sql-store';
+import type { TrellisRepositories, TrellisStore } from '../trellis-store';
+import { sqlRepositories } from '../sql/sql-repositories';
 import { InProcessMatrices } from '../sql/vector-ranking';
 import { fts5Index } from './fts5-index';
 import { SqliteDatabase } from './sqlite-database';
@@ -14,8 +15,10 @@ import { migrateSqlite } from './sqlite-schema';
  * scan of in-memory matrices, which is fast enough for the corpus sizes one machine indexes;
  * full text uses FTS5 with BM25 ranking.
  */
-export class SqliteStore extends SqlStore {
+export class SqliteStore implements TrellisStore {
+  readonly repositories: TrellisRepositories;
   private readonly db: Database.Database;
+  private readonly sql: SqliteDatabase;
   private readonly checkpointer: WalCheckpointer | null;
 
   /** `path` is a file path, or ':memory:' for tests. */
@@ -38,9 +41,14 @@ export class SqliteStore extends SqlStore {
     // falls behind.
     db.pragma('wal_autocheckpoint = 10000');
     migrateSqlite(db);
-    super(new SqliteDatabase(db), { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() });
     this.db = db;
+    this.sql = new SqliteDatabase(db);
+    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() });
     this.checkpointer = path === ':memory:' ? null : new WalCheckpointer(path);
+  }
+
+  async ping(): Promise<void> {
+    await this.sql.rows('SELECT 1');
   }
 
   async close(): Promise<void> {

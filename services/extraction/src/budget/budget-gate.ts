@@ -1,6 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
-import { hasLlmBudget, readBudgetState } from '@trellis/storage';
-import type { BudgetState, TrellisRepositories } from '@trellis/storage';
+import { hasLlmBudget, readBudgetState } from '@trellis/models';
+import type { BudgetState } from '@trellis/models';
+import type { TrellisRepositories } from '@trellis/storage';
 
 /** Where the gate reports what it read of a budgeted knowledge base (metrics). */
 export interface BudgetTelemetry {

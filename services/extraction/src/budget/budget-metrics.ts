@@ -1,5 +1,5 @@
+import type { BudgetState } from '@trellis/models';
 import type { TrellisMetrics } from '@trellis/observability';
-import type { BudgetState } from '@trellis/storage';
 import type { ResumeTelemetry } from './budget-resumer';
 
 /** Budget gauges and pause counters, by knowledge base (capped and hashed as every knowledge-base label). */

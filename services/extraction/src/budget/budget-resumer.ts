@@ -1,7 +1,8 @@
+import { toEventSettings } from '@trellis/contracts';
 import { randomUUID } from 'node:crypto';
 import { outboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
-import { readBudgetState, toEventSettings } from '@trellis/storage';
+import { readBudgetState } from '@trellis/models';
 import type { TrellisRepositories } from '@trellis/storage';
 import type { BudgetGate, BudgetTelemetry } from './budget-gate';
 

@@ -6,19 +6,21 @@ import {
   countPromptTokens,
   countTokens,
   embeddingText,
+  exceededBy,
   extractionCacheKey,
   extractionMessages,
   extractionModelName,
   extractionPrompt,
   providerModelName,
+  readBudgetState,
   splitOptionsFor,
   splitTextWithin,
 } from '@trellis/models';
-import type { ChatMessage, ExtractionPrompt, TextChunk } from '@trellis/models';
+import type { BudgetState, ChatMessage, ExtractionPrompt, TextChunk } from '@trellis/models';
 import { estimateCost } from '@trellis/observability';
 import type { LlmPriceTable } from '@trellis/observability';
-import { exceededBy, kbScope, readBudgetState, requireKnowledgeBase } from '@trellis/storage';
-import type { BudgetState, KnowledgeBaseRecord, LlmSpend, TrellisRepositories } from '@trellis/storage';
+import { kbScope, requireKnowledgeBase } from '@trellis/storage';
+import type { KnowledgeBaseRecord, LlmSpend, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from '../document-ingestion.service';
 import { validateFilename, validateSourceUri } from '../document-request-limits';
 import { inputScaleOf, outputRatioOf, summaryRateOf } from './estimate-calibration';

@@ -1,7 +1,7 @@
 import { Controller, Inject } from '@nestjs/common';
 import type { Metadata } from '@grpc/grpc-js';
 import { Observable, from, map, mergeMap, reduce } from 'rxjs';
-import { TrellisError, v1 } from '@trellis/contracts';
+import { TrellisError, chunkingAndModelFromMessages, v1 } from '@trellis/contracts';
 import { TENANT_RESOLVER, TenantResolver } from '@trellis/grpc-edge';
 import { DocumentIngestionService } from '../document-ingestion.service';
 import { validateFilename } from '../document-request-limits';
@@ -34,13 +34,7 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
       name: request.name,
       description: request.description,
       settings: {
-        chunkSizeTokens: request.chunking?.chunkSizeTokens ?? 0,
-        chunkOverlapTokens: request.chunking?.chunkOverlapTokens ?? 0,
-        splitter: request.chunking?.splitter ?? '',
-        embeddingModel: request.models?.embeddingModel ?? '',
-        embeddingDimensions: request.models?.embeddingDimensions ?? 0,
-        llmModel: request.models?.llmModel ?? '',
-        extractionPromptVersion: request.models?.extractionPromptVersion ?? '',
+        ...chunkingAndModelFromMessages(request),
         extraction: fromExtractionMessage(request.extraction),
         resolution: fromResolutionMessage(request.resolution),
         llmBudget: fromBudgetMessage(request.llmBudget),

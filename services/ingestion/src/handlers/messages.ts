@@ -1,10 +1,10 @@
-import { TrellisError, v1 } from '@trellis/contracts';
-import type { IndexStatus } from '@trellis/contracts';
-import { chunkingAndModelMessages, extractionFromMessage, resolutionFromMessage, toExtractionMessage, toResolutionMessage } from '@trellis/storage';
+import { chunkingAndModelMessages, extractionFromMessage, resolutionFromMessage, toExtractionMessage, toResolutionMessage, TrellisError, v1 } from '@trellis/contracts';
+import type { ExtractionSettings, IndexStatus, LlmBudgetSettings, ResolutionSettings } from '@trellis/contracts';
+import type { BudgetState } from '@trellis/models';
 import { NO_LLM_USAGE } from '@trellis/storage';
 import type { IngestEstimate } from '../estimate/ingest-estimator';
 import type { PageResult } from '../site/site-crawler';
-import type { BudgetState, DocumentRecord, ExtractionSettings, KnowledgeBaseRecord, LlmBudgetSettings, LlmUsage, ResolutionSettings, StageRecord } from '@trellis/storage';
+import type { DocumentRecord, KnowledgeBaseRecord, LlmUsage, StageRecord } from '@trellis/storage';
 
 const STATUS: Record<IndexStatus, v1.IndexStatus> = {
   pending: v1.IndexStatus.INDEX_STATUS_PENDING,

@@ -1,8 +1,8 @@
+import { toEventSettings } from '@trellis/contracts';
 import { randomUUID } from 'node:crypto';
 import type { KbScope } from '@trellis/contracts';
 import { outboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
-import { toEventSettings } from '@trellis/storage';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from '../document-ingestion.service';
 import { planSweep } from './stuck-work-plan';

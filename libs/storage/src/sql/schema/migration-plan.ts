@@ -34,7 +34,7 @@ const MIGRATIONS: readonly Migration[] = [
   {
     version: 9,
     name: 'chunks remaining per document version',
-    // See chunk-progress.ts. Documents indexed before are counted once here (safe to run again).
+    // See sql/chunk-progress-sql.ts. Documents indexed before are counted once here (safe to run again).
     after: [
       `UPDATE documents AS d SET chunks_remaining = (SELECT COUNT(*) FROM chunks c WHERE c.tenant_id = d.tenant_id AND c.kb_id = d.kb_id
          AND c.document_id = d.id AND c.version = d.version AND c.status <> 'graphed')`,

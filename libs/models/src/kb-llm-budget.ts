@@ -1,6 +1,6 @@
-import type { KbScope } from '@trellis/contracts';
-import type { LlmBudgetSettings, LlmPurpose, LlmSpend } from './records';
-import type { LlmUsageRepository } from './repositories/llm-usage.repository';
+import { spendDay } from '@trellis/contracts';
+import type { KbScope, LlmBudgetSettings } from '@trellis/contracts';
+import type { LlmPurpose, LlmSpend, LlmUsageRepository } from '@trellis/storage';
 
 /** LLM work over a period: calls, input and output tokens together, dollars. */
 export interface SpendTotals {
@@ -18,11 +18,6 @@ export interface BudgetState {
   exhausted: string;
   /** When the exhausted period rolls over (ISO 8601); '' when nothing is exhausted. */
   resetsAt: string;
-}
-
-/** The UTC day of `at`, as spend is kept per day (YYYY-MM-DD). */
-export function spendDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
 }
 
 export const NO_LLM_BUDGET: LlmBudgetSettings = { dailyTokens: 0, monthlyTokens: 0, dailyUsd: 0, monthlyUsd: 0 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TOPICS } from '@trellis/contracts';
-import type { KbSettings } from './records';
-import { fromEventSettings, knowledgeBaseOfEvent, toEventSettings } from './knowledge-base-settings';
+import { TOPICS } from './topics';
+import { fromEventSettings, toEventSettings } from './knowledge-base-settings';
+import type { KbSettings } from './knowledge-base-settings';
 
 const PLAIN: KbSettings = { chunkSizeTokens: 256, chunkOverlapTokens: 32, splitter: 'markdown', embeddingModel: 'local-hash-v1', embeddingDimensions: 384, llmModel: 'gpt-4o-mini', extractionPromptVersion: 'v3' };
 const TAILORED: KbSettings = {
@@ -22,20 +22,5 @@ describe('knowledge-base settings in indexing events', () => {
     for (const settings of [PLAIN, TAILORED]) {
       expect(fromEventSettings(overTheWire(settings).knowledgeBase!)).toEqual({ name: 'trials', settings });
     }
-  });
-
-  it('are what a stage uses instead of reading the store; an event without them reads it', async () => {
-    let reads = 0;
-    const knowledgeBases = {
-      findKnowledgeBase: async () => {
-        reads++;
-        return { id: 'kb', tenantId: 't', name: 'stored', description: '', settings: PLAIN, createdAt: '' };
-      },
-    };
-    expect(await knowledgeBaseOfEvent(overTheWire(TAILORED), knowledgeBases)).toEqual({ name: 'trials', settings: TAILORED });
-    expect(reads).toBe(0);
-    const older = { ...overTheWire(TAILORED), knowledgeBase: undefined };
-    expect((await knowledgeBaseOfEvent(older, knowledgeBases))?.name).toBe('stored');
-    expect(reads).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-import type { TrellisRepositories } from './trellis-store';
+import type { TrellisRepositories } from '@trellis/storage';
 
 /** Injection tokens of the repositories in Nest modules, one per repository. */
 export const KNOWLEDGE_BASE_REPOSITORY = Symbol.for('trellis.repository.knowledge-bases');

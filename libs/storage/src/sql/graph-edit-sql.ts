@@ -1,44 +1,16 @@
 import type { KbScope } from '@trellis/contracts';
 import { GraphEditor } from '@trellis/graph';
-import type { EntityMentionWrite, EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, PendingSummary, RelationshipMentionWrite, RelationshipPatch, SummaryUpdate } from '@trellis/graph';
-import type { EntityCandidate, EntityRecord, RelationshipRecord } from '../records';
+import type { EntityPatch, GraphEditMeta, GraphEditRecord, ManualEntityWrite, ManualRelationshipWrite, RelationshipPatch } from '@trellis/graph';
+import type { EntityRecord, RelationshipRecord } from '../records';
+import type { GraphEditRepository } from '../repositories/graph-edit.repository';
 import { toGraphEdit } from '../graph-edit-rows';
 import { GraphEditSession } from './graph-edit-session';
-import type { SqlGraphReads } from './graph-read-sql';
-import { writeChunkExtraction } from './graph-write-sql';
-import type { SqlEngine } from './sql-engine';
-import type { SqlDatabase } from './sql-session';
-import * as summaries from './summary-sql';
+import { SqlGraphReads } from './graph-read-sql';
+import { SqlRepository } from './sql-engine';
 
-/** Changes to the graph: chunk extractions, recomputed summaries and manual edits, each in its own transaction. */
-export class SqlGraphChanges {
-  constructor(
-    private readonly db: SqlDatabase,
-    private readonly engine: SqlEngine,
-    private readonly reads: SqlGraphReads,
-  ) {}
-
-  applyChunkExtraction(scope: KbScope, chunkId: string, entities: readonly EntityMentionWrite[], relationships: readonly RelationshipMentionWrite[]): Promise<void> {
-    return this.changeGraph(scope, async () => {
-      await this.db.transaction((tx) => writeChunkExtraction(tx, this.engine.dialect, scope, chunkId, entities, relationships));
-    });
-  }
-
-  listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
-    return summaries.listEntityCandidates(this.db, this.engine.dialect, scope, normalizedNames);
-  }
-
-  listPendingSummaries(scope: KbScope, limit: number): Promise<PendingSummary[]> {
-    return summaries.listPendingSummaries(this.db, scope, limit);
-  }
-
-  listScopesWithPendingSummaries(): Promise<KbScope[]> {
-    return summaries.listScopesWithPendingSummaries(this.db);
-  }
-
-  saveSummaries(scope: KbScope, updates: readonly SummaryUpdate[]): Promise<number> {
-    return this.changeGraph(scope, () => summaries.saveSummaries(this.db, this.engine.dialect, scope, updates));
-  }
+/** Manual edits of the graph, each one transaction of @trellis/graph's GraphEditor; they resolve to the rows as retrieval reads them. */
+export class SqlGraphEdits extends SqlRepository implements GraphEditRepository {
+  private readonly reads = new SqlGraphReads(this.db, this.engine);
 
   async updateEntity(scope: KbScope, entityId: string, patch: EntityPatch, edit: GraphEditMeta): Promise<EntityRecord> {
     await this.edit(scope, (editor) => editor.updateEntity(entityId, patch, edit));
@@ -73,7 +45,7 @@ export class SqlGraphChanges {
   }
 
   async getGraphEdit(scope: KbScope, editId: string): Promise<GraphEditRecord | null> {
-    const [row] = await this.db.rows(`SELECT * FROM graph_edits WHERE ${this.engine.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, editId]);
+    const [row] = await this.db.rows(`SELECT * FROM graph_edits WHERE ${this.dialect.byIdScope()} AND id = ?`, [scope.tenantId, scope.kbId, editId]);
     return row ? toGraphEdit(row) : null;
   }
 
@@ -85,15 +57,6 @@ export class SqlGraphChanges {
 
   /** One edit: @trellis/graph's GraphEditor over the rows of one transaction. */
   private edit<T>(scope: KbScope, work: (editor: GraphEditor) => Promise<T>): Promise<T> {
-    return this.changeGraph(scope, () => this.db.transaction((tx) => work(new GraphEditor(new GraphEditSession(tx, this.engine.dialect, scope)))));
-  }
-
-  /** Runs a write of entities and relationships; afterwards their per-process vector matrices are stale. */
-  private async changeGraph<T>(scope: KbScope, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } finally {
-      this.engine.vectors.changed(scope.kbId, 'entities', 'relationships');
-    }
+    return this.changing(scope, ['entities', 'relationships'], () => this.db.transaction((tx) => work(new GraphEditor(new GraphEditSession(tx, this.dialect, scope)))));
   }
 }
