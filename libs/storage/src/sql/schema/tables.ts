@@ -94,12 +94,11 @@ export const TABLES: readonly TableSpec[] = [
     ],
   },
   // The MySQL family's full-text index (self-hosted TiDB parses FULLTEXT and ignores it): one
-  // posting per (term, chunk) with its term frequency, plus per-KB totals for BM25's length norm.
-  // SQLite uses FTS5 instead (see migration-plan.ts).
+  // posting per (term, chunk) with its term frequency and the chunk's length (so BM25 ranks on
+  // the postings alone), plus per-KB totals for BM25's length norm. SQLite uses FTS5 instead.
   {
     name: 'chunk_terms',
     only: 'mysql',
-    // fts_length: the chunk's (chunks.fts_length), so BM25 ranks on the postings alone (fulltext-index.ts).
     columns: { ...SCOPE, term: varchar(64), chunk_id: ID, tf: INT, fts_length: since(ZERO(), 19) },
     primaryKey: ['tenant_id', 'kb_id', 'term', 'chunk_id'],
     indexes: [{ name: 'chunk_terms_by_chunk', columns: ['tenant_id', 'kb_id', 'chunk_id'] }],
