@@ -141,7 +141,7 @@ export class ChunkRetriever {
       embed ? embed(hopQuery.queryText).then((queryVector) => this.signal('vector', { ...hopQuery, queryVector }, pool)) : Promise.resolve([]),
     ]);
     if (dense.length === 0) return relabel(sparse, 'second-hop');
-    return reciprocalRankFusion([sparse, dense]).map((hit, i) => ({ chunk: hit.chunk, score: hit.score, signals: [{ source: 'second-hop' as const, score: hit.score, rank: i + 1 }] }));
+    return fuseRankings([sparse, dense], sparse.length + dense.length).map((hit, i) => ({ chunk: hit.chunk, score: hit.score, signals: [{ source: 'second-hop' as const, score: hit.score, rank: i + 1 }] }));
   }
 
   /** Weighted fusion of rankings, each normalised by the fusion method. */
@@ -257,17 +257,22 @@ function interleave(first: readonly RankedChunk[], second: readonly RankedChunk[
   return [...taken.values()];
 }
 
-/** Rankings summed by 1/(RRF_K + rank), best first. */
-function reciprocalRankFusion(lists: ReadonlyArray<readonly RankedChunk[]>): Array<{ chunk: ChunkRecord; score: number }> {
-  const fused = new Map<string, { chunk: ChunkRecord; score: number }>();
-  for (const list of lists) {
-    list.forEach((hit, i) => {
-      const entry = fused.get(hit.chunk.id) ?? { chunk: hit.chunk, score: 0 };
-      entry.score += 1 / (RRF_K + i + 1);
-      fused.set(hit.chunk.id, entry);
+/**
+ * Reciprocal-rank fusion of rankings (of a question and its sub-questions, of several
+ * knowledge bases, of the second hop's two searches), deduplicated by chunk: scores of
+ * different queries are not comparable, ranks are.
+ */
+export function fuseRankings(rankings: ReadonlyArray<readonly RankedChunk[]>, k: number): RankedChunk[] {
+  const fused = new Map<string, RankedChunk & { score: number }>();
+  for (const ranking of rankings) {
+    ranking.forEach((hit, i) => {
+      const entry = fused.get(hit.chunk.id);
+      const score = 1 / (RRF_K + i + 1);
+      if (entry) fused.set(hit.chunk.id, { ...entry, score: entry.score + score, signals: [...entry.signals, ...hit.signals] });
+      else fused.set(hit.chunk.id, { chunk: hit.chunk, score, signals: [...hit.signals] });
     });
   }
-  return [...fused.values()].sort((a, b) => b.score - a.score);
+  return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, k);
 }
 
 function relabel(list: readonly RankedChunk[], source: Signal): RankedChunk[] {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ChatModel } from '@trellis/models';
 import type { ChunkRecord } from '@trellis/storage';
 import type { RankedChunk } from './chunk-retriever';
-import { QuestionDecomposer, fuseRankings, parseSubQuestions } from './question-decomposer';
+import { QuestionDecomposer, parseSubQuestions } from './question-decomposer';
+import { fuseRankings } from './chunk-retriever';
 
 function model(reply: () => Promise<string>): ChatModel & { calls: number } {
   const m = {

@@ -1,6 +1,4 @@
 import type { ChatModel } from '@trellis/models';
-import { RRF_K } from './chunk-retriever';
-import type { RankedChunk } from './chunk-retriever';
 
 /** Sub-questions asked of the model at most; more rarely help and each costs a retrieval. */
 export const MAX_SUB_QUESTIONS = 3;
@@ -62,21 +60,4 @@ export function parseSubQuestions(reply: string, question: string): string[] {
     if (out.length >= MAX_SUB_QUESTIONS) break;
   }
   return out;
-}
-
-/**
- * Reciprocal-rank fusion of the rankings for a question and its sub-questions, deduplicated
- * by chunk: scores of different queries are not comparable, ranks are.
- */
-export function fuseRankings(rankings: ReadonlyArray<readonly RankedChunk[]>, k: number): RankedChunk[] {
-  const fused = new Map<string, RankedChunk & { score: number }>();
-  for (const ranking of rankings) {
-    ranking.forEach((hit, i) => {
-      const entry = fused.get(hit.chunk.id);
-      const score = 1 / (RRF_K + i + 1);
-      if (entry) fused.set(hit.chunk.id, { ...entry, score: entry.score + score, signals: [...entry.signals, ...hit.signals] });
-      else fused.set(hit.chunk.id, { chunk: hit.chunk, score, signals: [...hit.signals] });
-    });
-  }
-  return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, k);
 }
