@@ -31,23 +31,26 @@ export class CachingEmbedder implements EmbeddingProvider {
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const keys = texts.map((text) => createHash('sha1').update(this.inner.model).update('\0').update(text).digest('base64'));
+    // The vectors already cached are taken now: calls that run while this one waits for the
+    // model may evict them.
+    const found = new Map<string, Float32Array>();
     const missing = new Map<string, string>();
     keys.forEach((key, i) => {
-      if (!this.entries.has(key)) missing.set(key, texts[i]!);
+      const cached = this.entries.get(key);
+      if (cached) found.set(key, cached);
+      else missing.set(key, texts[i]!);
     });
     this.hits += texts.length - missing.size;
     this.misses += missing.size;
-    const fresh = new Map<string, Float32Array>();
     if (missing.size > 0) {
       const vectors = await this.inner.embed([...missing.values()]);
-      [...missing.keys()].forEach((key, i) => fresh.set(key, vectors[i]!));
+      [...missing.keys()].forEach((key, i) => found.set(key, vectors[i]!));
     }
-    const out = keys.map((key) => {
-      const vector = fresh.get(key) ?? this.entries.get(key)!;
+    return keys.map((key) => {
+      const vector = found.get(key)!;
       this.remember(key, vector);
       return vector;
     });
-    return out;
   }
 
   private remember(key: string, vector: Float32Array): void {

@@ -1,4 +1,5 @@
 import type { FactoryProvider } from '@nestjs/common';
+import { TrellisError } from '@trellis/contracts';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
 import { EVENT_BUS } from '@trellis/messaging';
 import type { EventBus } from '@trellis/messaging';
@@ -63,7 +64,12 @@ export async function consumeTopic<T extends TopicName>(
         await deps.stages.record(topic, event.payload, startedAt, error as Error);
         failSpan(span, error);
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'error' });
-        deps.logger.warn({ topic, group, tenant: facts.tenantId, attempt: event.attempt, err: (error as Error).message }, 'event handling failed');
+        // A TrellisError is an expected outcome; anything else is a bug, and its stack says where.
+        const unexpected = !(error instanceof TrellisError);
+        deps.logger.warn(
+          { topic, group, tenant: facts.tenantId, attempt: event.attempt, err: (error as Error).message, ...(unexpected ? { stack: (error as Error).stack } : {}) },
+          'event handling failed',
+        );
         throw error;
       } finally {
         span.end();
