@@ -192,6 +192,57 @@ describe('ingest cost: EstimateIngest and knowledge-base LLM budgets (standalone
     expect((await client.getKnowledgeBase('budgeted')).budget?.pausedChunks).toBe(0);
   });
 
+  it('with --sample, ingests a spread of the files first and estimates the rest from what the model returned for them', async () => {
+    // A knowledge base with its own prompt: nothing cached, nothing measured yet.
+    await client.createKnowledgeBase({ name: 'sampled', extraction: { entityTypes: [], instructions: 'Name every writer in full.', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-sample-'));
+    try {
+      const passages = Array.from({ length: 80 }, (_, i) => passage(500 + i));
+      for (const p of passages) writeFileSync(join(dir, `${p.id}.txt`), p.text);
+      const refused = await trellis(['--server', server.grpcAddress, 'ingest', 'sampled', dir, '--estimate', '--sample', '80']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('--sample 80 would ingest every one of the 80 file(s)');
+      expect((await client.getKnowledgeBase('sampled')).documentCount).toBe(0);
+
+      const printed = await trellis(['--server', server.grpcAddress, 'ingest', 'sampled', dir, '--estimate', '--sample', '24']);
+      expect(printed.code).toBe(0);
+      expect(printed.stdout).toContain('sample: ingesting 24 file(s) for real');
+      expect(printed.stdout).toContain('expected output: measured on this knowledge base');
+      expect(printed.stdout).toContain('24 unchanged (already indexed)');
+      const kb = await client.getKnowledgeBase('sampled');
+      expect(kb.documentCount).toBe(24);
+      // Spread over the list, not its first files.
+      const sampled = (await client.listAllDocuments('sampled')).map((d) => d.sourceUri).sort();
+      expect(sampled[0]!.endsWith(`/${passages[0]!.id}.txt`)).toBe(true);
+      expect(sampled.at(-1)!.endsWith(`/${passages[76]!.id}.txt`)).toBe(true);
+      // What the sample spent is what the knowledge base recorded for it.
+      expect(printed.stdout).toContain(`the sample (24 file(s), indexed): ${kb.llmUsage!.calls} LLM calls, ${(kb.llmUsage!.inputTokens + kb.llmUsage!.outputTokens).toLocaleString('en-US')} LLM tokens`);
+      const row = /extraction\s+fake-model\s+(\d+)\s+([\d,]+)\s+([\d,]+)/.exec(printed.stdout)!;
+      const [calls, estimatedIn, estimatedOut] = row.slice(1).map((n) => Number(n.replace(/,/g, '')));
+      const inAll = Number(/in all: ([\d,]+) LLM tokens/.exec(printed.stdout)![1]!.replace(/,/g, ''));
+
+      const callsBefore = fake.chatRequests().length;
+      await trellis(['--server', server.grpcAddress, 'ingest', 'sampled', dir]);
+      const spent = (await client.getKnowledgeBase('sampled')).llmUsage!;
+      const extractionCalls = fake.chatRequests().slice(callsBefore).filter((r) => !(r.body.messages as Message[])[0]!.content.startsWith('You merge descriptions'));
+      const extractionTokens = extractionCalls.reduce((n, r) => {
+        const messages = r.body.messages as Message[];
+        return n + Math.ceil(JSON.stringify(messages).length / 4) + Math.ceil(graphJson(messages[1]!.content).length / 4);
+      }, 0);
+      console.log(
+        `--sample 24 of 80: extraction of the rest estimated ${estimatedIn! + estimatedOut!} tokens, the fake provider counted ${extractionTokens}; ` +
+          `in all ${inAll} LLM tokens (measured + estimated), ${spent.inputTokens + spent.outputTokens} spent (${((inAll / (spent.inputTokens + spent.outputTokens) - 1) * 100).toFixed(1)} %: summaries grow with the graph)`,
+      );
+      expect(extractionCalls).toHaveLength(calls!);
+      expect(Math.abs((estimatedIn! + estimatedOut!) / extractionTokens - 1)).toBeLessThan(0.1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const alone = await trellis(['--server', server.grpcAddress, 'ingest', 'sampled', '--sample', '3', '/nonexistent']);
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toContain('--sample goes with --estimate');
+  });
+
   it('prints the estimate as a table from the CLI, and refuses bad input with a reason', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trellis-estimate-'));
     try {

@@ -3,6 +3,7 @@ import { SingleBar } from 'cli-progress';
 import type { v1 } from '@trellis/contracts';
 import type { TrellisClient } from '@trellis/client';
 import { expandPaths } from './files';
+import type { InputFile } from './files';
 import { inOrder, settle } from './in-order';
 import type { Outcome } from './in-order';
 import { describeError, statusName } from './output';
@@ -30,25 +31,11 @@ export async function ingestCommand(client: TrellisClient, kb: string, inputs: s
   await client.getKnowledgeBase(kb);
   const urls = inputs.filter((i) => /^https?:\/\//i.test(i));
   const { files, skipped } = await expandPaths(inputs.filter((i) => !urls.includes(i)));
-  const accepted: v1.Document[] = [];
-  let failures = 0;
-  const report = (name: string, outcome: Outcome) => {
-    if ('document' in outcome) {
-      const { document } = outcome;
-      out.write(`  ${document.unchanged ? '=' : '+'} ${name}  ${document.unchanged ? 'unchanged' : `version ${document.version}`}\n`);
-      if (!document.unchanged) accepted.push(document);
-    } else {
-      failures++;
-      out.write(`  ✗ ${name}  ${describeError(outcome.error)}\n`);
-    }
-  };
-  await inOrder(
-    files,
-    UPLOADS_AT_ONCE,
-    async (file) => client.uploadDocument({ knowledgeBase: kb, filename: file.path, sourceUri: file.display }, await readFile(file.path)),
-    (file, outcome) => report(file.display, outcome),
-  );
-  for (const url of urls) report(url, await settle(client.addDocumentFromUrl({ knowledgeBase: kb, url })));
+  const tally = new UploadTally(out);
+  await uploadFiles(client, kb, files, tally);
+  for (const url of urls) tally.report(url, await settle(client.addDocumentFromUrl({ knowledgeBase: kb, url })));
+  const { accepted } = tally;
+  let { failures } = tally;
   if (options.site) {
     const site = await addSite(client, kb, options.site, out);
     accepted.push(...site.accepted);
@@ -61,6 +48,35 @@ export async function ingestCommand(client: TrellisClient, kb: string, inputs: s
   if (!options.wait || accepted.length === 0) return failures > 0 ? 1 : 0;
   failures += await waitForIndexing(client, kb, accepted, options.timeoutSeconds, out);
   return failures > 0 ? 1 : 0;
+}
+
+/** The upload outcomes of one command: a status line each, the new versions to follow, the failures. */
+export class UploadTally {
+  readonly accepted: v1.Document[] = [];
+  failures = 0;
+
+  constructor(private readonly out: NodeJS.WriteStream) {}
+
+  report(name: string, outcome: Outcome): void {
+    if (!('document' in outcome)) {
+      this.failures++;
+      this.out.write(`  ✗ ${name}  ${describeError(outcome.error)}\n`);
+      return;
+    }
+    const { document } = outcome;
+    this.out.write(`  ${document.unchanged ? '=' : '+'} ${name}  ${document.unchanged ? 'unchanged' : `version ${document.version}`}\n`);
+    if (!document.unchanged) this.accepted.push(document);
+  }
+}
+
+/** Uploads files a few at a time; their lines come in the order given. */
+export async function uploadFiles(client: TrellisClient, kb: string, files: readonly InputFile[], tally: UploadTally): Promise<void> {
+  await inOrder(
+    files,
+    UPLOADS_AT_ONCE,
+    async (file) => client.uploadDocument({ knowledgeBase: kb, filename: file.path, sourceUri: file.display }, await readFile(file.path)),
+    (file, outcome) => tally.report(file.display, outcome),
+  );
 }
 
 /** Adds a site page by page, one line per page; the documents to follow and the failures. */

@@ -36,6 +36,7 @@ interface IngestFlags {
   wait: boolean;
   timeout: number;
   estimate?: boolean;
+  sample?: number;
 }
 
 function siteOption(opts: IngestFlags): SiteIngest | undefined {
@@ -162,13 +163,15 @@ program
   .option('--no-wait', 'return once uploaded, without waiting for indexing')
   .option('--timeout <seconds>', 'how long to wait for indexing', integer(1, 86_400), 1800)
   .option('--estimate', 'only count the chunks and tokens ingesting the files would take and price them; nothing is uploaded')
+  .option('--sample <files>', '--estimate: first ingest this many of the files (spread over the list) for real, so the estimate uses what the model returned for them', integer(1, 10_000))
   .action(
     run((client, kbName: string, paths: string[], opts: IngestFlags) => {
       if (opts.sameOrigin && opts.anyOrigin) throw new Error('give --same-origin or --any-origin, not both');
+      if (opts.sample !== undefined && !opts.estimate) throw new Error('--sample goes with --estimate: without it every file is ingested anyway');
       if (opts.estimate) {
         if (opts.sitemap !== undefined || opts.crawl !== undefined) throw new Error('--estimate takes files and directories, not --sitemap or --crawl');
         if (paths.length === 0) throw new Error('give the files or directories to estimate');
-        return estimateCommand(client, kbName, paths, out);
+        return estimateCommand(client, kbName, paths, { sampleFiles: opts.sample ?? 0, timeoutSeconds: opts.timeout }, out);
       }
       const site = siteOption(opts);
       if (paths.length === 0 && site === undefined) throw new Error('give files, URLs, --sitemap or --crawl');
