@@ -8,14 +8,21 @@
 // same corpus into a second knowledge base with the same prompt (every chunk in the extraction
 // cache); and a knowledge base with its own prompt that first indexed a sample of 100 passages
 // (output length, prompt counting and summary rate measured on that sample) estimating and then
-// ingesting the rest.
+// ingesting the rest; and a fresh knowledge base estimated by `trellis ingest --estimate --sample 30`
+// (the CLI's own code: 30 of the files ingested for real, the rest estimated from them), whose
+// measured-plus-estimated total is then compared with what ingesting every file spent.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { TrellisClient } from '@trellis/client';
 import type { v1 } from '@trellis/contracts';
 import { FakeOpenAiServer, startStandaloneProcess } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
 import { loadAverage, machine, readJsonl, runBench } from './bench-kit.mjs';
 import { fakeIndexingAnswer, waitForIndexed } from './bench-indexing';
+import { estimateCommand } from '../services/standalone/src/cli/estimate-command';
+import { ingestCommand } from '../services/standalone/src/cli/ingest-command';
 import type { Message } from './bench-indexing';
 
 const root = resolve(__dirname, '..');
@@ -87,6 +94,7 @@ async function main(): Promise<void> {
     await client.createKnowledgeBase({ name: 'sampled', extraction: { entityTypes: [], instructions: 'Prefer the full names of people, places and works.', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
     await ingest('sampled', passages.slice(0, 100));
     await measure('the other passages, after a 100-passage sample', 'sampled', passages.slice(100));
+    await measureSampledCli(client, rows);
   } finally {
     client.close();
     await server.dispose();
@@ -98,6 +106,32 @@ async function main(): Promise<void> {
     ['run', 'passages', 'est. chunks', 'est. calls (extraction + summaries)', 'actual calls', 'est. extraction input', 'actual input', 'est. LLM tokens', 'actual LLM tokens', 'error', 'fake-counted tokens', 'est. / actual cost', 'estimate took'].join(' | '),
   );
   for (const row of rows) console.log(row.join(' | '));
+}
+
+/** The CLI's `--estimate --sample 30` into a fresh knowledge base, then the whole corpus ingested. */
+async function measureSampledCli(client: TrellisClient, rows: string[][]): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-bench-estimate-'));
+  const quiet = () => Object.assign(new PassThrough(), { isTTY: false }) as unknown as NodeJS.WriteStream;
+  try {
+    for (const p of passages) writeFileSync(join(dir, `${p.id}.txt`), `${p.title}\n${p.text}`);
+    // Its own prompt again: none of the runs above may have cached its extractions.
+    await client.createKnowledgeBase({ name: 'cli-sampled', extraction: { entityTypes: [], instructions: 'Name people, places and works in full.', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
+    const printed = quiet();
+    let text = '';
+    printed.on('data', (d: Buffer) => (text += d.toString()));
+    const started = performance.now();
+    await estimateCommand(client, 'cli-sampled', [dir], { sampleFiles: 30, timeoutSeconds: 3600 }, printed);
+    const tookMs = performance.now() - started;
+    const inAll = Number(/in all: ([\d,]+) LLM tokens/.exec(text)![1]!.replace(/,/g, ''));
+    const basis = /expected output: (.*)/.exec(text)![1]!;
+    await ingestCommand(client, 'cli-sampled', [dir], { wait: true, timeoutSeconds: 3600 }, quiet());
+    const spent = (await client.getKnowledgeBase('cli-sampled')).llmUsage!;
+    const actual = spent.inputTokens + spent.outputTokens;
+    rows.push(['whole corpus, fresh knowledge base, `--estimate --sample 30` (measured + estimated)', String(passages.length), '', '', String(spent.calls), '', String(spent.inputTokens), String(inAll), String(actual), `${inAll >= actual ? '+' : ''}${((inAll / actual - 1) * 100).toFixed(1)} %`, '', '', `${(tookMs / 1000).toFixed(1)} s (sample indexed)`]);
+    console.log(rows.at(-1)!.join(' | '), `\n  basis: ${basis}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 runBench(main);
