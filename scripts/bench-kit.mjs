@@ -1,5 +1,6 @@
 // What the bench:* scripts share: options, corpus files, free ports, percentiles, the machine
 // and its load average (printed beside every figure: our machines are shared).
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -46,3 +47,23 @@ export const runBench = (main, describe = (error) => error) =>
     console.error(describe(error));
     process.exit(1);
   });
+
+/**
+ * The built standalone server of `checkout` on `dataDir` with local models only (no LLM), on free
+ * ports, once /healthz answers: its process, addresses and how long it took to boot.
+ */
+export async function startBuiltServer({ checkout, dataDir, embeddings, nodeArgs = [] }) {
+  const grpcPort = await freePort();
+  const httpPort = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, join(checkout, 'services/standalone/dist/main.js')], {
+    cwd: checkout,
+    env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`the server at ${checkout} exited (code ${code}) before it was healthy`))));
+  const httpUrl = `http://127.0.0.1:${httpPort}`;
+  while (!(await Promise.race([fetch(`${httpUrl}/healthz`).then((r) => r.ok, () => false), exited]))) await new Promise((r) => setTimeout(r, 50));
+  exited.catch(() => undefined);
+  return { process: child, grpcAddress: `127.0.0.1:${grpcPort}`, httpUrl, bootMs: performance.now() - started };
+}

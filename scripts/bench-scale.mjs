@@ -9,14 +9,13 @@
 // --compare-root runs a second server, built in another checkout, on its own copy of the data
 // (--compare-data-dir) beside the first; the two answer each question in turn, so before/after
 // figures share the machine's load.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { freePort, loadAverage, machine, option, percentile } from './bench-kit.mjs';
+import { loadAverage, machine, option, percentile, startBuiltServer } from './bench-kit.mjs';
 import { scaleCorpus } from './scale-corpus.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -46,15 +45,8 @@ const dataDir = keptDir ? resolve(keptDir) : mkdtempSync(join(tmpdir(), 'trellis
 
 /** A built standalone server of `checkout` on `directory`, and a client of it, once it is healthy. */
 async function startServer(checkout, directory) {
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const process_ = spawn(process.execPath, [join(checkout, 'services/standalone/dist/main.js')], {
-    cwd: checkout,
-    env: { ...process.env, TRELLIS_DATA_DIR: directory, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  while (!(await fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100));
-  return { process: process_, client: new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 300_000 }) };
+  const server = await startBuiltServer({ checkout, dataDir: directory, embeddings });
+  return { process: server.process, client: new TrellisClient({ address: server.grpcAddress, timeoutMs: 300_000 }) };
 }
 
 const main = await startServer(root, dataDir);

@@ -4,13 +4,12 @@
 // ingests a corpus in the shared datasets format over gRPC while probing /healthz every 100 ms
 // (indexing must not stall the server), waits for the graph (reporting the server's CPU time per
 // chunk), then times Retrieve and Ask.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { freePort, loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
+import { loadAverage, machine, option, percentile, readJsonl, startBuiltServer } from './bench-kit.mjs';
 import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -37,21 +36,9 @@ for (const embeddings of embedders) await benchOnce(embeddings);
 
 async function benchOnce(embeddings) {
   const dataDir = keptDir ? resolve(keptDir, embeddings) : mkdtempSync(join(tmpdir(), 'trellis-bench-'));
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const bootStart = performance.now();
-  const server = spawn(process.execPath, [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`] : []), join(root, 'services/standalone/dist/main.js')], {
-    cwd: root,
-    env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  let ready = false;
-  while (!ready) {
-    ready = await fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false);
-    if (!ready) await new Promise((r) => setTimeout(r, 50));
-  }
-  const bootMs = performance.now() - bootStart;
-  const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 120_000 });
+  const started = await startBuiltServer({ checkout: root, dataDir, embeddings, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`] : [] });
+  const { process: server, bootMs, httpUrl } = started;
+  const client = new TrellisClient({ address: started.grpcAddress, timeoutMs: 120_000 });
 
   try {
     const existing = (await client.listKnowledgeBases()).knowledgeBases.some((k) => k.name === 'bench');
@@ -64,7 +51,7 @@ async function benchOnce(embeddings) {
     const prober = (async () => {
       while (probing) {
         const t = performance.now();
-        await fetch(`http://127.0.0.1:${httpPort}/healthz`).catch(() => undefined);
+        await fetch(`${httpUrl}/healthz`).catch(() => undefined);
         health.push(performance.now() - t);
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -109,7 +96,7 @@ async function benchOnce(embeddings) {
     await client.retrieve({ knowledgeBase: 'bench', query: 'warm up' });
     const retrieve = await timeCalls((q) => client.retrieve({ knowledgeBase: 'bench', query: q, topK: 5 }));
     const ask = await timeCalls((q) => client.ask({ knowledgeBase: 'bench', question: q, topK: 5 }));
-    const rss = await fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text()).then((t) => Number(/trellis_process_resident_memory_bytes(?:\{[^}]*\})? (\d+)/.exec(t)?.[1] ?? 0));
+    const rss = await fetch(`${httpUrl}/metrics`).then((r) => r.text()).then((t) => Number(/trellis_process_resident_memory_bytes(?:\{[^}]*\})? (\d+)/.exec(t)?.[1] ?? 0));
 
     const kb = await client.getKnowledgeBase('bench');
     console.log(`\n== embeddings: ${kb.serverEmbedding?.model ?? embeddings} (TRELLIS_EMBEDDINGS=${embeddings})`);
