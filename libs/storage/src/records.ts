@@ -77,8 +77,8 @@ export interface NewDocumentVersion {
   version: number;
   sizeBytes: number;
   metadata: Record<string, string>;
-  /** See DocumentRecord.title; derived at ingestion (documentTitle in @trellis/ingestion-parsing). */
-  title: string;
+  /** See DocumentRecord.title; derived at ingestion (services/ingestion parsing/document-title.ts); '' when absent. */
+  title?: string;
   text: string;
 }
 

@@ -239,7 +239,7 @@ export class SqlDocuments extends SqlRepository implements DocumentRepository {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
       [
         scope.tenantId, scope.kbId, doc.id, doc.sourceUri, sourceHash(doc.sourceUri), doc.filename, doc.mimeType, doc.contentHash,
-        doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), doc.title, at, at,
+        doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), doc.title ?? '', at, at,
       ],
     );
   }
