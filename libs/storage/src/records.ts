@@ -61,6 +61,8 @@ export interface DocumentRecord {
   error: string | null;
   sizeBytes: number;
   metadata: Record<string, string>;
+  /** What the current version is about; '' for documents indexed before titles were recorded. */
+  title: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -75,6 +77,8 @@ export interface NewDocumentVersion {
   version: number;
   sizeBytes: number;
   metadata: Record<string, string>;
+  /** See DocumentRecord.title; derived at ingestion (services/ingestion parsing/document-title.ts); '' when absent. */
+  title?: string;
   text: string;
 }
 

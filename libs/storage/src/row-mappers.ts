@@ -82,7 +82,7 @@ export const toKnowledgeBase = rowMapper<KnowledgeBaseRecord>({ id: text, tenant
 
 export const toDocument = rowMapper<DocumentRecord>({
   id: text, tenantId: text, kbId: text, sourceUri: text, filename: text, mimeType: text, contentHash: text, version: num,
-  status: text as Read<IndexStatus>, error: nullableText, sizeBytes: num, metadata: json<Record<string, string>>(), createdAt: time, updatedAt: time,
+  status: text as Read<IndexStatus>, error: nullableText, sizeBytes: num, metadata: json<Record<string, string>>(), title: text, createdAt: time, updatedAt: time,
 });
 
 export const toChunk = rowMapper<ChunkRecord>({

@@ -35,6 +35,15 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       expect((await store.repositories.documents.listDocuments(scope)).map((d) => d.sourceUri)).toEqual(['d1.txt', 'd2.txt', 'd3.txt', 'd4.txt', 'd5.txt']);
     });
 
+    it('keeps each document\'s title with its current version and reads the titles of many documents at once', async () => {
+      for (const id of ['d1', 'd2']) await addDocument(id);
+      await saveTestDocument(store, scope, 'd2', 2);
+      expect((await store.repositories.documents.getDocument(scope, 'd1'))?.title).toBe('Title of d1 v1');
+      const titles = await store.repositories.documents.documentTitles(scope, ['d2', 'd1', 'd2', 'missing']);
+      expect([...titles.entries()].sort()).toEqual([['d1', 'Title of d1 v1'], ['d2', 'Title of d2 v2']]);
+      expect((await store.repositories.documents.documentTitles({ tenantId: 'other', kbId: scope.kbId }, ['d1'])).size).toBe(0);
+    });
+
     it('reads the progress of many document versions at once: current chunks, the version\'s stages and LLM usage', async () => {
       for (const id of ['d1', 'd2', 'd3']) await addDocument(id);
       await saveTestDocument(store, scope, 'd2', 2);

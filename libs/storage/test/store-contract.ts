@@ -92,6 +92,7 @@ export function saveTestDocument(store: TrellisStore, scope: KbScope, id: string
     version,
     sizeBytes: 10,
     metadata: { team: 'a' },
+    title: `Title of ${id} v${version}`,
     text: `text of ${id} v${version}`,
   });
 }
@@ -353,7 +354,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect(await store.repositories.documents.findDocumentBySource(scope, 'missing.txt')).toBeNull();
       const failed = await store.repositories.documents.saveFailedDocument(
         scope,
-        { id: 'bad', sourceUri: 'bad.pdf', filename: 'bad.pdf', mimeType: 'application/pdf', contentHash: 'bad', version: 1, sizeBytes: 3, metadata: {} },
+        { id: 'bad', sourceUri: 'bad.pdf', filename: 'bad.pdf', mimeType: 'application/pdf', contentHash: 'bad', version: 1, sizeBytes: 3, metadata: {}, title: 'bad' },
         'not a PDF',
       );
       expect(failed).toMatchObject({ status: 'failed', error: 'not a PDF' });

@@ -9,6 +9,7 @@ import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, NewDocumentVersion, TrellisRepositories } from '@trellis/storage';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
 import type { ParsedDocument } from './parsing/document-parser';
+import { documentTitle } from './parsing/document-title';
 import { validateDocumentMetadata, validateFilename, validateSourceUri } from './document-request-limits';
 import { crawlSite } from './site/site-crawler';
 import type { PageResult } from './site/site-crawler';
@@ -116,11 +117,14 @@ export class DocumentIngestionService {
       parsed = await this.parse(incoming.bytes, filename, incoming.mimeType);
     } catch (error) {
       const message = error instanceof TrellisError ? error.message : `could not parse "${filename}": ${(error as Error).message}`;
-      await this.repos.documents.saveFailedDocument(scope, { ...identity, mimeType: incoming.mimeType || 'application/octet-stream' }, message);
+      await this.repos.documents.saveFailedDocument(scope, { ...identity, title: documentTitle({ metadata: identity.metadata, text: '', filename }), mimeType: incoming.mimeType || 'application/octet-stream' }, message);
       await stage(message);
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }
-    const document = await this.saveVersion(scope, { ...identity, metadata: { ...parsed.metadata, ...identity.metadata }, mimeType: parsed.mimeType, text: parsed.text }, () => stage(null));
+    const metadata = { ...parsed.metadata, ...identity.metadata };
+    const html = parsed.mimeType === 'text/html' ? new TextDecoder().decode(incoming.bytes.subarray(0, 65_536)) : undefined;
+    const title = documentTitle({ metadata, text: parsed.text, filename, ...(html === undefined ? {} : { html }) });
+    const document = await this.saveVersion(scope, { ...identity, metadata, title, mimeType: parsed.mimeType, text: parsed.text }, () => stage(null));
     return { document, unchanged: false };
   }
 

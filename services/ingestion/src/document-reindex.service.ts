@@ -5,6 +5,7 @@ import type { EmbeddingProvider } from '@trellis/models';
 import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from './document-ingestion.service';
+import { documentTitle } from './parsing/document-title';
 
 /**
  * Indexes stored documents again, e.g. after the knowledge base's model, prompt or resolution
@@ -67,6 +68,8 @@ export class DocumentReindexService {
       version: document.version + 1,
       sizeBytes: document.sizeBytes,
       metadata: document.metadata,
+      // A document stored before titles were recorded gets one from what is kept of it (not an HTML <title>).
+      title: document.title || documentTitle({ metadata: document.metadata, text, filename: document.filename }),
       text,
     });
   }

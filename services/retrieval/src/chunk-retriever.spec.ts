@@ -99,6 +99,28 @@ describe('ChunkRetriever', () => {
     expect(await ask('Who sings in the band Killing Joke?')).toEqual(['joke', 'coleman', 'zeppelin']);
   });
 
+  it('puts the page titled by a name of the best passage ahead of pages that only mention it', async () => {
+    // The film passage names Odile Marchetti. Full text ranks two pages that mention her above
+    // her own page, which says nothing the question asks; only its title ties it to the name.
+    const texts = {
+      film: 'Harbour of Lanterns is a film directed by Odile Marchetti',
+      mention1: 'Odile Marchetti attended the festival where Harbour of Lanterns premiered',
+      mention2: 'critics praised Odile Marchetti and the cast of Harbour of Lanterns',
+      about: 'a French screenwriter who grew up in Ravensford',
+    };
+    const vector: Array<[string, number]> = [['film', 0.9], ['mention1', 0.5]];
+    const fulltext = (q: string): Array<[string, number]> => (q.includes('Odile') ? [['film', 9], ['mention1', 8], ['mention2', 7], ['about', 1]] : [['film', 9], ['mention1', 5]]);
+    const titles: Record<string, string> = { 'doc-film': 'Harbour of Lanterns', 'doc-about': 'odile  marchetti (director)', 'doc-mention1': 'Festival', 'doc-mention2': 'Reviews' };
+    const query = { scope, queryVector: new Float32Array(4), queryText: 'Where did the director of Harbour of Lanterns grow up', k: 3 };
+    const without = await new ChunkRetriever(tableReads(vector, fulltext, texts)).retrieve('hybrid', query);
+    expect(without.map((h) => h.chunk.id)).toEqual(['film', 'mention1', 'mention2']);
+    const asked: string[][] = [];
+    const reads = { ...tableReads(vector, fulltext, texts), documents: { documentTitles: async (_s: unknown, ids: readonly string[]) => (asked.push([...ids]), new Map(ids.map((id) => [id, titles[id] ?? '']))) } };
+    const hits = await new ChunkRetriever(reads).retrieve('hybrid', query);
+    expect(hits.map((h) => h.chunk.id)).toEqual(['film', 'about', 'mention1']);
+    expect(asked).toHaveLength(1);
+  });
+
   it('finds the second hop in other words through the dense half of its query', async () => {
     // The birth passage names neither the question's words nor the film passage's names, so
     // full text cannot reach it; only the embedding of the second hop's query (question +

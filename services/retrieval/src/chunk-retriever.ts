@@ -1,9 +1,9 @@
 import type { KbScope } from '@trellis/contracts';
 import type { RerankerProvider } from '@trellis/models';
-import type { ChunkFilter, ChunkRecord, ChunkRepository, GraphReadRepository } from '@trellis/storage';
+import type { ChunkFilter, ChunkRecord, ChunkRepository, DocumentRepository, GraphReadRepository } from '@trellis/storage';
 import type { GraphRetrieval } from './graph-retriever';
 import { SEMANTIC_DEFAULTS } from './retrieval-defaults';
-import { questionNames, secondHopNames } from './second-hop';
+import { questionNames, secondHopNames, titleNamesOneOf } from './second-hop';
 
 export const RETRIEVAL_MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as const;
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
@@ -70,6 +70,8 @@ export interface ChunkQuery {
 export interface ChunkRetrieverReads {
   readonly chunks: Pick<ChunkRepository, 'getChunks' | 'searchChunksByVector' | 'searchChunksFullText'>;
   readonly graphReads: Pick<GraphReadRepository, 'chunkIdsForEntities'>;
+  /** Document titles, for the second hop's title ranking; without it that ranking is left out. */
+  readonly documents?: Pick<DocumentRepository, 'documentTitles'>;
 }
 
 /** Ranks chunks by one signal, or by a weighted fusion of all of them (hybrid). */
@@ -120,7 +122,7 @@ export class ChunkRetriever {
     const first = this.combine(lists);
     const names = first[0] ? secondHopNames(first[0].chunk.text, query.queryText, SECOND_HOP_NAMES) : [];
     if (names.length === 0 || this.weights['second-hop'] <= 0) return first.slice(0, query.k);
-    const hop = await this.secondHop({ ...query, queryText: `${query.queryText} ${names.join(' ')}` }, pool);
+    const hop = await this.secondHop({ ...query, queryText: `${query.queryText} ${names.join(' ')}` }, names, pool);
     // A question naming two or more things ("which of A and B") wants each before what one points to.
     const asked = questionNames(query.queryText);
     return interleave(first, hop, query.k, asked.length >= 2 ? asked : []);
@@ -128,20 +130,32 @@ export class ChunkRetriever {
 
   /**
    * The second hop's ranking: the rewritten query (question + names of the best first-pass
-   * passage) searched by full text and, when the query can be embedded, by vector too, fused
-   * by reciprocal rank. Full text finds the names as written; the dense half finds a passage
-   * that states the next hop in other words (the issue's paraphrase-proof next hop). Ranks,
-   * not scores, because a long keyword query's scores and cosine similarities have no common
+   * passage) searched by full text and, when the query can be embedded, by vector too, and
+   * the candidates of both whose document is titled by one of the names, fused by reciprocal
+   * rank. Full text finds the names as written; the dense half finds a passage that states
+   * the next hop in other words (the issue's paraphrase-proof next hop); the title ranking
+   * prefers the page *about* a name over the pages that merely mention it. Ranks, not
+   * scores, because a long keyword query's scores and cosine similarities have no common
    * scale, and neither half is the better one on every corpus.
    */
-  private async secondHop(hopQuery: ChunkQuery, pool: number): Promise<RankedChunk[]> {
+  private async secondHop(hopQuery: ChunkQuery, names: readonly string[], pool: number): Promise<RankedChunk[]> {
     const embed = hopQuery.embed;
     const [sparse, dense] = await Promise.all([
       this.signal('fulltext', hopQuery, pool),
       embed ? embed(hopQuery.queryText).then((queryVector) => this.signal('vector', { ...hopQuery, queryVector }, pool)) : Promise.resolve([]),
     ]);
-    if (dense.length === 0) return relabel(sparse, 'second-hop');
-    return fuseRankings([sparse, dense], sparse.length + dense.length).map((hit, i) => ({ chunk: hit.chunk, score: hit.score, signals: [{ source: 'second-hop' as const, score: hit.score, rank: i + 1 }] }));
+    const searched = dense.length === 0 ? [sparse] : [sparse, dense];
+    const titled = await this.titledByNames(hopQuery.scope, fuseRankings(searched, sparse.length + dense.length), names);
+    const rankings = titled.length === 0 ? searched : [...searched, titled];
+    if (rankings.length === 1) return relabel(sparse, 'second-hop');
+    return fuseRankings(rankings, sparse.length + dense.length).map((hit, i) => ({ chunk: hit.chunk, score: hit.score, signals: [{ source: 'second-hop' as const, score: hit.score, rank: i + 1 }] }));
+  }
+
+  /** The candidates, in their order, whose document's title is one of `names` (one batch read of titles). */
+  private async titledByNames(scope: KbScope, candidates: readonly RankedChunk[], names: readonly string[]): Promise<RankedChunk[]> {
+    if (!this.repos.documents || candidates.length === 0) return [];
+    const titles = await this.repos.documents.documentTitles(scope, candidates.map((c) => c.chunk.documentId));
+    return candidates.filter((c) => titleNamesOneOf(titles.get(c.chunk.documentId) ?? '', names));
   }
 
   /** Weighted fusion of rankings, each normalised by the fusion method. */

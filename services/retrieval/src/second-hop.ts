@@ -19,3 +19,23 @@ export function secondHopNames(passage: string, question: string, max: number): 
   }
   return [...names];
 }
+
+/** Case and spacing do not tell two names apart. */
+function normalizeName(name: string): string {
+  return name.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Whether a document's title names one of `names`: equal once case and spacing are ignored,
+ * or that name followed by a parenthesised qualifier ("Mercury (planet)"), the convention
+ * encyclopedias and wikis use to tell pages of the same name apart.
+ */
+export function titleNamesOneOf(title: string, names: readonly string[]): boolean {
+  const t = normalizeName(title);
+  if (t === '') return false;
+  const bare = t.replace(/\s*\([^()]*\)$/, '');
+  return names.some((name) => {
+    const n = normalizeName(name);
+    return n !== '' && (t === n || bare === n);
+  });
+}

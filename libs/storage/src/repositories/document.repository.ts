@@ -44,6 +44,8 @@ export interface DocumentRepository {
   /** Every document in source order, or with `page` one page of them. */
   listDocuments(scope: KbScope, page?: DocumentPage): Promise<DocumentRecord[]>;
   countDocuments(scope: KbScope): Promise<number>;
+  /** The titles of these documents (one query per batch of ids), '' where none was recorded; unknown ids are absent. */
+  documentTitles(scope: KbScope, documentIds: readonly string[]): Promise<Map<string, string>>;
   getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null>;
   /**
    * Ignored when `version` is no longer the document's current version; `announce` goes into

@@ -10,13 +10,13 @@ import { removeDocumentChunks } from './graph-write-sql';
 import { appendOutboxEvents } from './outbox-sql';
 import { takeInserted } from './sql-dialect';
 import { SqlRepository } from './sql-engine';
-import { execWhereIn } from './sql-session';
+import { execWhereIn, rowsWhereIn } from './sql-session';
 import type { SqlSession } from './sql-session';
 
 /** Characters per document_texts row: at most 4 MB of utf8mb4, under TiDB's 6 MB row limit. */
 export const TEXT_PART_CHARS = 1_000_000;
 
-const DOCUMENT_VERSION_COLUMNS = ['filename', 'mime_type', 'content_hash', 'version', 'status', 'error', 'size_bytes', 'metadata', 'updated_at', 'redrive_count'];
+const DOCUMENT_VERSION_COLUMNS = ['filename', 'mime_type', 'content_hash', 'version', 'status', 'error', 'size_bytes', 'metadata', 'title', 'updated_at', 'redrive_count'];
 
 /** What documents are unique by: source URIs can be longer than any index key. */
 export function sourceHash(sourceUri: string): string {
@@ -97,6 +97,12 @@ export class SqlDocuments extends SqlRepository implements DocumentRepository {
     // An integer literal: not every server accepts a bound LIMIT.
     const limit = Math.max(1, Math.floor(page.limit));
     return (await this.db.rows(`SELECT * FROM documents WHERE ${where.join(' AND ')} ORDER BY id LIMIT ${limit}`, params)).map(toDocument);
+  }
+
+  async documentTitles(scope: KbScope, documentIds: readonly string[]): Promise<Map<string, string>> {
+    const sql = (m: string) => `SELECT id, title FROM documents WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
+    const rows = await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], [...new Set(documentIds)]);
+    return new Map(rows.map((r) => [String(r.id), String(r.title ?? '')]));
   }
 
   async getDocumentText(scope: KbScope, documentId: string, version: number): Promise<string | null> {
@@ -229,11 +235,11 @@ export class SqlDocuments extends SqlRepository implements DocumentRepository {
     const d = this.dialect;
     const at = d.time(new Date().toISOString());
     await session.exec(
-      `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, created_at, updated_at, redrive_count)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
+      `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, title, created_at, updated_at, redrive_count)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
       [
         scope.tenantId, scope.kbId, doc.id, doc.sourceUri, sourceHash(doc.sourceUri), doc.filename, doc.mimeType, doc.contentHash,
-        doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), at, at,
+        doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), doc.title ?? '', at, at,
       ],
     );
   }

@@ -91,6 +91,8 @@ const MIGRATIONS: readonly Migration[] = [
       mysql: ['UPDATE chunk_terms t JOIN chunks c ON c.tenant_id = t.tenant_id AND c.kb_id = t.kb_id AND c.id = t.chunk_id SET t.fts_length = c.fts_length'],
     },
   },
+  // Documents indexed before have no title until they are indexed again (trellis reindex).
+  { version: 20, name: 'document titles, for retrieval to match names against' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

@@ -53,6 +53,8 @@ export const TABLES: readonly TableSpec[] = [
       chunks_remaining: since(nullable(INT), 9),
       // Sweeper re-drives of the current version (reset by a new version); see stuck-work.ts.
       redrive_count: since(ZERO(), 12),
+      // What the current version is about (metadata title, heading, <title> or file name): see documentTitles.
+      title: since(withDefault(varchar(512), "''"), 20),
     },
     primaryKey: BY_ID,
     indexes: [
