@@ -9,3 +9,4 @@ export * from './graph-messages';
 export { FILE_DESCRIPTOR_SET_BASE64 } from './generated/descriptor-set';
 export * from './markdown-fences';
 export * from './knowledge-base-settings';
+export * from './title-keys';

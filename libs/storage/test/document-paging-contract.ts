@@ -44,6 +44,20 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       expect((await store.repositories.documents.documentTitles({ tenantId: 'other', kbId: scope.kbId }, ['d1'])).size).toBe(0);
     });
 
+    it('finds the current chunks of the documents a title key names, by index, within a limit', async () => {
+      for (const id of ['d1', 'd2', 'd3']) await addDocument(id);
+      await saveTestDocument(store, scope, 'd2', 2);
+      const ids = { d1: [chunk('d1', 1, 0, 'one', 1), chunk('d1', 1, 1, 'two', 2)], d2old: [chunk('d2', 1, 0, 'old', 3)], d2: [chunk('d2', 2, 0, 'new', 4)], d3: [chunk('d3', 1, 0, 'three', 5)] };
+      await store.repositories.chunks.upsertChunks(scope, Object.values(ids).flat());
+      const titled = (keys: string[], limit = 10, at = scope) => store.repositories.chunks.chunkIdsOfDocumentsTitled(at, keys, limit);
+      // Keys as titleKey makes them: 'Title of d2 v1' is no longer d2's title.
+      const pages = await titled(['title of d2 v2', 'title of d1 v1', 'title of d2 v1', 'nothing', '']);
+      expect(Object.fromEntries(pages)).toEqual({ 'title of d1 v1': ids.d1.map((c) => c.id), 'title of d2 v2': ids.d2.map((c) => c.id) });
+      expect([...(await titled(['title of d1 v1', 'title of d3 v1'], 2)).values()].flat()).toEqual(ids.d1.map((c) => c.id));
+      expect((await titled(['title of d1 v1'], 10, { tenantId: 'other', kbId: scope.kbId })).size).toBe(0);
+      expect((await titled([])).size).toBe(0);
+    });
+
     it('reads the progress of many document versions at once: current chunks, the version\'s stages and LLM usage', async () => {
       for (const id of ['d1', 'd2', 'd3']) await addDocument(id);
       await saveTestDocument(store, scope, 'd2', 2);

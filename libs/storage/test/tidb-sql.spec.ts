@@ -50,7 +50,7 @@ const baseUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 const REPOSITORY_METHODS = {
   knowledgeBases: ['createKnowledgeBase', 'listKnowledgeBases', 'findKnowledgeBase', 'updateKnowledgeBase', 'deleteKnowledgeBase'],
   documents: ['findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'countDocuments', 'documentTitles', 'getDocumentText', 'setDocumentStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments', 'listStuckDocuments', 'recordRedrive', 'recordStage', 'listStages', 'listProgress'],
-  chunks: ['upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'countChunksByStatus', 'listStuckChunks', 'searchChunksByVector', 'searchChunksFullText'],
+  chunks: ['upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'countChunksByStatus', 'listStuckChunks', 'chunkIdsOfDocumentsTitled', 'searchChunksByVector', 'searchChunksFullText'],
   extractionCache: ['getCachedExtraction', 'putCachedExtraction'],
   graphWrites: ['applyChunkExtraction', 'listEntityCandidates', 'entityMentionsOfSameContent'],
   graphSummaries: ['listPendingSummaries', 'listScopesWithPendingSummaries', 'saveSummaries'],

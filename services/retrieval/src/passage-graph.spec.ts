@@ -44,9 +44,10 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
   const lighthouse = entity('ent-lighthouse', 'lighthouse');
 
   type Extraction = { entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] };
-  async function index(extractions: Record<string, Extraction>): Promise<void> {
+  async function index(extractions: Record<string, Extraction>, titles: Record<string, string> = {}): Promise<void> {
     for (const [id, text] of Object.entries(passages)) {
-      await store.repositories.documents.saveDocumentVersion(scope, { id: `doc-${id}`, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: text.length, metadata: {}, text });
+      const title = titles[id] ?? '';
+      await store.repositories.documents.saveDocumentVersion(scope, { id: `doc-${id}`, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: text.length, metadata: {}, title, text });
       await store.repositories.chunks.upsertChunks(scope, [{ id, documentId: `doc-${id}`, version: 1, ordinal: 0, text, heading: '', tokenCount: 10, contentHash: id, embedding: embedder.embedOne(text) }]);
       const found = extractions[id];
       if (found) await store.repositories.graphWrites.applyChunkExtraction(scope, id, found.entities, found.relationships);
@@ -119,6 +120,24 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
     expect(byVector.indexOf('birth')).toBeGreaterThan(byVector.indexOf('rain'));
     const order = [...(await rankPassages(reads(), scope, embedder.embedOne(asked), asked)).passageScores.keys()];
     expect(order.indexOf('birth')).toBeGreaterThan(-1);
+    expect(order.indexOf('birth')).toBeLessThan(order.indexOf('rain'));
+    expect(order.indexOf('birth')).toBeLessThan(order.indexOf('bread'));
+  });
+
+  it('restarts at the page titled by a seed entity, which no mention links to the graph', async () => {
+    // The birth passage is the director's own page, but its extraction found nothing: only its
+    // document's title ties it to the director the film passage names.
+    const extractions = { film: { entities: [lanterns, odile], relationships: [triple(odile, 'directed', lanterns)] }, noise1: { entities: [lighthouse], relationships: [] } };
+    await index(extractions);
+    // The least similar passage has no dense prior, and nothing else reaches it.
+    expect(await ranked()).not.toContain('birth');
+
+    await store.close();
+    store = new SqliteStore(':memory:');
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    scope = { tenantId: 't', kbId: kb.id };
+    await index(extractions, { birth: 'Odile  Marchetti (director)' });
+    const order = await ranked();
     expect(order.indexOf('birth')).toBeLessThan(order.indexOf('rain'));
     expect(order.indexOf('birth')).toBeLessThan(order.indexOf('bread'));
   });

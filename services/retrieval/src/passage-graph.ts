@@ -1,3 +1,4 @@
+import { titleKey } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRepository, EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
 import { namedEntities } from './named-entities';
@@ -11,7 +12,7 @@ export interface PassageGraphReads {
     GraphReadRepository,
     'searchEntitiesByName' | 'searchRelationshipsByVector' | 'relationshipsOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntities'
   >;
-  readonly chunks: Pick<ChunkRepository, 'searchChunksByVector'>;
+  readonly chunks: Pick<ChunkRepository, 'searchChunksByVector' | 'chunkIdsOfDocumentsTitled'>;
 }
 
 /** Relationships (facts) nearest the question whose ends seed the walk (HippoRAG 2 keeps 5 after an LLM filter). */
@@ -33,6 +34,8 @@ const PASSAGE_SHARE = 0.5;
  * all would cost more than the whole rest of the walk.
  */
 const MAX_ENTITY_PASSAGES = 100;
+/** Passages of pages about the seeds read at most per question (see restartAtPagesAbout). */
+const MAX_TITLED_PASSAGES = 1_000;
 /** Entities in the walked neighbourhood at most (seeds and the entities of the prior passages come first). */
 const MAX_ENTITIES = 400;
 
@@ -60,7 +63,8 @@ const ENTITY = 'e:';
  * restarts at the ends of the relationships whose text is nearest the question, at the
  * entities it names (each damped by how many passages mention it: a hub says little), at half
  * that weight at the entities the best dense passage names beyond the question (its bridges),
- * and at the passages nearest the question in proportion to their similarity. A passage therefore
+ * at the passages nearest the question in proportion to their similarity, and at the pages
+ * titled by a seed's name with that seed's weight (restartAtPagesAbout). A passage therefore
  * ranks by its own similarity and by how strongly the graph ties it to what the question is
  * about: the second hop of a multi-hop question is reached through the bridge entity its
  * first passage names. Only names and triples are read, never descriptions, so graphs of
@@ -106,6 +110,7 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
     for (const chunkId of chunkIds) edges.push({ source: ENTITY + entityId, target: PASSAGE + chunkId, weight });
   }
   edges.push(...sameNameEdges(entities));
+  await restartAtPagesAbout(reads.chunks, scope, entities, seedWeights, prior);
 
   const reset = new Map<string, number>();
   const specific = new Map([...seedWeights].map(([id, w]) => [id, w / Math.max(1, mentions.get(id)?.length ?? 1)]));
@@ -132,6 +137,30 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
 async function bridgeEntities(graphReads: PassageGraphReads['graphReads'], scope: KbScope, bestPassage: string | undefined, queryText: string): Promise<Map<string, number>> {
   const names = bestPassage ? secondHopNames(bestPassage, queryText, BRIDGE_NAMES) : [];
   return names.length > 0 ? namedEntities(graphReads, scope, names.join(' ')) : new Map();
+}
+
+/**
+ * The pages about the seeds: a passage of a document titled by a seed's name (titleKey) joins
+ * the passage restarts with that seed's weight, shared among the page's passages. The walk then
+ * restarts where the graph's answer to "what is X" is written, not only at the passages that
+ * mention X, which is where a bridge entity's facts are on an encyclopedia or a wiki. A page
+ * longer than MAX_ENTITY_PASSAGES passages is left out, as a hub entity's mentions are.
+ */
+async function restartAtPagesAbout(
+  chunks: PassageGraphReads['chunks'],
+  scope: KbScope,
+  entities: readonly EntityRecord[],
+  seedWeights: ReadonlyMap<string, number>,
+  prior: Map<string, number>,
+): Promise<void> {
+  const seeds = entities.filter((e) => (seedWeights.get(e.id) ?? 0) > 0);
+  const pages = await chunks.chunkIdsOfDocumentsTitled(scope, seeds.map((e) => titleKey(e.name)), MAX_TITLED_PASSAGES);
+  for (const e of seeds) {
+    const passages = pages.get(titleKey(e.name)) ?? [];
+    if (passages.length === 0 || passages.length > MAX_ENTITY_PASSAGES) continue;
+    const weight = seedWeights.get(e.id)! / passages.length;
+    for (const id of passages) prior.set(id, Math.max(prior.get(id) ?? 0, weight));
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { titleKey } from '@trellis/contracts';
 import { MIN_NAME_CHARS, namePhrases } from '@trellis/models';
 
 /** The question's own names (proper-name phrases, lexical): shared with chat's follow-up condensation. */
@@ -20,22 +21,8 @@ export function secondHopNames(passage: string, question: string, max: number): 
   return [...names];
 }
 
-/** Case and spacing do not tell two names apart. */
-function normalizeName(name: string): string {
-  return name.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
-}
-
-/**
- * Whether a document's title names one of `names`: equal once case and spacing are ignored,
- * or that name followed by a parenthesised qualifier ("Mercury (planet)"), the convention
- * encyclopedias and wikis use to tell pages of the same name apart.
- */
+/** Whether a document's title names one of `names` (compared by titleKey). */
 export function titleNamesOneOf(title: string, names: readonly string[]): boolean {
-  const t = normalizeName(title);
-  if (t === '') return false;
-  const bare = t.replace(/\s*\([^()]*\)$/, '');
-  return names.some((name) => {
-    const n = normalizeName(name);
-    return n !== '' && (t === n || bare === n);
-  });
+  const key = titleKey(title);
+  return key !== '' && names.some((name) => titleKey(name) === key);
 }

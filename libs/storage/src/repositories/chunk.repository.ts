@@ -26,6 +26,11 @@ export interface ChunkRepository {
    * base's LLM budget are waiting, not stuck, and are left out.
    */
   listStuckChunks(before: string, limit: number): Promise<StuckChunk[]>;
+  /**
+   * The current chunks of the documents whose titleKey is one of `keys`, per key: the pages
+   * about a name. At most `limit` chunks in all, in document and chunk order.
+   */
+  chunkIdsOfDocumentsTitled(scope: KbScope, keys: readonly string[], limit: number): Promise<Map<string, string[]>>;
   /** Nearest chunks of current document versions by cosine similarity. */
   searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]>;
   /** BM25 ranking of current chunks for the words of `query`. */

@@ -2,7 +2,7 @@ import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
 import type { ChunkRepository } from '../repositories/chunk.repository';
 import type { StuckChunk } from '../repositories/stuck-work';
-import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, inIdOrder, toChunk, toStuckWork } from '../row-mappers';
+import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, inIdOrder, marks, toChunk, toStuckWork } from '../row-mappers';
 import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted, versionsOf } from './chunk-progress-sql';
 import { chunkCountsOf } from './document-progress-sql';
 import { indexedText } from './full-text';
@@ -91,6 +91,19 @@ export class SqlChunks extends SqlRepository implements ChunkRepository {
       [this.dialect.time(before), limit],
     );
     return rows.map((r) => ({ ...toStuckWork(r, String(r.document_id)), chunkId: String(r.id) }));
+  }
+
+  async chunkIdsOfDocumentsTitled(scope: KbScope, keys: readonly string[], limit: number): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    const wanted = [...new Set(keys)].filter((k) => k !== '');
+    if (wanted.length === 0 || limit <= 0) return out;
+    const rows = await this.db.rows(
+      `SELECT d.title_key AS title_key, c.id AS id FROM ${CURRENT_CHUNKS}
+       WHERE d.tenant_id = ? AND d.kb_id = ? AND d.title_key IN (${marks(wanted)}) ORDER BY d.id, c.ordinal LIMIT ${Math.floor(limit)}`,
+      [scope.tenantId, scope.kbId, ...wanted],
+    );
+    for (const r of rows) out.set(String(r.title_key), [...(out.get(String(r.title_key)) ?? []), String(r.id)]);
+    return out;
   }
 
   async searchChunksByVector(scope: KbScope, vector: Float32Array, k: number, filter?: ChunkFilter): Promise<ScoredChunk[]> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { TrellisError } from '@trellis/contracts';
+import { TrellisError, titleKey } from '@trellis/contracts';
 import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
 import type { DocumentPage, DocumentProgress, DocumentRepository, DocumentVersionRef, UnfinishedDocument } from '../repositories/document.repository';
@@ -16,7 +16,7 @@ import type { SqlSession } from './sql-session';
 /** Characters per document_texts row: at most 4 MB of utf8mb4, under TiDB's 6 MB row limit. */
 export const TEXT_PART_CHARS = 1_000_000;
 
-const DOCUMENT_VERSION_COLUMNS = ['filename', 'mime_type', 'content_hash', 'version', 'status', 'error', 'size_bytes', 'metadata', 'title', 'updated_at', 'redrive_count'];
+const DOCUMENT_VERSION_COLUMNS = ['filename', 'mime_type', 'content_hash', 'version', 'status', 'error', 'size_bytes', 'metadata', 'title', 'title_key', 'updated_at', 'redrive_count'];
 
 /** What documents are unique by: source URIs can be longer than any index key. */
 export function sourceHash(sourceUri: string): string {
@@ -235,11 +235,11 @@ export class SqlDocuments extends SqlRepository implements DocumentRepository {
     const d = this.dialect;
     const at = d.time(new Date().toISOString());
     await session.exec(
-      `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, title, created_at, updated_at, redrive_count)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
+      `INSERT INTO documents (tenant_id, kb_id, id, source_uri, source_hash, filename, mime_type, content_hash, version, status, error, size_bytes, metadata, title, title_key, created_at, updated_at, redrive_count)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ${d.onConflictUpdate(takeInserted(d, DOCUMENT_VERSION_COLUMNS))}`,
       [
         scope.tenantId, scope.kbId, doc.id, doc.sourceUri, sourceHash(doc.sourceUri), doc.filename, doc.mimeType, doc.contentHash,
-        doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), doc.title ?? '', at, at,
+        doc.version, status, error, doc.sizeBytes, JSON.stringify(doc.metadata), doc.title ?? '', titleKey(doc.title ?? ''), at, at,
       ],
     );
   }

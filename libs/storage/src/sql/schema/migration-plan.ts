@@ -92,7 +92,7 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   // Documents indexed before have no title until they are indexed again (trellis reindex).
-  { version: 20, name: 'document titles, for retrieval to match names against' },
+  { version: 20, name: 'document titles and their keys, for retrieval to find the page about a name' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

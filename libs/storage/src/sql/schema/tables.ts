@@ -53,8 +53,9 @@ export const TABLES: readonly TableSpec[] = [
       chunks_remaining: since(nullable(INT), 9),
       // Sweeper re-drives of the current version (reset by a new version); see stuck-work.ts.
       redrive_count: since(ZERO(), 12),
-      // What the current version is about (metadata title, heading, <title> or file name): see documentTitles.
+      // What the current version is about (metadata title, heading, <title> or file name), and its titleKey.
       title: since(withDefault(varchar(512), "''"), 20),
+      title_key: since(withDefault(varchar(512), "''"), 20),
     },
     primaryKey: BY_ID,
     indexes: [
@@ -62,6 +63,7 @@ export const TABLES: readonly TableSpec[] = [
       { name: 'documents_by_source', columns: ['tenant_id', 'kb_id', 'source_hash'], unique: true, only: 'mysql' },
       { name: 'documents_by_status', columns: ['status'], only: 'mysql' },
       { name: 'documents_by_source_hash', columns: ['tenant_id', 'kb_id', 'source_hash'], only: 'sqlite', since: 11 },
+      { name: 'documents_by_title_key', columns: ['tenant_id', 'kb_id', 'title_key'], since: 20 },
     ],
   },
   {
@@ -184,8 +186,7 @@ export const TABLES: readonly TableSpec[] = [
     primaryKey: ['id'],
     indexes: [{ name: 'chat_messages_by_chat', columns: ['tenant_id', 'chat_id'] }],
   },
-  // One row per conversation: ids are unique per tenant (a chat can outlive the knowledge base
-  // it started in only until that knowledge base is deleted). Listed newest first.
+  // One row per conversation, ids unique per tenant, deleted with its knowledge base; newest first.
   {
     name: 'chats',
     since: 14,
@@ -196,8 +197,7 @@ export const TABLES: readonly TableSpec[] = [
       { name: 'chats_by_kb', columns: ['tenant_id', 'kb_id', 'created_at', 'id'] },
     ],
   },
-  // Chat engines: named chat configurations per tenant (settings: one JSON document, see
-  // ChatEngineSettings), not tied to one knowledge base.
+  // Chat engines: named chat configurations per tenant (settings: ChatEngineSettings as JSON).
   {
     name: 'chat_engines',
     since: 15,
@@ -252,8 +252,7 @@ export const TABLES: readonly TableSpec[] = [
     },
     primaryKey: ['tenant_id', 'kb_id', 'day', 'purpose'],
   },
-  // Chunks whose LLM extraction waits for the knowledge base's budget: re-announced when the
-  // budget allows again (raised, or a new day or month).
+  // Chunks whose LLM extraction waits for the budget: re-announced once it allows again.
   {
     name: 'llm_paused_chunks',
     since: 17,
@@ -269,8 +268,7 @@ export const TABLES: readonly TableSpec[] = [
     primaryKey: ['seq'],
     indexes: [{ name: 'outbox_events_by_id', columns: ['id'], unique: true }],
   },
-  // Shared by every process of a deployment: one token bucket per (model, budget), one row per
-  // concurrency slot (a slot whose lease expired is free again).
+  // Deployment-wide: a token bucket per (model, budget), a row per concurrency slot (expired: free).
   { name: 'llm_buckets', since: 4, columns: { bucket_key: varchar(191), tokens: DOUBLE, updated_ms: BIGINT }, primaryKey: ['bucket_key'] },
   {
     name: 'llm_leases',
