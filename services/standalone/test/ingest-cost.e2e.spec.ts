@@ -207,6 +207,7 @@ describe('ingest cost: EstimateIngest and knowledge-base LLM budgets (standalone
       const printed = await trellis(['--server', server.grpcAddress, 'ingest', 'sampled', dir, '--estimate', '--sample', '24']);
       expect(printed.code).toBe(0);
       expect(printed.stdout).toContain('sample: ingesting 24 file(s) for real');
+      expect(printed.stdout).toContain('into sampled: apart from the sample above, nothing was stored or sent to a model');
       expect(printed.stdout).toContain('expected output: measured on this knowledge base');
       expect(printed.stdout).toContain('24 unchanged (already indexed)');
       const kb = await client.getKnowledgeBase('sampled');

@@ -39,7 +39,7 @@ export async function estimateCommand(client: TrellisClient, kb: string, inputs:
   }
   const sample = options.sampleFiles > 0 ? await ingestSample(client, kb, evenlySpread(files, options.sampleFiles), options.timeoutSeconds, out) : null;
   const total = sumEstimates(await requestEstimates(client, kb, files));
-  out.write(renderEstimate(kb, total, files.map((f) => f.display)));
+  out.write(renderEstimate(kb, total, files.map((f) => f.display), sample !== null));
   if (sample !== null) out.write(renderSampleTotal(sample, total));
   if (skipped.length > 0) out.write(`skipped ${skipped.length} file(s) of unsupported type\n`);
   return total.files.some((f) => f.outcome === 'unparseable') || (sample?.failures ?? 0) > 0 ? 1 : 0;
@@ -141,10 +141,10 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const usd = (n: number) => `$${n.toFixed(n > 0 && n < 0.0001 ? 6 : 4)}`;
 
 /** The estimate as a table: one row per kind of model work, then files that cost nothing or failed. */
-export function renderEstimate(kb: string, e: v1.IngestEstimate, names: readonly string[]): string {
+export function renderEstimate(kb: string, e: v1.IngestEstimate, names: readonly string[], sampled = false): string {
   const counts = (outcome: string) => e.files.filter((f) => f.outcome === outcome).length;
   const lines = [
-    `estimate for ingesting ${e.files.length} file(s) into ${kb}: nothing was stored or sent to a model`,
+    `estimate for ingesting ${e.files.length} file(s) into ${kb}: ${sampled ? 'apart from the sample above, ' : ''}nothing was stored or sent to a model`,
     `  ${counts('new')} new, ${counts('changed')} changed, ${counts('unchanged')} unchanged (already indexed), ${counts('unparseable')} unparseable`,
     `  ${int(e.chunks)} chunks, ${int(e.chunkTokens)} chunk tokens`,
     '',
