@@ -40,6 +40,9 @@ fake.respondWith((request): ScriptedReply => {
   return { kind: 'content', content };
 });
 
+/** An estimate's ratio to what was spent, as a signed percentage. */
+const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %`;
+
 const files = (subset: typeof passages): v1.EstimateFile[] =>
   subset.map((p) => ({ filename: `${p.id}.txt`, mimeType: '', sourceUri: p.id, data: Buffer.from(`${p.title}\n${p.text}`) }));
 
@@ -68,7 +71,6 @@ async function main(): Promise<void> {
       const fakeCounted = counted.prompt + counted.completion - fakeBefore.prompt - fakeBefore.completion;
       const e = estimate;
       const estimated = e.extraction!.inputTokens + e.extraction!.outputTokens + e.summaries!.inputTokens + e.summaries!.outputTokens;
-      const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %`;
       rows.push([
         label,
         String(subset.length),
@@ -127,7 +129,7 @@ async function measureSampledCli(client: TrellisClient, rows: string[][]): Promi
     await ingestCommand(client, 'cli-sampled', [dir], { wait: true, timeoutSeconds: 3600 }, quiet());
     const spent = (await client.getKnowledgeBase('cli-sampled')).llmUsage!;
     const actual = spent.inputTokens + spent.outputTokens;
-    rows.push(['whole corpus, fresh knowledge base, `--estimate --sample 30` (measured + estimated)', String(passages.length), '', '', String(spent.calls), '', String(spent.inputTokens), String(inAll), String(actual), `${inAll >= actual ? '+' : ''}${((inAll / actual - 1) * 100).toFixed(1)} %`, '', '', `${(tookMs / 1000).toFixed(1)} s (sample indexed)`]);
+    rows.push(['whole corpus, fresh knowledge base, `--estimate --sample 30` (measured + estimated)', String(passages.length), '', '', String(spent.calls), '', String(spent.inputTokens), String(inAll), String(actual), pct(inAll / actual), '', '', `${(tookMs / 1000).toFixed(1)} s (sample indexed)`]);
     console.log(rows.at(-1)!.join(' | '), `\n  basis: ${basis}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

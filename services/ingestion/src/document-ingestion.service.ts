@@ -9,7 +9,7 @@ import { kbScope, requireKnowledgeBase } from '@trellis/storage';
 import type { DocumentRecord, NewDocumentVersion, TrellisRepositories } from '@trellis/storage';
 import { DEFAULT_PARSE_LIMITS, parseDocument } from './parsing/document-parser';
 import type { ParsedDocument } from './parsing/document-parser';
-import { documentTitle } from './parsing/document-title';
+import { HTML_HEAD_CHARS, documentTitle } from './parsing/document-title';
 import { validateDocumentMetadata, validateFilename, validateSourceUri } from './document-request-limits';
 import { crawlSite } from './site/site-crawler';
 import type { PageResult } from './site/site-crawler';
@@ -122,7 +122,7 @@ export class DocumentIngestionService {
       throw error instanceof TrellisError ? error : TrellisError.invalid(message);
     }
     const metadata = { ...parsed.metadata, ...identity.metadata };
-    const html = parsed.mimeType === 'text/html' ? new TextDecoder().decode(incoming.bytes.subarray(0, 65_536)) : undefined;
+    const html = parsed.mimeType === 'text/html' ? new TextDecoder().decode(incoming.bytes.subarray(0, HTML_HEAD_CHARS)) : undefined;
     const title = documentTitle({ metadata, text: parsed.text, filename, ...(html === undefined ? {} : { html }) });
     const document = await this.saveVersion(scope, { ...identity, metadata, title, mimeType: parsed.mimeType, text: parsed.text }, () => stage(null));
     return { document, unchanged: false };

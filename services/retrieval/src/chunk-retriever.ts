@@ -1,9 +1,10 @@
+import { titleKey } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import type { RerankerProvider } from '@trellis/models';
 import type { ChunkFilter, ChunkRecord, ChunkRepository, DocumentRepository, GraphReadRepository } from '@trellis/storage';
 import type { GraphRetrieval } from './graph-retriever';
 import { SEMANTIC_DEFAULTS } from './retrieval-defaults';
-import { questionNames, secondHopNames, titleNamesOneOf } from './second-hop';
+import { questionNames, secondHopNames } from './second-hop';
 
 export const RETRIEVAL_MODES = ['vector', 'fulltext', 'graph', 'hybrid'] as const;
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
@@ -151,11 +152,12 @@ export class ChunkRetriever {
     return fuseRankings(rankings, sparse.length + dense.length).map((hit, i) => ({ chunk: hit.chunk, score: hit.score, signals: [{ source: 'second-hop' as const, score: hit.score, rank: i + 1 }] }));
   }
 
-  /** The candidates, in their order, whose document's title is one of `names` (one batch read of titles). */
+  /** The candidates, in their order, whose document's title names one of `names` by titleKey (one batch read of titles). */
   private async titledByNames(scope: KbScope, candidates: readonly RankedChunk[], names: readonly string[]): Promise<RankedChunk[]> {
     if (!this.repos.documents || candidates.length === 0) return [];
+    const wanted = new Set(names.map(titleKey).filter((key) => key !== ''));
     const titles = await this.repos.documents.documentTitles(scope, candidates.map((c) => c.chunk.documentId));
-    return candidates.filter((c) => titleNamesOneOf(titles.get(c.chunk.documentId) ?? '', names));
+    return candidates.filter((c) => wanted.has(titleKey(titles.get(c.chunk.documentId) ?? '')));
   }
 
   /** Weighted fusion of rankings, each normalised by the fusion method. */

@@ -153,12 +153,12 @@ async function restartAtPagesAbout(
   seedWeights: ReadonlyMap<string, number>,
   prior: Map<string, number>,
 ): Promise<void> {
-  const seeds = entities.filter((e) => (seedWeights.get(e.id) ?? 0) > 0);
-  const pages = await chunks.chunkIdsOfDocumentsTitled(scope, seeds.map((e) => titleKey(e.name)), MAX_TITLED_PASSAGES);
-  for (const e of seeds) {
-    const passages = pages.get(titleKey(e.name)) ?? [];
+  const seeds = entities.filter((e) => (seedWeights.get(e.id) ?? 0) > 0).map((e) => ({ id: e.id, key: titleKey(e.name) }));
+  const pages = await chunks.chunkIdsOfDocumentsTitled(scope, seeds.map((s) => s.key), MAX_TITLED_PASSAGES);
+  for (const seed of seeds) {
+    const passages = pages.get(seed.key) ?? [];
     if (passages.length === 0 || passages.length > MAX_ENTITY_PASSAGES) continue;
-    const weight = seedWeights.get(e.id)! / passages.length;
+    const weight = seedWeights.get(seed.id)! / passages.length;
     for (const id of passages) prior.set(id, Math.max(prior.get(id) ?? 0, weight));
   }
 }

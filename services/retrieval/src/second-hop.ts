@@ -1,4 +1,3 @@
-import { titleKey } from '@trellis/contracts';
 import { MIN_NAME_CHARS, namePhrases } from '@trellis/models';
 
 /** The question's own names (proper-name phrases, lexical): shared with chat's follow-up condensation. */
@@ -19,10 +18,4 @@ export function secondHopNames(passage: string, question: string, max: number): 
     if (names.size >= max) break;
   }
   return [...names];
-}
-
-/** Whether a document's title names one of `names` (compared by titleKey). */
-export function titleNamesOneOf(title: string, names: readonly string[]): boolean {
-  const key = titleKey(title);
-  return key !== '' && names.some((name) => titleKey(name) === key);
 }

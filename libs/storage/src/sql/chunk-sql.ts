@@ -102,7 +102,11 @@ export class SqlChunks extends SqlRepository implements ChunkRepository {
        WHERE d.tenant_id = ? AND d.kb_id = ? AND d.title_key IN (${marks(wanted)}) ORDER BY d.id, c.ordinal LIMIT ${Math.floor(limit)}`,
       [scope.tenantId, scope.kbId, ...wanted],
     );
-    for (const r of rows) out.set(String(r.title_key), [...(out.get(String(r.title_key)) ?? []), String(r.id)]);
+    for (const r of rows) {
+      const key = String(r.title_key);
+      if (!out.has(key)) out.set(key, []);
+      out.get(key)!.push(String(r.id));
+    }
     return out;
   }
 

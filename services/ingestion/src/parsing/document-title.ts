@@ -1,7 +1,7 @@
 /** Characters of a title at most (the documents.title column is 512). */
 export const MAX_TITLE_CHARS = 500;
 /** How far into an HTML file its <title> is looked for: it belongs in the head. */
-const HTML_HEAD_CHARS = 65_536;
+export const HTML_HEAD_CHARS = 65_536;
 
 /** What a document is about, in the words of its source (what retrieval matches names against). */
 export interface TitleSources {
