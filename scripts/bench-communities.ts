@@ -1,5 +1,8 @@
-// npm run bench:communities [-- CORPUS_DIR] [--report-latency-ms N[,M...]] [--keep-data] — what communities cost: a full build
-// against an incremental refresh after one document is re-indexed, and after one is deleted.
+// npm run bench:communities [-- CORPUS_DIR] [--report-latency-ms N[,M...]] [--repeat R] [--keep-data] — what communities cost: a full
+// build against an incremental refresh after one document is re-indexed, and after one is deleted.
+// --repeat R runs each latency R times, each in a knowledge base of its own, and ends with the
+// median of each change's share of its own run's full build (a 0 ms full build is under a second,
+// so one noisy second on a shared machine moves a single run's shares by half).
 // Several latencies run side by side in one run, each in a knowledge base of its own (indexed
 // anew: a second full build in the same one would reuse every report by its content hash).
 // Starts FakeOpenAiServer (a real OpenAI-compatible HTTP server; extraction answers from
@@ -22,6 +25,8 @@ const args = process.argv.slice(2);
 const latencyFlag = args.indexOf('--report-latency-ms');
 const reportLatencies = latencyFlag === -1 ? [0] : args.splice(latencyFlag, 2)[1]!.split(',').map(Number);
 let reportLatencyMs = 0;
+const repeatFlag = args.indexOf('--repeat');
+const repeats = repeatFlag === -1 ? 1 : Number(args.splice(repeatFlag, 2)[1]);
 const keepFlag = args.indexOf('--keep-data');
 const keepData = keepFlag !== -1 && args.splice(keepFlag, 1).length === 1;
 const corpusDir = resolve(args[0] ?? join(root, '../shared/datasets/hotpotqa-100'));
@@ -60,10 +65,12 @@ async function main(): Promise<void> {
   };
   const rows: string[][] = [];
   const stats: string[] = [];
+  /** Each change's share of its run's full build, for the medians over runs. */
+  const shares: Array<{ latency: number; label: string; time: number; calls: number }> = [];
   try {
-    for (const latency of reportLatencies) {
-      reportLatencyMs = latency;
-      const kb = `communities-${latency}ms`;
+    for (const latency of reportLatencies.flatMap((l) => Array.from({ length: repeats }, (_, run) => ({ l, run })))) {
+      reportLatencyMs = latency.l;
+      const kb = `communities-${latency.l}ms${repeats > 1 ? `-run${latency.run + 1}` : ''}`;
       /**
        * Until the automatic refresh has read a graph newer than the last change. Between
        * refreshes only the metrics are polled: a ListCommunities reads the whole graph (to say
@@ -89,7 +96,7 @@ async function main(): Promise<void> {
       const graph = await client.exportGraph(kb);
 
       const full = await client.rebuildCommunities(kb, false);
-      rows.push([`${latency} ms`, `full build (RebuildCommunities; detection nodes per level ${full.redetected.join(' / ')})`, String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), '1', '100 %', '100 %', loadAverage()]);
+      rows.push([`${latency.l} ms`, `full build (RebuildCommunities; detection nodes per level ${full.redetected.join(' / ')})`, String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), '1', '100 %', '100 %', loadAverage()]);
       const list = await client.listCommunities(kb);
       const incremental = async (label: string, change: () => Promise<void>) => {
         const before = await refreshTotals();
@@ -101,7 +108,8 @@ async function main(): Promise<void> {
         const took = totals.seconds - before.seconds;
         const llm = reportCalls - calls;
         const share = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
-        rows.push([`${latency} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), String(totals.count - before.count), share(took, full.durationMs / 1000), share(llm, full.llmCalls), loadAverage()]);
+        shares.push({ latency: latency.l, label, time: took / (full.durationMs / 1000), calls: llm / full.llmCalls });
+        rows.push([`${latency.l} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), String(totals.count - before.count), share(took, full.durationMs / 1000), share(llm, full.llmCalls), loadAverage()]);
       };
       // Three documents of each kind, one change (and one refresh) at a time: one document alone
       // says little, as what a change costs depends on where in the graph it lands.
@@ -141,6 +149,20 @@ async function main(): Promise<void> {
   console.log(`corpus: ${corpusDir} (${passages.length} passages); the fake LLM answers report calls after ${reportLatencies.join(' / ')} ms`);
   console.log(['report latency', 'run', 'communities', 'time', 'report LLM calls', 'refreshes', 'time vs full', 'LLM calls vs full', 'load average (1, 5, 15 min)'].join(' | '));
   for (const row of rows) console.log(row.join(' | '));
+  if (repeats > 1) {
+    console.log(`\nmedian over ${repeats} runs of each change's share of its own run's full build (min–max)`);
+    console.log(['report latency', 'run', 'time vs full', 'LLM calls vs full'].join(' | '));
+    const pct = (values: number[]) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const p = (v: number) => `${(100 * v).toFixed(1)} %`;
+      return `${p(sorted[Math.floor(sorted.length / 2)]!)} (${p(sorted[0]!)}–${p(sorted.at(-1)!)})`;
+    };
+    for (const key of [...new Set(shares.map((s) => `${s.latency}\u0000${s.label}`))]) {
+      const [latency, label] = key.split('\u0000');
+      const of = shares.filter((s) => `${s.latency}\u0000${s.label}` === key);
+      console.log([`${latency} ms`, label, pct(of.map((s) => s.time)), pct(of.map((s) => s.calls))].join(' | '));
+    }
+  }
 }
 
 runBench(main);
