@@ -240,6 +240,20 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(found.map((f) => f.relationship.id)).not.toContain(discovered.relationshipId);
     });
 
+    it('a relationship weighted negative after it was searched leaves relationship search, and comes back when weighted again', async () => {
+      await indexCurie();
+      const discovered = relationship(curie(), polonium(), 'discovered', 'Curie found polonium.');
+      const search = async () => (await store.repositories.graphReads.searchRelationshipsByVector(scope, discovered.embedding, 10)).map((f) => f.relationship.id);
+      const similarity = async () => (await store.repositories.graphReads.relationshipSimilarities(scope, discovered.embedding, [discovered.relationshipId])).get(discovered.relationshipId);
+      expect(await search()).toContain(discovered.relationshipId);
+      await store.repositories.graphEdits.updateRelationship(scope, discovered.relationshipId, { weight: -1 }, meta());
+      expect(await search()).not.toContain(discovered.relationshipId);
+      // Still scored where a walk asks for it by id: it is kept out of search only.
+      expect(await similarity()).toBeCloseTo(1, 4);
+      await store.repositories.graphEdits.updateRelationship(scope, discovered.relationshipId, { weight: 2 }, meta());
+      expect(await search()).toContain(discovered.relationshipId);
+    });
+
     it('a description set by hand wins over the summary the graph writer saves after new mentions', async () => {
       const [, c2] = await indexCurie();
       await store.repositories.graphEdits.updateEntity(scope, curie().entityId, { description: 'Physicist and chemist.' }, meta());

@@ -8,7 +8,7 @@ import { SqlRepository } from './sql-engine';
 import { groupByOwner, rowsWhereIn } from './sql-session';
 import { mentionsOf } from './mention-sql';
 import type { MentionTable } from './mention-sql';
-import { graphCandidates } from './vector-ranking';
+import { RETRIEVABLE, graphCandidates } from './vector-ranking';
 
 /** Graph reads: entities and relationships by id, name and vector, their neighbourhoods and provenance; all bound to the scope. */
 export class SqlGraphReads extends SqlRepository implements GraphReadRepository {
@@ -48,7 +48,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
 
   /** Relationships a user weighted negative are left out: they are kept out of retrieval. */
   async searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]> {
-    const top = await this.engine.vectors.nearest(this.db, graphCandidates('relationships', scope, true), vector, k);
+    const top = await this.engine.vectors.nearest(this.db, graphCandidates('relationships', scope), vector, k, RETRIEVABLE);
     const relationships = new Map((await this.getRelationships(scope, top.map((t) => t.item))).map((r) => [r.id, r]));
     return top.flatMap((t) => {
       const relationship = relationships.get(t.item);

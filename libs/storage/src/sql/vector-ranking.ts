@@ -21,7 +21,7 @@ export interface VectorCandidates {
   embeddingColumn: string;
   /** What the blob cache fingerprints to notice changed rows; the id column when rows never change. */
   fingerprintColumn?: string;
-  /** Column the search may be narrowed on (the chunk's document). */
+  /** Column (or expression) the search may be narrowed on: the chunk's document, whether a relationship is retrievable. */
   groupColumn?: string;
 }
 
@@ -69,21 +69,32 @@ export function chunkCandidates(scope: KbScope): VectorQuery {
   };
 }
 
-/** Entities or relationships of the knowledge base; `retrievable` leaves out relationships a user weighted negative. */
-export function graphCandidates(table: 'entities' | 'relationships', scope: KbScope, retrievable = false): VectorQuery {
+/** The group of the relationships retrieval may return: every one but those a user weighted negative. */
+export const RETRIEVABLE: ReadonlySet<string> = new Set(['retrievable']);
+
+/**
+ * Entities or relationships of the knowledge base. Relationships are grouped by whether
+ * retrieval may return them (RETRIEVABLE: weight not negative), so that searching the
+ * retrievable ones and scoring any of them share one matrix, the largest a process keeps,
+ * instead of holding its vectors twice. The group is in the fingerprint: a weight turned
+ * negative changes it, so another process's matrix notices.
+ */
+export function graphCandidates(table: 'entities' | 'relationships', scope: KbScope): VectorQuery {
   const alias = table === 'entities' ? 'e' : 'r';
+  const group = table === 'relationships' ? `CASE WHEN r.weight >= 0 THEN 'retrievable' ELSE 'excluded' END` : undefined;
   return {
-    name: retrievable ? `retrievable-${table}` : table,
+    name: table,
     table,
     scope,
     candidates: {
       from: `${table} ${alias}`,
-      where: `${alias}.tenant_id = ? AND ${alias}.kb_id = ?${retrievable ? ` AND ${alias}.weight >= 0` : ''}`,
+      where: `${alias}.tenant_id = ? AND ${alias}.kb_id = ?`,
       params: [scope.tenantId, scope.kbId],
       idColumn: `${alias}.id`,
       embeddingColumn: `${alias}.embedding`,
       // Summaries are re-embedded under the same id: their hash and pending flag say when.
-      fingerprintColumn: `CONCAT(${alias}.id, ${alias}.summary_hash, ${alias}.summary_pending)`,
+      fingerprintColumn: `CONCAT(${alias}.id, ${alias}.summary_hash, ${alias}.summary_pending${group ? `, ${group}` : ''})`,
+      groupColumn: group,
     },
   };
 }
