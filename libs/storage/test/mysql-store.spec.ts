@@ -281,8 +281,9 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         await other.repositories.graphWrites.applyChunkExtraction(scope, second.id, [a, b], [relationship]);
         const found = await store.repositories.graphReads.searchRelationshipsByVector(scope, relationship.embedding, 1);
         expect(found[0]?.relationship.id).toBe(relationship.relationshipId);
-        expect(found[0]?.score).toBeCloseTo(1, 4);
-        expect((await store.repositories.graphReads.relationshipSimilarities(scope, relationship.embedding, [relationship.relationshipId])).get(relationship.relationshipId)).toBeCloseTo(1, 4);
+        // Relationship vectors are kept as int8 codes in memory: scores are within a few thousandths.
+        expect(found[0]?.score).toBeCloseTo(1, 2);
+        expect((await store.repositories.graphReads.relationshipSimilarities(scope, relationship.embedding, [relationship.relationshipId])).get(relationship.relationshipId)).toBeCloseTo(1, 2);
       } finally {
         await other.close();
       }

@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import { VectorIndex } from '../vector-index';
+import type { MatrixPrecision } from '../vector-index';
 import { bufferToVector } from '../vector-math';
 import { CURRENT_CHUNKS, marks } from '../row-mappers';
 import type { SqlSession, SqlValue } from './sql-session';
@@ -21,6 +22,8 @@ export interface VectorCandidates {
   embeddingColumn: string;
   /** What the blob cache fingerprints to notice changed rows; the id column when rows never change. */
   fingerprintColumn?: string;
+  /** How a process's matrix of these candidates keeps their vectors (float32 unless said). */
+  precision?: MatrixPrecision;
   /** Column (or expression) the search may be narrowed on: the chunk's document, whether a relationship is retrievable. */
   groupColumn?: string;
 }
@@ -95,6 +98,9 @@ export function graphCandidates(table: 'entities' | 'relationships', scope: KbSc
       // Summaries are re-embedded under the same id: their hash and pending flag say when.
       fingerprintColumn: `CONCAT(${alias}.id, ${alias}.summary_hash, ${alias}.summary_pending${group ? `, ${group}` : ''})`,
       groupColumn: group,
+      // Relationships are the most numerous vectors a process keeps (about three per chunk) and
+      // are only ranked; entities stay exact, as resolution compares them against a threshold.
+      precision: table === 'relationships' ? 'int8' : 'float32',
     },
   };
 }
@@ -126,7 +132,7 @@ export async function loadMatrix(session: SqlSession, c: VectorCandidates): Prom
       if (c.groupColumn) groups.push(String(row.grp));
     },
   );
-  return new VectorIndex(ids, vectors, groups, stamps);
+  return VectorIndex.of(ids, vectors, { groups, stamps, precision: c.precision });
 }
 
 /** Candidates at most this share changed: past it a full load reads less than the ids plus the changes. */
@@ -149,19 +155,14 @@ export async function refreshMatrix(session: SqlSession, c: VectorCandidates, pr
   );
   const changed = rows.filter((r) => previous.stampOf(r.id) !== r.stamp).map((r) => r.id);
   if (changed.length > rows.length * REFRESH_LIMIT) return loadMatrix(session, c);
-  const fresh = new Map<string, Float32Array>();
-  for (let start = 0; start < changed.length; start += REFRESH_BATCH) {
-    const batch = await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH)));
-    for (const id of batch.ids) fresh.set(id, batch.vectorOf(id)!);
-  }
+  const batches: VectorIndex[] = [];
+  for (let start = 0; start < changed.length; start += REFRESH_BATCH) batches.push(await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH))));
+  const fresh = new Set(batches.flatMap((b) => b.ids));
   // A row may have changed again between the two reads: it is left out now and found next time.
   const kept = rows.filter((r) => fresh.has(r.id) || previous.stampOf(r.id) === r.stamp);
-  return new VectorIndex(
-    kept.map((r) => r.id),
-    kept.map((r) => fresh.get(r.id) ?? previous.vectorOf(r.id)!),
-    c.groupColumn ? kept.map((r) => r.group) : [],
-    kept.map((r) => r.stamp),
-  );
+  const options = { groups: c.groupColumn ? kept.map((r) => r.group) : [], stamps: kept.map((r) => r.stamp) };
+  // New rows first, so a changed row is taken from its batch; null when the vectors changed shape (another embedding model).
+  return VectorIndex.assembled(kept.map((r) => r.id), [...batches, previous], options) ?? loadMatrix(session, c);
 }
 
 /**
