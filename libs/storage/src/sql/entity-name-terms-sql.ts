@@ -26,7 +26,7 @@ export function entityNameTerms(normalizedName: string): string[] {
  * rows' locks, so no two transactions rewrite one entity's terms together.
  */
 export async function syncEntityNameTerms(tx: SqlSession, dialect: SqlDialect, scope: KbScope, entityIds: Iterable<string>): Promise<void> {
-  const ids = [...new Set(entityIds)].sort();
+  const ids = [...new Set(entityIds)].sort(compareIds);
   if (ids.length === 0) return;
   const key = [scope.tenantId, scope.kbId];
   const wanted = new Map<string, string[]>(ids.map((id) => [id, []]));
@@ -45,11 +45,11 @@ export async function syncEntityNameTerms(tx: SqlSession, dialect: SqlDialect, s
   await insertNameTerms(tx, scope, stale.flatMap((id) => wanted.get(id)!.map((term) => ({ id, term }))));
 }
 
-/** `ifAbsent`: a term already there is kept (the backfill, which may run again after an interruption). */
-async function insertNameTerms(tx: SqlSession, scope: KbScope, terms: ReadonlyArray<{ id: string; term: string }>, ifAbsent = ''): Promise<void> {
+/** `onConflict` is appended to each INSERT: the backfill, which may run again after an interruption, keeps the terms already there. */
+async function insertNameTerms(tx: SqlSession, scope: KbScope, terms: ReadonlyArray<{ id: string; term: string }>, onConflict = ''): Promise<void> {
   for (const batch of batches(terms, 200)) {
     await tx.exec(
-      `INSERT INTO entity_name_terms (tenant_id, kb_id, term, entity_id) VALUES ${batch.map(() => '(?, ?, ?, ?)').join(', ')}${ifAbsent === '' ? '' : ` ${ifAbsent}`}`,
+      `INSERT INTO entity_name_terms (tenant_id, kb_id, term, entity_id) VALUES ${batch.map(() => '(?, ?, ?, ?)').join(', ')} ${onConflict}`.trimEnd(),
       batch.flatMap((t) => [scope.tenantId, scope.kbId, t.term, t.id]),
     );
   }
