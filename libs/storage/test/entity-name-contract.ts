@@ -80,12 +80,14 @@ export function describeEntityNameContract(name: string, makeStore: () => Promis
       expect(await found('the of')).toEqual([]);
     });
 
-    it('finds entities by the start of a word of three letters or more, not by the inside of one', async () => {
+    it("finds entities by the start of a word from the query's last word of three letters or more, not by the inside of one", async () => {
       await curieAndFriends();
       expect((await found('cur')).sort()).toEqual(['Marie Curie', 'Pierre Curie']);
       expect(await found('pier')).toEqual(['Pierre Curie']);
       // Whole-word hits come before word starts.
       expect((await found('radium pol'))).toEqual(['Radium', 'Polonium']);
+      expect(await found('marie pier')).toEqual(['Marie Curie', 'Pierre Curie']);
+      expect(await found('pol radium')).toEqual(['Radium']);
       expect(await found('po')).toEqual([]);
       expect(await found('urie')).toEqual([]);
     });

@@ -11,7 +11,7 @@ import type { SqlSession } from './sql-session';
  * entities it touched in line, in its own transaction (syncEntityNameTerms).
  */
 
-/** Shortest query word also looked up as the start of a name's word: a shorter one would read a large share of the index. */
+/** Shortest last word also looked up as the start of a name's word: a shorter one would read a large share of the index. */
 export const MIN_PREFIX_LENGTH = 3;
 
 /** The terms an entity is found by: the query words (fullTextTerms) of its normalised name, cut to the column's length. */
@@ -58,16 +58,17 @@ async function insertNameTerms(tx: SqlSession, scope: KbScope, terms: ReadonlyAr
 /**
  * Ids of the entities whose names share words with `words` (fullTextTerms of a query), at most
  * `cap`: names holding the words themselves first, most words first. Only when those are fewer
- * than `wanted` do names with a word that starts with a query word of MIN_PREFIX_LENGTH or
- * more follow, most mentioned first ("cur" finds "curie", for the SearchEntities RPC's
- * partial words): rankEntitiesByName ranks every whole-word hit above them anyway. A query
- * word inside a name's word ("uri" in "curie") is not found: the LIKE '%uri%' scan of every
- * name this replaces found it.
+ * than `wanted` do names with a word that starts with the query's last word follow (one of
+ * MIN_PREFIX_LENGTH letters or more), most mentioned first: "marie cur" finds "curie", as a
+ * search box's last word is the one still being typed (the SearchEntities RPC), and
+ * rankEntitiesByName ranks every whole-word hit above them anyway. A query word inside a
+ * name's word ("uri" in "curie"), or the start of a word before the last, is not found: the
+ * LIKE '%uri%' scan of every name this replaces found both.
  *
- * Every read is one index range on (tenant_id, kb_id, term), one per word start, each read at
- * most PREFIX_ROWS rows; the counting is done here. Asked to GROUP BY entity_id, or to OR
- * ranges together, SQLite (without statistics) walks the index by entity instead, which is
- * every name of the knowledge base.
+ * Each read is one index range on (tenant_id, kb_id, term), the word start's reading at most
+ * PREFIX_ROWS rows; the counting is done here. Asked to GROUP BY entity_id, or to OR ranges
+ * together, SQLite (without statistics) walks the index by entity instead, which is every name
+ * of the knowledge base.
  */
 export async function entityIdsByNameWords(session: SqlSession, scope: KbScope, words: readonly string[], wanted: number, cap: number): Promise<string[]> {
   const terms = [...new Set(words.map(cutTerm))];
@@ -79,21 +80,20 @@ export async function entityIdsByNameWords(session: SqlSession, scope: KbScope, 
     hits.set(id, (hits.get(id) ?? 0) + 1);
   }
   const ids = [...hits].sort((a, b) => b[1] - a[1] || compareIds(a[0], b[0])).slice(0, cap).map(([id]) => id);
-  if (ids.length >= wanted) return ids;
+  const last = terms.at(-1)!;
+  if (ids.length >= wanted || Array.from(last).length < MIN_PREFIX_LENGTH) return ids;
+  const rows = await session.rows(
+    `SELECT t.entity_id, e.mention_count FROM entity_name_terms t JOIN entities e ON e.tenant_id = t.tenant_id AND e.kb_id = t.kb_id AND e.id = t.entity_id
+     WHERE t.tenant_id = ? AND t.kb_id = ? AND t.term >= ? AND t.term < ? LIMIT ${PREFIX_ROWS}`,
+    [...key, last, afterPrefix(last)],
+  );
   const mentions = new Map<string, number>();
-  for (const prefix of terms.filter((t) => Array.from(t).length >= MIN_PREFIX_LENGTH)) {
-    const rows = await session.rows(
-      `SELECT t.entity_id, e.mention_count FROM entity_name_terms t JOIN entities e ON e.tenant_id = t.tenant_id AND e.kb_id = t.kb_id AND e.id = t.entity_id
-       WHERE t.tenant_id = ? AND t.kb_id = ? AND t.term >= ? AND t.term < ? LIMIT ${PREFIX_ROWS}`,
-      [...key, prefix, afterPrefix(prefix)],
-    );
-    for (const r of rows) if (!hits.has(String(r.entity_id))) mentions.set(String(r.entity_id), Number(r.mention_count));
-  }
+  for (const r of rows) if (!hits.has(String(r.entity_id))) mentions.set(String(r.entity_id), Number(r.mention_count));
   const partial = [...mentions].sort((a, b) => b[1] - a[1] || compareIds(a[0], b[0])).map(([id]) => id);
   return [...ids, ...partial].slice(0, cap);
 }
 
-/** Rows one word start reads at most: a short, common one ("str") stays a bounded read. */
+/** Rows a word start reads at most: a short, common one ("str") stays a bounded read. */
 const PREFIX_ROWS = 10_000;
 
 /**
