@@ -109,7 +109,7 @@ export function deriveRelationship(mentions: ReadonlyArray<{ description: string
 
 /**
  * Orders entities found by name for the words of a query: whole-word hits first, an exact name
- * on top, popularity as the tie-breaker. The graph reads fetch candidates by LIKE and rank here.
+ * on top, popularity as the tie-breaker. The graph reads fetch candidates by the words of names and rank here.
  */
 export function rankEntitiesByName<T extends { normalizedName: string; mentionCount: number }>(words: readonly string[], entities: readonly T[], limit: number): T[] {
   const phrase = words.join(' ');

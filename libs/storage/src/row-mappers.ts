@@ -31,6 +31,11 @@ export function batches<T>(values: readonly T[], size = 500): T[][] {
   return out;
 }
 
+/** Code-unit order, which for our ASCII ids is the binary collation's order: the lock order. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** `records` in the order of `ids`, skipping ids without one. */
 export function inIdOrder<T extends { id: string }>(ids: readonly string[], records: readonly T[]): T[] {
   const byId = new Map(records.map((r) => [r.id, r]));

@@ -18,6 +18,8 @@ import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases, describeOnMysql } from './mysql-test-databases';
+import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
+import type { NameTermRow } from './entity-name-contract';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -81,6 +83,15 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   describeCommunityContract('MysqlStore', freshStore);
   describeChatContract('MysqlStore', freshStore);
   describeCommunityChangeContract('MysqlStore', freshStore);
+  describeEntityNameContract('MysqlStore', freshStore, async () =>
+    (await query(`SELECT tenant_id AS tenantId, kb_id AS kbId, entity_id AS entityId, term FROM \`${databases.last}\`.entity_name_terms`)) as unknown as NameTermRow[],
+  );
+  describeEntityNameBackfill('MysqlStore', freshStore, async (store) => {
+    await query(`DROP TABLE \`${databases.last}\`.entity_name_terms`);
+    await query(`DELETE FROM \`${databases.last}\`.schema_migrations WHERE version = 21`);
+    expect(await (store as MysqlStore).migrate()).toEqual([21]);
+    return store;
+  });
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {
@@ -104,7 +115,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
             'entities', 'relationships', 'entity_mentions', 'relationship_mentions', 'extraction_cache', 'chat_messages', 'chats', 'chat_engines',
             'llm_usage', 'llm_spend', 'llm_paused_chunks', 'outbox_events', 'llm_buckets', 'llm_leases',
             'graph_overlays', 'graph_merges', 'graph_edit_chunks', 'graph_edits',
-            'communities', 'community_members', 'community_state', 'community_changes',
+            'communities', 'community_members', 'community_state', 'community_changes', 'entity_name_terms',
           ]),
         );
 

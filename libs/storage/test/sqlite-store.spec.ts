@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
 import { SQLITE_MIGRATIONS } from '../src/sqlite/sqlite-schema';
 import { TEST_KB_SETTINGS, chunk, describeStoreContract, saveTestDocument } from './store-contract';
@@ -19,6 +19,8 @@ import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { describeSqliteQueryPlans } from './sqlite-query-plans';
+import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
+import type { NameTermRow } from './entity-name-contract';
 
 describeStoreContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeFullTextContract('SqliteStore', async () => new SqliteStore(':memory:'));
@@ -32,6 +34,22 @@ describeOutboxContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeChatContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityChangeContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeEntityNameContract('SqliteStore', async () => new SqliteStore(':memory:'), async (store) => {
+  // The store keeps its connection to itself; a test may look through it.
+  const db = (store as unknown as { db: Database.Database }).db;
+  return db.prepare('SELECT tenant_id AS tenantId, kb_id AS kbId, entity_id AS entityId, term FROM entity_name_terms').all() as NameTermRow[];
+});
+
+// A file store taken back to before migration 21, then opened again (which migrates it).
+const backfillDir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+afterAll(() => rmSync(backfillDir, { recursive: true, force: true }));
+describeEntityNameBackfill('SqliteStore', async () => new SqliteStore(join(backfillDir, 'trellis.db')), async (store) => {
+  await store.close();
+  const old = new Database(join(backfillDir, 'trellis.db'));
+  old.exec('DROP TABLE entity_name_terms; DELETE FROM schema_migrations WHERE version = 21');
+  old.close();
+  return new SqliteStore(join(backfillDir, 'trellis.db'));
+});
 
 describe('SqliteStore checkpoints', () => {
   it('copies the WAL into the database file from a worker thread, with no checkpoint by the writer', async () => {
@@ -143,7 +161,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
@@ -198,7 +216,7 @@ describe('SqliteStore migrations', () => {
       old.exec(
         'DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines; ' +
           'DROP TABLE community_changes; ALTER TABLE community_state DROP COLUMN changes_tracked; DROP TABLE llm_spend; DROP TABLE llm_paused_chunks; DROP TABLE outbox_events; ' +
-          'DROP INDEX documents_by_title_key; ALTER TABLE documents DROP COLUMN title_key; ALTER TABLE documents DROP COLUMN title',
+          'DROP INDEX documents_by_title_key; ALTER TABLE documents DROP COLUMN title_key; ALTER TABLE documents DROP COLUMN title; DROP TABLE entity_name_terms',
       );
       const insert = old.prepare('INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
       insert.run('t1', 'kb1', 'old-chat', 'user', 'Who founded the Radium Institute?', '[]', '2026-01-01T00:00:00.000Z');

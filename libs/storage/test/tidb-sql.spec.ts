@@ -17,6 +17,8 @@ import { describeGraphEditContract } from './graph-edits-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract } from './chunk-progress-contract';
+import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
+import type { NameTermRow } from './entity-name-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
 import { TestDatabases, describeOnMysql } from './mysql-test-databases';
@@ -163,6 +165,17 @@ describeOnMysql('every statement the adapter sends to TiDB (stand-in on TRELLIS_
       describeCommunityContract(flavour.name, freshStore);
       describeChatContract(flavour.name, freshStore);
       describeCommunityChangeContract(flavour.name, freshStore);
+      describeEntityNameContract(flavour.name, freshStore, async () => {
+        const [rows] = await databases.admin.query(`SELECT tenant_id AS tenantId, kb_id AS kbId, entity_id AS entityId, term FROM \`${databases.last}\`.entity_name_terms`);
+        return rows as NameTermRow[];
+      });
+      // The backfill's statements, which a fresh database (no entities yet) never sends.
+      describeEntityNameBackfill(flavour.name, freshStore, async (store) => {
+        await databases.admin.query(`DROP TABLE \`${databases.last}\`.entity_name_terms`);
+        await databases.admin.query(`DELETE FROM \`${databases.last}\`.schema_migrations WHERE version = 21`);
+        await (store as MysqlStore).migrate();
+        return store;
+      });
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {
         const before = logs.length;

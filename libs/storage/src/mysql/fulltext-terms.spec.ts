@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TERM_LENGTH, documentTerms, queryTerms, stemTerm } from './fulltext-terms';
+import { MAX_TERM_LENGTH } from '../query-terms';
+import { documentTerms, queryTerms, stemTerm } from './fulltext-terms';
 import { doubleLiteral } from './fulltext-index';
 
 describe('full-text terms', () => {

@@ -1,7 +1,4 @@
-import { fullTextTerms } from '../query-terms';
-
-/** Longest indexed term, in characters: longer runs (hashes, base64) are cut, in queries too. */
-export const MAX_TERM_LENGTH = 64;
+import { cutTerm, fullTextTerms } from '../query-terms';
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
@@ -19,9 +16,7 @@ export function stemTerm(word: string): string {
 }
 
 function normalizeTerm(word: string): string {
-  const stemmed = stemTerm(word);
-  // Cut on code points: a split surrogate pair is not valid utf8mb4.
-  return stemmed.length > MAX_TERM_LENGTH ? Array.from(stemmed).slice(0, MAX_TERM_LENGTH).join('') : stemmed;
+  return cutTerm(stemTerm(word));
 }
 
 /** The distinct index terms of a query: `fullTextTerms` (words, no stopwords), stemmed. */

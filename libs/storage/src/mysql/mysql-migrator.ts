@@ -41,6 +41,7 @@ async function applyPending(session: SqlSession, context: SchemaContext, migrati
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     if (applied.has(migration.version)) continue;
     for (const statement of migration.statements(context)) await session.exec(statement);
+    await migration.dataStep?.(session);
     await session.exec('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
       migration.version,
       migration.name,

@@ -3,6 +3,10 @@ import type { DdlRenderer, ResolvedIndex, ResolvedTable } from '../sql/schema/mi
 import { forEngine } from '../sql/schema/table-spec';
 import type { ColumnSpec } from '../sql/schema/table-spec';
 import { SCHEMA_MIGRATIONS } from '../sql/schema/tables';
+import { backfillEntityNameTerms } from '../sql/entity-name-terms-sql';
+import type { SqlSession } from '../sql/sql-session';
+import { mysqlDialect } from './mysql-dialect';
+import { blobVectorSql } from './vector-sql';
 
 /**
  * Versioned schema of the MySQL-family store (TiDB, MariaDB, MySQL), rendered from the table
@@ -23,7 +27,14 @@ export interface MysqlMigration {
   version: number;
   name: string;
   statements(context: SchemaContext): string[];
+  /** Run after the statements, before the migration is recorded: what SQL alone cannot do here. Safe to run again. */
+  dataStep?(session: SqlSession): Promise<void>;
 }
+
+/** The migrations' data steps; the dialect's vector path is not needed by any. */
+const DATA_STEPS: Readonly<Record<number, (session: SqlSession) => Promise<void>>> = {
+  21: (session) => backfillEntityNameTerms(session, mysqlDialect(() => blobVectorSql)),
+};
 
 function renderer(context: SchemaContext): DdlRenderer {
   const column = (name: string, c: ColumnSpec) => {
@@ -48,6 +59,7 @@ export const MYSQL_MIGRATIONS: readonly MysqlMigration[] = renderMigrations(rend
   version,
   name,
   statements: (context) => renderMigrations(renderer(context)).find((m) => m.version === version)!.statements,
+  ...(DATA_STEPS[version] === undefined ? {} : { dataStep: DATA_STEPS[version] }),
 }));
 
 export const SCHEMA_MIGRATIONS_DDL = (context: SchemaContext): string => renderer(context).createTable(resolveTable(SCHEMA_MIGRATIONS, 'mysql'))[0]!;

@@ -21,6 +21,7 @@ import { entityRowMapper, relationshipRowMapper, toGraphEdit, toOverlayRow, toRe
 import { marks } from '../row-mappers';
 import { recordEntityChanges, recordRelationshipChanges } from './community-change-sql';
 import { applyOverrides } from './graph-overlay-sql';
+import { syncEntityNameTerms } from './entity-name-terms-sql';
 import { refreshDerived, writeChunkExtraction } from './graph-write-sql';
 import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
@@ -106,6 +107,7 @@ export class GraphEditSession implements GraphEditRows {
     await this.recordEntities([...touched.entityIds]);
     await this.recordRelationships([...touched.relationshipIds]);
     await applyOverrides(this.tx, this.dialect, this.scope, touched);
+    await this.syncNameTerms(touched.entityIds);
   }
 
   async tombstone(kind: TargetKind, id: string, editId: string): Promise<void> {
@@ -194,6 +196,7 @@ export class GraphEditSession implements GraphEditRows {
       await this.tx.exec('DELETE FROM entity_mentions WHERE tenant_id = ? AND kb_id = ? AND entity_id = ?', [...this.key, id]);
       await this.tx.exec(`DELETE FROM entities ${this.byId}`, [...this.key, id]);
     }
+    await this.syncNameTerms(entityIds);
   }
 
   async insertManualEntity(e: ManualEntityWrite): Promise<void> {
@@ -202,6 +205,7 @@ export class GraphEditSession implements GraphEditRows {
       `INSERT INTO entities (tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, kind, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 'manual', ?)`,
       [...this.key, e.id, e.name, e.normalizedName, e.type, e.description, this.dialect.embeddingValue(e.embedding)],
     );
+    await this.syncNameTerms([e.id]);
   }
 
   async insertManualRelationship(l: ManualRelationshipWrite): Promise<void> {
@@ -223,6 +227,7 @@ export class GraphEditSession implements GraphEditRows {
   async setEntityFields(id: string, f: { name: string; normalizedName: string; type: string; description: string }): Promise<void> {
     await this.recordEntities([id]);
     await this.tx.exec(`UPDATE entities SET name = ?, normalized_name = ?, type = ?, description = ? ${this.byId}`, [f.name, f.normalizedName, f.type, f.description, ...this.key, id]);
+    await this.syncNameTerms([id]);
   }
 
   async setRelationshipFields(id: string, f: { label: string; description: string; weight: number }): Promise<void> {
@@ -237,6 +242,7 @@ export class GraphEditSession implements GraphEditRows {
        ${this.dialect.onConflictUpdate(takeInserted(this.dialect, ENTITY_COLUMNS))}`,
       [...this.key, e.id, e.name, e.normalizedName, e.type, e.description, e.kind, this.embedding(e.embedding)],
     );
+    await this.syncNameTerms([e.id]);
   }
 
   async restoreRelationship(r: RelationshipRowSnapshot): Promise<void> {
@@ -256,6 +262,11 @@ export class GraphEditSession implements GraphEditRows {
 
   private recordRelationships(ids: readonly string[]): Promise<void> {
     return recordRelationshipChanges(this.tx, this.dialect, this.scope, ids);
+  }
+
+  /** After every write of entity rows here (refreshDerived and replays keep their own in line). */
+  private syncNameTerms(ids: Iterable<string>): Promise<void> {
+    return syncEntityNameTerms(this.tx, this.dialect, this.scope, ids);
   }
 
   async logEdit(meta: GraphEditMeta, action: GraphEditAction, targetIds: readonly string[], before: unknown, after: unknown, undo: UndoState): Promise<void> {

@@ -3,7 +3,7 @@ import { deriveEntity, deriveRelationship } from '@trellis/graph';
 import type { EntityMentionWrite, RelationshipMentionWrite, Touched } from '@trellis/graph';
 import type { EntityCandidate } from '../records';
 import type { GraphWriteRepository } from '../repositories/graph-write.repository';
-import { ENTITY_COLUMNS, batches, marks, toEntity } from '../row-mappers';
+import { ENTITY_COLUMNS, batches, compareIds, marks, toEntity } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
 import type { SqlDialect } from './sql-dialect';
@@ -15,6 +15,7 @@ import type { SqlSession, SqlValue } from './sql-session';
 import { mentionsOf } from './mention-sql';
 import { recordEntityChanges } from './community-change-sql';
 import { CHANGED_SUMMARY } from './summary-sql';
+import { syncEntityNameTerms } from './entity-name-terms-sql';
 
 /**
  * The graph writes: mentions are the facts, entity and relationship rows are derived from them
@@ -52,11 +53,6 @@ export class SqlGraphWrites extends SqlRepository implements GraphWriteRepositor
     return rows.map((r) => ({ name: String(r.name), entityId: String(r.entity_id) }));
   }
 
-}
-
-/** Code-unit order, which for our ASCII ids is the binary collation's order: the lock order. */
-function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -174,7 +170,7 @@ async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, tab
  * are @trellis/graph's deriveEntity / deriveRelationship); deletes
  * what has none left (manual rows stay: they never had any), then relationships whose end
  * entity is gone, with their mentions, so nothing dangles; then re-applies the user's
- * overrides. A summary is rewritten only when its inputs changed, and marked pending for the
+ * overrides and brings the touched entities' name terms in line. A summary is rewritten only when its inputs changed, and marked pending for the
  * graph writer to summarise and embed.
  */
 export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched): Promise<void> {
@@ -250,6 +246,7 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
   await deleteByIds(tx, scope, 'relationship_mentions', 'relationship_id', dangling);
   await deleteByIds(tx, scope, 'relationships', 'id', dangling, dialect);
   await applyOverrides(tx, dialect, scope, touched);
+  await syncEntityNameTerms(tx, dialect, scope, touched.entityIds);
   await recordEntityChanges(tx, dialect, scope, changed);
 }
 

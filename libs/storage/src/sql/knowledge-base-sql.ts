@@ -8,7 +8,7 @@ import { SqlRepository } from './sql-engine';
 
 /** Every table with rows of a knowledge base, dependents first (the full-text index's own tables aside). */
 const KB_TABLES = [
-  'entity_mentions', 'relationship_mentions', 'relationships', 'entities', 'chunks', 'document_texts', 'document_stages', 'documents',
+  'entity_mentions', 'relationship_mentions', 'relationships', 'entity_name_terms', 'entities', 'chunks', 'document_texts', 'document_stages', 'documents',
   'chat_messages', 'chats', 'llm_usage', 'extraction_cache', ...GRAPH_EDIT_TABLES, 'communities', 'community_members', 'community_state',
   'community_changes', 'llm_spend', 'llm_paused_chunks',
 ] as const;

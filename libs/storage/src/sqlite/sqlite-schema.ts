@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { sourceHash } from '../sql/document-sql';
+import { entityNameTerms } from '../sql/entity-name-terms-sql';
 import { renderMigrations, resolveTable } from '../sql/schema/migration-plan';
 import type { DdlRenderer, ResolvedIndex, ResolvedTable } from '../sql/schema/migration-plan';
 import { forEngine } from '../sql/schema/table-spec';
@@ -54,6 +55,14 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<{ version: number; name: string; s
 export function migrateSqlite(db: Database.Database): void {
   // Migration 11 derives the source hashes of existing documents as the store computes them.
   db.function('trellis_source_hash', { deterministic: true }, (uri) => sourceHash(String(uri)));
+  // Migration 21 splits the names of existing entities as the store's writes split them.
+  db.table('trellis_name_terms', {
+    columns: ['term'],
+    parameters: ['name'],
+    *rows(name: unknown) {
+      for (const term of entityNameTerms(String(name))) yield { term };
+    },
+  });
   db.exec(createTable(resolveTable(SCHEMA_MIGRATIONS, 'sqlite'), true)[0]!);
   const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version));
   for (const migration of SQLITE_MIGRATIONS) {

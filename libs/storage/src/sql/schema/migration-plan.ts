@@ -93,6 +93,17 @@ const MIGRATIONS: readonly Migration[] = [
   },
   // Documents indexed before have no title until they are indexed again (trellis reindex).
   { version: 20, name: 'document titles and their keys, for retrieval to find the page about a name' },
+  {
+    version: 21,
+    name: 'the words of entity names, to find entities by name as index ranges',
+    // The words of the entities written before: trellis_name_terms is registered by migrateSqlite
+    // (entityNameTerms as a table-valued function); the MySQL family has no such functions and
+    // runs backfillEntityNameTerms from the migrator instead (mysql-schema.ts).
+    after: {
+      sqlite: ['INSERT OR IGNORE INTO entity_name_terms (tenant_id, kb_id, term, entity_id) SELECT e.tenant_id, e.kb_id, t.term, e.id FROM entities e, trellis_name_terms(e.normalized_name) t'],
+      mysql: [],
+    },
+  },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */

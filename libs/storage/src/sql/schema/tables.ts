@@ -1,5 +1,7 @@
 import { BIGINT, BYTES, DOUBLE, EMBEDDING, ID, INT, JSON_TEXT, LONGTEXT, MEDIUMTEXT, SERIAL, TEXT, TIME, TINYINT, VECTOR_BYTES, char, nullable, since, varchar, withDefault } from './table-spec';
 import type { TableSpec } from './table-spec';
+import { ENTITY_GRAPH_TABLES } from './graph-tables';
+import { BY_ID, EMPTY, SCOPE, SCOPED_ID, ZERO } from './shared-columns';
 
 /**
  * The tables of both stores, written once. Where the two engines' histories differ (SQLite's
@@ -12,13 +14,6 @@ import type { TableSpec } from './table-spec';
  * Document text is written in parts (document_texts) because TiDB caps a row at 6 MB by
  * default and MariaDB a packet at 16 MB, below a 50 MB document.
  */
-const SCOPE = { tenant_id: ID, kb_id: ID };
-const SCOPED_ID = { ...SCOPE, id: ID };
-const BY_ID = { sqlite: ['id'], mysql: ['tenant_id', 'kb_id', 'id'] };
-const EMPTY = withDefault(TEXT, "''");
-const ZERO = (column = INT) => withDefault(column, '0');
-const SUMMARY_STATE = { summary_hash: since(withDefault(varchar(64), "''"), 5), summary_pending: since(ZERO(TINYINT), 5) };
-
 export const SCHEMA_MIGRATIONS: TableSpec = {
   name: 'schema_migrations',
   since: 0,
@@ -113,56 +108,7 @@ export const TABLES: readonly TableSpec[] = [
     columns: { ...SCOPE, chunk_count: BIGINT, total_length: BIGINT },
     primaryKey: ['tenant_id', 'kb_id'],
   },
-  {
-    name: 'entities',
-    columns: {
-      ...SCOPED_ID,
-      name: TEXT,
-      normalized_name: TEXT,
-      type: TEXT,
-      description: EMPTY,
-      mention_count: ZERO(),
-      kind: withDefault(varchar(32), "'extracted'"),
-      embedding: EMBEDDING,
-      ...SUMMARY_STATE,
-      needs_review: since(ZERO(TINYINT), 5),
-    },
-    primaryKey: BY_ID,
-    indexes: [{ name: 'entities_by_name', columns: ['tenant_id', 'kb_id', 'normalized_name(191)'] }, pendingSummaries('entities')],
-  },
-  {
-    name: 'relationships',
-    columns: {
-      ...SCOPED_ID,
-      source_id: ID,
-      target_id: ID,
-      label: TEXT,
-      description: EMPTY,
-      weight: ZERO(DOUBLE),
-      mention_count: ZERO(),
-      embedding: EMBEDDING,
-      ...SUMMARY_STATE,
-      kind: since(withDefault(varchar(32), "'extracted'"), 6),
-    },
-    primaryKey: BY_ID,
-    indexes: [
-      { name: 'relationships_by_source', columns: ['tenant_id', 'kb_id', 'source_id'] },
-      { name: 'relationships_by_target', columns: ['tenant_id', 'kb_id', 'target_id'] },
-      pendingSummaries('relationships'),
-    ],
-  },
-  {
-    name: 'entity_mentions',
-    columns: { ...SCOPE, entity_id: ID, chunk_id: ID, description: TEXT, name: since(withDefault(varchar(512), "''"), 2), needs_review: since(ZERO(TINYINT), 5) },
-    primaryKey: mentionKey('entity_id'),
-    indexes: [mentionsByChunk('entity_mentions')],
-  },
-  {
-    name: 'relationship_mentions',
-    columns: { ...SCOPE, relationship_id: ID, chunk_id: ID, description: TEXT, strength: DOUBLE },
-    primaryKey: mentionKey('relationship_id'),
-    indexes: [mentionsByChunk('relationship_mentions')],
-  },
+  ...ENTITY_GRAPH_TABLES,
   {
     name: 'extraction_cache',
     since: 8,
@@ -376,25 +322,3 @@ export const TABLES: readonly TableSpec[] = [
     primaryKey: ['tenant_id', 'kb_id', 'entity_id'],
   },
 ];
-
-/**
- * Rows whose summary is pending. On SQLite a partial index: one on (tenant_id, kb_id) alone
- * would tempt the planner away from the name and endpoint indexes for every other query of a
- * knowledge base. The MySQL family has no partial indexes: the flag leads instead.
- */
-function pendingSummaries(table: string) {
-  return {
-    name: `${table}_pending_summaries`,
-    columns: { sqlite: ['tenant_id', 'kb_id'], mysql: ['summary_pending', 'tenant_id', 'kb_id'] },
-    where: 'summary_pending = 1',
-    since: 5,
-  };
-}
-
-function mentionKey(owner: string) {
-  return { sqlite: [owner, 'chunk_id'], mysql: ['tenant_id', 'kb_id', owner, 'chunk_id'] };
-}
-
-function mentionsByChunk(table: string) {
-  return { name: `${table}_by_chunk`, columns: { sqlite: ['chunk_id'], mysql: ['tenant_id', 'kb_id', 'chunk_id'] } };
-}
