@@ -7,10 +7,10 @@
 // every figure: the machines are shared.
 // --query-only skips the ingest: the data directory (--data-dir) already holds the largest size.
 // --compare-root runs a second server, built in another checkout, on its own copy of the data
-// (--compare-data-dir) beside the first; the two answer each question in turn, so before/after
+// (--compare-data-dir; with --query-only the script copies the database there when it holds none) beside the first; the two answer each question in turn, so before/after
 // figures share the machine's load.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,13 @@ const dataDir = keptDir ? resolve(keptDir) : mkdtempSync(join(tmpdir(), 'trellis
 async function startServer(checkout, directory) {
   const server = await startBuiltServer({ checkout, dataDir: directory, embeddings });
   return { process: server.process, client: new TrellisClient({ address: server.grpcAddress, timeoutMs: 300_000 }) };
+}
+
+// The compared server answers from a copy of the database, made here when its directory has none
+// (both servers stopped, so the database and its write-ahead log are whole on disk).
+if (compareRoot && queryOnly && !existsSync(join(resolve(compareDir), 'trellis.db'))) {
+  mkdirSync(resolve(compareDir), { recursive: true });
+  for (const file of ['trellis.db', 'trellis.db-wal']) if (existsSync(join(dataDir, file))) copyFileSync(join(dataDir, file), join(resolve(compareDir), file));
 }
 
 const main = await startServer(root, dataDir);
