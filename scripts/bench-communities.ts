@@ -66,11 +66,11 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   const stats: string[] = [];
   /** Each change's share of its run's full build, for the medians over runs. */
-  const shares: Array<{ latency: number; label: string; time: number; calls: number }> = [];
+  const shares: Share[] = [];
   try {
-    for (const latency of reportLatencies.flatMap((l) => Array.from({ length: repeats }, (_, run) => ({ l, run })))) {
-      reportLatencyMs = latency.l;
-      const kb = `communities-${latency.l}ms${repeats > 1 ? `-run${latency.run + 1}` : ''}`;
+    for (const { latency, run } of reportLatencies.flatMap((latency) => Array.from({ length: repeats }, (_, run) => ({ latency, run })))) {
+      reportLatencyMs = latency;
+      const kb = `communities-${latency}ms${repeats > 1 ? `-run${run + 1}` : ''}`;
       /**
        * Until the automatic refresh has read a graph newer than the last change. Between
        * refreshes only the metrics are polled: a ListCommunities reads the whole graph (to say
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
       const graph = await client.exportGraph(kb);
 
       const full = await client.rebuildCommunities(kb, false);
-      rows.push([`${latency.l} ms`, `full build (RebuildCommunities; detection nodes per level ${full.redetected.join(' / ')})`, String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), '1', '100 %', '100 %', loadAverage()]);
+      rows.push([`${latency} ms`, `full build (RebuildCommunities; detection nodes per level ${full.redetected.join(' / ')})`, String(full.communities), `${(full.durationMs / 1000).toFixed(2)} s`, String(full.llmCalls), '1', '100 %', '100 %', loadAverage()]);
       const list = await client.listCommunities(kb);
       const incremental = async (label: string, change: () => Promise<void>) => {
         const before = await refreshTotals();
@@ -107,9 +107,9 @@ async function main(): Promise<void> {
         const totals = await refreshTotals();
         const took = totals.seconds - before.seconds;
         const llm = reportCalls - calls;
-        const share = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
-        shares.push({ latency: latency.l, label, time: took / (full.durationMs / 1000), calls: llm / full.llmCalls });
-        rows.push([`${latency.l} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), String(totals.count - before.count), share(took, full.durationMs / 1000), share(llm, full.llmCalls), loadAverage()]);
+        const share = { latency, label, time: took / (full.durationMs / 1000), calls: llm / full.llmCalls };
+        shares.push(share);
+        rows.push([`${latency} ms`, label, String(after.communities.length), `${took.toFixed(2)} s`, String(llm), String(totals.count - before.count), percent(share.time), percent(share.calls), loadAverage()]);
       };
       // Three documents of each kind, one change (and one refresh) at a time: one document alone
       // says little, as what a change costs depends on where in the graph it lands.
@@ -152,17 +152,29 @@ async function main(): Promise<void> {
   if (repeats > 1) {
     console.log(`\nmedian over ${repeats} runs of each change's share of its own run's full build (min–max)`);
     console.log(['report latency', 'run', 'time vs full', 'LLM calls vs full'].join(' | '));
-    const pct = (values: number[]) => {
+    const spread = (values: number[]) => {
       const sorted = [...values].sort((a, b) => a - b);
-      const p = (v: number) => `${(100 * v).toFixed(1)} %`;
-      return `${p(sorted[Math.floor(sorted.length / 2)]!)} (${p(sorted[0]!)}–${p(sorted.at(-1)!)})`;
+      return `${percent(sorted[Math.floor(sorted.length / 2)]!)} (${percent(sorted[0]!)}–${percent(sorted.at(-1)!)})`;
     };
-    for (const key of [...new Set(shares.map((s) => `${s.latency}\u0000${s.label}`))]) {
-      const [latency, label] = key.split('\u0000');
-      const of = shares.filter((s) => `${s.latency}\u0000${s.label}` === key);
-      console.log([`${latency} ms`, label, pct(of.map((s) => s.time)), pct(of.map((s) => s.calls))].join(' | '));
+    const byChange = new Map<string, Share[]>();
+    for (const share of shares) {
+      const change = `${share.latency} ms | ${share.label}`;
+      byChange.set(change, [...(byChange.get(change) ?? []), share]);
     }
+    for (const [change, of] of byChange) console.log([change, spread(of.map((s) => s.time)), spread(of.map((s) => s.calls))].join(' | '));
   }
+}
+
+/** A change's cost as a share of its run's full build, in time and in report calls. */
+interface Share {
+  readonly latency: number;
+  readonly label: string;
+  readonly time: number;
+  readonly calls: number;
+}
+
+function percent(share: number): string {
+  return `${(100 * share).toFixed(1)} %`;
 }
 
 runBench(main);
