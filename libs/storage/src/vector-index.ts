@@ -10,7 +10,7 @@ import { TopK } from './vector-math';
 export type MatrixPrecision = 'float32' | 'int8';
 
 export interface VectorIndexOptions {
-  /** Optional group per row (the chunk's document), for filtered search. */
+  /** Optional group per row (the chunk's document, whether a relationship is retrievable), for filtered search. */
   readonly groups?: readonly string[];
   /** Optional stamp per row: what changes when the row's vector does (see refreshMatrix). */
   readonly stamps?: readonly string[];

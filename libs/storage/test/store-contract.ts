@@ -182,8 +182,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect((await store.repositories.graphReads.chunkIdsForRelationships(scope, [rel.relationshipId])).get(rel.relationshipId)).toEqual([c.id]);
       expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [curie.entityId])).map((r) => r.id)).toEqual([rel.relationshipId]);
       const sims = await store.repositories.graphReads.relationshipSimilarities(scope, rel.embedding, [rel.relationshipId]);
-      // Relationship vectors are kept as int8 codes in memory: scores are within a few thousandths.
-      expect(sims.get(rel.relationshipId)).toBeCloseTo(1, 2);
+      expect(sims.get(rel.relationshipId)).toBeCloseTo(1, 2); // relationship vectors are int8 codes in memory
     });
 
     it('deleting a document leaves no orphan and none of its text in summaries', async () => {

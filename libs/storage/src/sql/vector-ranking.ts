@@ -98,7 +98,7 @@ export function graphCandidates(table: 'entities' | 'relationships', scope: KbSc
       // Summaries are re-embedded under the same id: their hash and pending flag say when.
       fingerprintColumn: `CONCAT(${alias}.id, ${alias}.summary_hash, ${alias}.summary_pending${group ? `, ${group}` : ''})`,
       groupColumn: group,
-      // Relationships are the most numerous vectors a process keeps (about three per chunk) and
+      // Relationships are the most numerous vectors a process keeps (two to four per chunk) and
       // are only ranked; entities stay exact, as resolution compares them against a threshold.
       precision: table === 'relationships' ? 'int8' : 'float32',
     },
