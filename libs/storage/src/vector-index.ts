@@ -1,3 +1,5 @@
+import { ScanMemory } from './vector-kernel';
+import type { ScanKernel } from './vector-kernel';
 import { TopK } from './vector-math';
 
 /**
@@ -15,7 +17,19 @@ export interface VectorIndexOptions {
   /** Optional stamp per row: what changes when the row's vector does (see refreshMatrix). */
   readonly stamps?: readonly string[];
   readonly precision?: MatrixPrecision;
+  /**
+   * Which loop scans the rows (tests and benchmarks compare the two). Unset: SIMD where the
+   * engine validates it and the index is large enough to gain from it, else JS.
+   */
+  readonly kernel?: ScanKernel;
 }
+
+/**
+ * Below this many stored values (about 170 rows of 384) an index keeps its rows in JS arrays: the
+ * scan is microseconds either way, and the engine caps how many WebAssembly memories a process
+ * holds (about 13,000 here), which refresh batches and small knowledge bases would spend.
+ */
+const SIMD_MIN_VALUES = 65_536;
 
 /**
  * An in-memory exact-search index: ids and their vectors in one contiguous matrix, so a
@@ -26,10 +40,13 @@ export class VectorIndex {
   private readonly rows: Float32Array | Int8Array;
   /** int8 only: what one unit of each row's codes is worth (its largest magnitude / 127). */
   private readonly units: Float32Array;
+  /** Where the rows live when the SIMD kernel scans them; null when the JS loops do. */
+  private readonly memory: ScanMemory | null;
   private readonly rowOf = new Map<string, number>();
   readonly groups: readonly string[];
   readonly stamps: readonly string[];
   readonly precision: MatrixPrecision;
+  readonly kernel: ScanKernel;
 
   private constructor(
     readonly ids: readonly string[],
@@ -39,8 +56,12 @@ export class VectorIndex {
     this.groups = options.groups ?? [];
     this.stamps = options.stamps ?? [];
     this.precision = options.precision ?? 'float32';
-    this.rows = this.precision === 'int8' ? new Int8Array(ids.length * dimensions) : new Float32Array(ids.length * dimensions);
-    this.units = new Float32Array(this.precision === 'int8' ? ids.length : 0);
+    const n = ids.length;
+    const simd = options.kernel === 'simd' || (options.kernel === undefined && n * dimensions >= SIMD_MIN_VALUES);
+    this.memory = simd ? ScanMemory.create(this.precision, n, dimensions) : null;
+    this.kernel = this.memory === null ? 'js' : 'simd';
+    this.rows = this.memory?.rows ?? (this.precision === 'int8' ? new Int8Array(n * dimensions) : new Float32Array(n * dimensions));
+    this.units = this.memory?.units ?? new Float32Array(this.precision === 'int8' ? n : 0);
     ids.forEach((id, row) => this.rowOf.set(id, row));
   }
 
@@ -87,9 +108,7 @@ export class VectorIndex {
 
   /** The k most similar rows, optionally only rows whose group is in `groups`. */
   search(query: Float32Array, k: number, groups?: ReadonlySet<string>): Array<{ item: string; score: number }> {
-    const q = this.queryOf(query);
-    const scores = new Float32Array(this.ids.length);
-    this.scoreAll(q, scores);
+    const scores = this.scoreAll(this.queryOf(query));
     const top = new TopK<string>(k);
     for (let row = 0; row < this.ids.length; row++) {
       if (groups && !groups.has(this.groups[row]!)) continue;
@@ -127,18 +146,24 @@ export class VectorIndex {
     return this.rows instanceof Float32Array ? dot(q.vector, this.rows, row * d, d) : codeDot(q.codes, this.rows, row * d, d) * q.unit * this.units[row]!;
   }
 
-  /** Every row's dot product with q; locals and a 4-way unrolled loop keep V8's hot path tight. */
-  private scoreAll(q: Query, out: Float32Array): void {
+  /**
+   * Every row's dot product with q: by the SIMD kernel (a view it overwrites on the next scan), or
+   * by JS loops, where locals and a 4-way unrolled loop keep V8's hot path tight.
+   */
+  private scoreAll(q: Query): Float32Array {
+    if (this.memory !== null) return this.precision === 'int8' ? this.memory.scanCodes(q.codes, q.unit) : this.memory.scanFloat(q.vector);
+    const out = new Float32Array(this.ids.length);
     const m = this.rows;
     const d = this.dimensions;
     if (m instanceof Float32Array) {
       for (let row = 0, offset = 0; row < out.length; row++, offset += d) out[row] = dot(q.vector, m, offset, d);
-      return;
+      return out;
     }
     const units = this.units;
     const codes = q.codes;
     const scale = q.unit;
     for (let row = 0, offset = 0; row < out.length; row++, offset += d) out[row] = codeDot(codes, m, offset, d) * scale * units[row]!;
+    return out;
   }
 }
 

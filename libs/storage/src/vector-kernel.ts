@@ -1,0 +1,323 @@
+/**
+ * The exact vector scan in WebAssembly SIMD. V8 does not vectorise the JS dot-product loops, so a
+ * scan of every row costs one multiply-add per dimension; with 128-bit lanes it costs a quarter
+ * (float32) or a sixteenth (int8) of the loads and a quarter of the adds.
+ *
+ * The module is written here byte by byte instead of committed as a binary or compiled from text,
+ * so there is no build step and nothing to trust that cannot be read: two functions of about
+ * forty instructions each are small enough to emit by hand.
+ */
+
+/** Which loop scores the rows: the WebAssembly SIMD kernel, or the scalar JS loops. */
+export type ScanKernel = 'simd' | 'js';
+
+// Value types, section ids and instructions of the WebAssembly binary format (core spec §5, SIMD
+// instructions after the 0xfd prefix). Only what the two kernels use.
+const I32 = 0x7f;
+const F32 = 0x7d;
+const F64 = 0x7c;
+const V128 = 0x7b;
+const FUNC_TYPE = 0x60;
+const SECTION = { type: 1, import: 2, function: 3, export: 7, code: 10 } as const;
+const EXTERN = { func: 0x00, memory: 0x02 } as const;
+const EMPTY_BLOCK = 0x40;
+const BLOCK = 0x02;
+const LOOP = 0x03;
+const END = 0x0b;
+const BR = 0x0c;
+const BR_IF = 0x0d;
+const LOCAL_GET = 0x20;
+const LOCAL_SET = 0x21;
+const LOCAL_TEE = 0x22;
+const F32_LOAD = 0x2a;
+const I32_LOAD8_S = 0x2c;
+const F32_STORE = 0x38;
+const I32_CONST = 0x41;
+const I32_GE_U = 0x4f;
+const I32_ADD = 0x6a;
+const I32_MUL = 0x6c;
+const I32_AND = 0x71;
+const I32_SHL = 0x74;
+const F32_ADD = 0x92;
+const F32_MUL = 0x94;
+const F64_MUL = 0xa2;
+const F32_DEMOTE_F64 = 0xb6;
+const F64_CONVERT_I32_S = 0xb7;
+const F64_PROMOTE_F32 = 0xbb;
+const SIMD = 0xfd;
+const V128_LOAD = 0x00;
+const V128_CONST = 0x0c;
+const I32X4_EXTRACT_LANE = 0x1b;
+const F32X4_EXTRACT_LANE = 0x1f;
+const I16X8_EXTEND_LOW_I8X16_S = 0x87;
+const I16X8_EXTEND_HIGH_I8X16_S = 0x88;
+const I32X4_ADD = 0xae;
+const I32X4_DOT_I16X8_S = 0xba;
+const F32X4_ADD = 0xe4;
+const F32X4_MUL = 0xe6;
+
+/** Unsigned LEB128, the binary format's encoding of every index, count and SIMD opcode. */
+function leb(value: number): number[] {
+  const out: number[] = [];
+  do {
+    const byte = value & 0x7f;
+    value >>>= 7;
+    out.push(value === 0 ? byte : byte | 0x80);
+  } while (value !== 0);
+  return out;
+}
+
+/** Signed LEB128, for i32.const (small masks only). */
+function sleb(value: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = value & 0x7f;
+    value >>= 7;
+    const done = (value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0);
+    out.push(done ? byte : byte | 0x80);
+    if (done) return out;
+  }
+}
+
+const get = (local: number) => [LOCAL_GET, local];
+const set = (local: number) => [LOCAL_SET, local];
+const tee = (local: number) => [LOCAL_TEE, local];
+const i32 = (value: number) => [I32_CONST, ...sleb(value)];
+const simd = (opcode: number, ...immediates: number[]) => [SIMD, ...leb(opcode), ...immediates];
+/**
+ * A memory access's immediates: alignment hint 2^0 (rows of d mod 4 ≠ 0 dimensions start anywhere;
+ * the hint only promises, it never changes the result) and a constant offset.
+ */
+const at = (offset: number) => [0, ...leb(offset)];
+const zeroV128 = () => simd(V128_CONST, ...new Array<number>(16).fill(0));
+/** `local += step`. */
+const advance = (local: number, step: number) => [...get(local), ...i32(step), I32_ADD, ...set(local)];
+/** A loop that runs `body` while `pointer < end` (both i32 locals). */
+const whileBelow = (pointer: number, end: number, body: number[]) => [
+  BLOCK, EMPTY_BLOCK, LOOP, EMPTY_BLOCK,
+  ...get(pointer), ...get(end), I32_GE_U, BR_IF, 1,
+  ...body,
+  BR, 0, END, END,
+];
+/** Adds the lanes of the v128 in `local` with `add`, after reading each with `extract`. */
+const laneSum = (local: number, extract: number, add: number) => [
+  ...get(local), ...simd(extract, 0),
+  ...[1, 2, 3].flatMap((lane) => [...get(local), ...simd(extract, lane), add]),
+];
+
+/**
+ * scanFloat(query, rows, n, d, out): out[r] = Σ query[i] · rows[r·d + i], float32, for r < n.
+ * Four accumulators over 16 floats a step keep four independent add chains in flight; then steps
+ * of 4, then the last d mod 4 one at a time. Pointers are byte addresses in the memory.
+ */
+function floatScan(): number[] {
+  const [query, row, n, d, out] = [0, 1, 2, 3, 4];
+  const [q, end, blockEnd, quadEnd, rowEnd, a0, a1, a2, a3, sum] = [5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
+  const locals = [[5, I32], [4, V128], [1, F32]];
+  const product = (offset: number) => [...get(row), ...simd(V128_LOAD, ...at(offset)), ...get(q), ...simd(V128_LOAD, ...at(offset)), ...simd(F32X4_MUL)];
+  const accumulate = (acc: number, offset: number) => [...get(acc), ...product(offset), ...simd(F32X4_ADD), ...set(acc)];
+  const body = [
+    ...get(out), ...get(n), ...i32(2), I32_SHL, I32_ADD, ...set(end),
+    ...whileBelow(out, end, [
+      ...zeroV128(), ...tee(a0), ...tee(a1), ...tee(a2), ...set(a3),
+      ...get(query), ...set(q),
+      ...get(row), ...get(d), ...i32(-16), I32_AND, ...i32(2), I32_SHL, I32_ADD, ...set(blockEnd),
+      ...get(row), ...get(d), ...i32(-4), I32_AND, ...i32(2), I32_SHL, I32_ADD, ...set(quadEnd),
+      ...get(row), ...get(d), ...i32(2), I32_SHL, I32_ADD, ...set(rowEnd),
+      ...whileBelow(row, blockEnd, [
+        ...accumulate(a0, 0), ...accumulate(a1, 16), ...accumulate(a2, 32), ...accumulate(a3, 48),
+        ...advance(row, 64), ...advance(q, 64),
+      ]),
+      ...get(a0), ...get(a1), ...simd(F32X4_ADD), ...get(a2), ...get(a3), ...simd(F32X4_ADD), ...simd(F32X4_ADD), ...set(a0),
+      ...whileBelow(row, quadEnd, [...accumulate(a0, 0), ...advance(row, 16), ...advance(q, 16)]),
+      ...laneSum(a0, F32X4_EXTRACT_LANE, F32_ADD), ...set(sum),
+      ...whileBelow(row, rowEnd, [
+        ...get(sum), ...get(row), F32_LOAD, ...at(0), ...get(q), F32_LOAD, ...at(0), F32_MUL, F32_ADD, ...set(sum),
+        ...advance(row, 4), ...advance(q, 4),
+      ]),
+      ...get(out), ...get(sum), F32_STORE, ...at(0),
+      ...advance(out, 4),
+    ]),
+  ];
+  return functionBody(locals, body);
+}
+
+/**
+ * scanCodes(query, rows, units, n, d, unit, out): out[r] = (Σ query[i] · rows[r·d + i]) · unit ·
+ * units[r] for r < n, the sum over int8 codes in int32 and the product in float64 (as the JS loop
+ * does, so both give the same float32). 16 codes a step: each half sign-extended to 8 int16 lanes,
+ * whose pairwise products i32x4.dot adds into 4 int32 lanes; a sum of 512 codes stays below 2^23.
+ */
+function codeScan(): number[] {
+  const [query, row, units, n, d, unit, out] = [0, 1, 2, 3, 4, 5, 6];
+  const [q, end, blockEnd, rowEnd, sum, r, c, a0, a1] = [7, 8, 9, 10, 11, 12, 13, 14, 15];
+  const locals = [[5, I32], [4, V128]];
+  const half = (acc: number, extend: number) => [...get(acc), ...get(r), ...simd(extend), ...get(c), ...simd(extend), ...simd(I32X4_DOT_I16X8_S), ...simd(I32X4_ADD), ...set(acc)];
+  const body = [
+    ...get(out), ...get(n), ...i32(2), I32_SHL, I32_ADD, ...set(end),
+    ...whileBelow(out, end, [
+      ...zeroV128(), ...tee(a0), ...set(a1),
+      ...get(query), ...set(q),
+      ...get(row), ...get(d), ...i32(-16), I32_AND, I32_ADD, ...set(blockEnd),
+      ...get(row), ...get(d), I32_ADD, ...set(rowEnd),
+      ...whileBelow(row, blockEnd, [
+        ...get(row), ...simd(V128_LOAD, ...at(0)), ...set(r),
+        ...get(q), ...simd(V128_LOAD, ...at(0)), ...set(c),
+        ...half(a0, I16X8_EXTEND_LOW_I8X16_S), ...half(a1, I16X8_EXTEND_HIGH_I8X16_S),
+        ...advance(row, 16), ...advance(q, 16),
+      ]),
+      ...get(a0), ...get(a1), ...simd(I32X4_ADD), ...set(a0),
+      ...laneSum(a0, I32X4_EXTRACT_LANE, I32_ADD), ...set(sum),
+      ...whileBelow(row, rowEnd, [
+        ...get(sum), ...get(row), I32_LOAD8_S, ...at(0), ...get(q), I32_LOAD8_S, ...at(0), I32_MUL, I32_ADD, ...set(sum),
+        ...advance(row, 1), ...advance(q, 1),
+      ]),
+      ...get(out),
+      ...get(sum), F64_CONVERT_I32_S, ...get(unit), F64_MUL, ...get(units), F32_LOAD, ...at(0), F64_PROMOTE_F32, F64_MUL, F32_DEMOTE_F64,
+      F32_STORE, ...at(0),
+      ...advance(out, 4), ...advance(units, 4),
+    ]),
+  ];
+  return functionBody(locals, body);
+}
+
+function functionBody(locals: number[][], body: number[]): number[] {
+  const code = [...leb(locals.length), ...locals.flatMap(([count, type]) => [...leb(count!), type!]), ...body, END];
+  return [...leb(code.length), ...code];
+}
+
+const vector = (items: number[][]) => [...leb(items.length), ...items.flat()];
+const name = (text: string) => [...leb(text.length), ...Array.from(text, (char) => char.charCodeAt(0))];
+const section = (id: number, content: number[]) => [id, ...leb(content.length), ...content];
+
+/** The module: imports its memory as env.memory (each index brings its own), exports the two scans. */
+export function kernelBytes(): Uint8Array {
+  const floatType = [FUNC_TYPE, ...vector([[I32], [I32], [I32], [I32], [I32]]), 0];
+  const codeType = [FUNC_TYPE, ...vector([[I32], [I32], [I32], [I32], [I32], [F64], [I32]]), 0];
+  return Uint8Array.from([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+    ...section(SECTION.type, vector([floatType, codeType])),
+    ...section(SECTION.import, vector([[...name('env'), ...name('memory'), EXTERN.memory, 0x00, 0x00 /* no maximum, at least 0 pages */]])),
+    ...section(SECTION.function, vector([[0], [1]])),
+    ...section(SECTION.export, vector([[...name('scanFloat'), EXTERN.func, 0], [...name('scanCodes'), EXTERN.func, 1]])),
+    ...section(SECTION.code, vector([floatScan(), codeScan()])),
+  ]);
+}
+
+interface KernelExports {
+  scanFloat(query: number, rows: number, n: number, d: number, out: number): void;
+  scanCodes(query: number, rows: number, units: number, n: number, d: number, unit: number, out: number): void;
+}
+
+/** A compiled module; opaque here. */
+interface WasmModule {
+  readonly compiled: unique symbol;
+}
+
+/**
+ * The part of the WebAssembly JS API the kernel uses. The project compiles against ES2023 and
+ * Node's types, neither of which declares the WebAssembly global (the DOM library does), so the
+ * kernel states what it needs instead of pulling in the DOM's types everywhere.
+ */
+export interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: { env: { memory: WasmMemory } }) => { readonly exports: object };
+  Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+}
+
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+
+/** The engine's WebAssembly object; undefined in an engine without one. */
+export const wasmApi = () => (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+
+let compiled: WasmModule | null | undefined;
+
+/** The compiled module, or null where the engine does not validate SIMD (then the JS loops score). */
+export function kernelModule(): WasmModule | null {
+  if (compiled === undefined) {
+    const api = wasmApi();
+    const bytes = kernelBytes();
+    compiled = api?.validate(bytes) === true ? new api.Module(bytes) : null;
+  }
+  return compiled;
+}
+
+const PAGE = 65_536;
+/** wasm32 addresses 4 GiB; an index past that keeps its rows in JS arrays. */
+const MAX_PAGES = 65_536;
+const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
+
+/** Byte offsets in an index's memory: rows from 0, then units, query and scores, each 16-byte aligned. */
+interface Layout {
+  readonly units: number;
+  readonly query: number;
+  readonly scores: number;
+  readonly pages: number;
+}
+
+function layout(valueBytes: 1 | 4, n: number, d: number): Layout {
+  const units = align16(n * d * valueBytes);
+  const query = units + align16(valueBytes === 1 ? n * 4 : 0);
+  const scores = query + align16(d * valueBytes);
+  return { units, query, scores, pages: Math.ceil((scores + n * 4) / PAGE) };
+}
+
+/**
+ * One index's rows, row units, query and scores, laid out in a WebAssembly memory of its own so
+ * the kernel reads the rows where they are stored: a query copies d values in, not n × d. The
+ * memory is sized once and never grows, so the typed-array views over it stay attached.
+ */
+export class ScanMemory {
+  readonly rows: Float32Array | Int8Array;
+  readonly units: Float32Array;
+  private readonly query: Float32Array | Int8Array;
+  private readonly scores: Float32Array;
+  private readonly kernel: KernelExports;
+
+  private constructor(api: WasmApi, module: WasmModule, int8: boolean, n: number, d: number, at: Layout) {
+    const memory = new api.Memory({ initial: at.pages, maximum: at.pages });
+    this.rows = int8 ? new Int8Array(memory.buffer, 0, n * d) : new Float32Array(memory.buffer, 0, n * d);
+    this.units = new Float32Array(memory.buffer, at.units, int8 ? n : 0);
+    this.query = int8 ? new Int8Array(memory.buffer, at.query, d) : new Float32Array(memory.buffer, at.query, d);
+    this.scores = new Float32Array(memory.buffer, at.scores, n);
+    this.kernel = new api.Instance(module, { env: { memory } }).exports as KernelExports;
+  }
+
+  /**
+   * Memory for n rows of d values, or null when SIMD is not validated, the rows pass what wasm32
+   * can address, or the engine refuses the memory (it caps how many it keeps: some thousands).
+   */
+  static create(precision: 'float32' | 'int8', n: number, d: number): ScanMemory | null {
+    const module = kernelModule();
+    const api = wasmApi();
+    const int8 = precision === 'int8';
+    const at = layout(int8 ? 1 : 4, n, d);
+    if (module === null || api === undefined || at.pages > MAX_PAGES) return null;
+    try {
+      return new ScanMemory(api, module, int8, n, d, at);
+    } catch (error) {
+      if (error instanceof RangeError) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Every row's dot product with `query` (float32 rows). The scores are a view the next scan
+   * overwrites: read them before scanning again.
+   */
+  scanFloat(query: Float32Array): Float32Array {
+    this.query.set(query);
+    this.kernel.scanFloat(this.query.byteOffset, 0, this.scores.length, this.query.length, this.scores.byteOffset);
+    return this.scores;
+  }
+
+  /** Every row's code dot product with `codes`, times `unit` × the row's unit (int8 rows); same view as scanFloat. */
+  scanCodes(codes: Int8Array, unit: number): Float32Array {
+    this.query.set(codes);
+    this.kernel.scanCodes(this.query.byteOffset, 0, this.units.byteOffset, this.scores.length, this.query.length, unit, this.scores.byteOffset);
+    return this.scores;
+  }
+}
