@@ -35,7 +35,7 @@ class CountingDatabase implements SqlDatabase {
 
 /** The SQLite repositories over a counting session (the test closes the database it opened). */
 function countingStore(counter: CountingDatabase) {
-  return { repositories: sqlRepositories(counter, { dialect: sqliteDialect, fullText: fts5Index(), vectors: new InProcessMatrices() }) };
+  return { repositories: sqlRepositories(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() }) };
 }
 
 /** A deterministic unit vector per seed. */

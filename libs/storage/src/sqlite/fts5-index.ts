@@ -6,7 +6,6 @@ import type { AnalyzedText, FullTextIndex } from '../sql/full-text';
 import { execWhereIn } from '../sql/sql-session';
 import type { SqlSession } from '../sql/sql-session';
 import type { Scored } from '../sql/vector-ranking';
-import { Fts5CommonTerms } from './fts5-common-terms';
 
 const NO_TERMS: ReadonlyMap<string, number> = new Map();
 
@@ -63,72 +62,45 @@ async function ranked(session: SqlSession, scope: KbScope, terms: readonly strin
   return { current: rows.filter((r) => r.id !== null).map((r) => ({ item: String(r.id), score: -Number(r.score) })), seen: rows.length };
 }
 
-/**
- * SQLite's FTS5 (porter stemming, BM25 ranking), one row per chunk, scoped by knowledge base.
- * One per store: it keeps the document frequencies of the terms it has searched for.
- */
-export function fts5Index(): FullTextIndex {
-  const common = new Fts5CommonTerms();
-  return {
-    analyze: (text: string): AnalyzedText => ({ text, length: 0, frequencies: NO_TERMS }),
+/** SQLite's FTS5 (porter stemming, BM25 ranking), one row per chunk, scoped by knowledge base. */
+export const fts5Index: FullTextIndex = {
+  analyze: (text: string): AnalyzedText => ({ text, length: 0, frequencies: NO_TERMS }),
 
-    async replace(tx, scope, texts, previousLengths) {
-      // Only chunks that existed have entries (every chunk delete removes its entries, see
-      // removeChunks): new chunks skip the delete, which by chunk_id reads the whole FTS table.
-      const existing = [...texts.keys()].filter((id) => previousLengths.has(id));
-      await deleteEntries(tx, existing);
-      for (const [chunkId, t] of texts) {
-        await tx.exec(`INSERT INTO chunk_fts (chunk_id, text, kb) VALUES (?, ?, ${kbTokenSql('?', '?')})`, [chunkId, t.text, scope.tenantId, scope.kbId]);
-      }
-      common.written(existing.length + texts.size);
-    },
+  async replace(tx, scope, texts, previousLengths) {
+    // Only chunks that existed have entries (every chunk delete removes its entries, see
+    // removeChunks): new chunks skip the delete, which by chunk_id reads the whole FTS table.
+    await deleteEntries(tx, [...texts.keys()].filter((id) => previousLengths.has(id)));
+    for (const [chunkId, t] of texts) {
+      await tx.exec(`INSERT INTO chunk_fts (chunk_id, text, kb) VALUES (?, ?, ${kbTokenSql('?', '?')})`, [chunkId, t.text, scope.tenantId, scope.kbId]);
+    }
+  },
 
-    async remove(tx, _scope, removedLengths) {
-      await deleteEntries(tx, [...removedLengths.keys()]);
-      common.written(removedLengths.size);
-    },
+  remove: (tx, _scope, removedLengths) => deleteEntries(tx, [...removedLengths.keys()]),
 
-    async removeKnowledgeBase(tx: SqlSession, scope: KbScope) {
-      common.written(await tx.exec('DELETE FROM chunk_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?)', [scope.tenantId, scope.kbId]));
-    },
+  async removeKnowledgeBase(tx: SqlSession, scope: KbScope) {
+    await tx.exec('DELETE FROM chunk_fts WHERE chunk_id IN (SELECT id FROM chunks WHERE tenant_id = ? AND kb_id = ?)', [scope.tenantId, scope.kbId]);
+  },
 
-    async search(session: SqlSession, scope: KbScope, query: string, k: number, filter?: ChunkFilter) {
-      const terms = fullTextTerms(query);
-      const wanted = Math.floor(k);
-      if (terms.length === 0 || wanted <= 0) return [];
-      const documentIds = filter?.documentIds ?? [];
-      if (documentIds.length > 0) {
-        // A few documents: their matches are few, and ranking all of them after the join is cheap.
-        const rows = await session.rows(
-          `SELECT f.chunk_id AS id, ${BM25} AS rank FROM chunk_fts f
-           JOIN chunks c ON c.id = f.chunk_id JOIN documents d ON d.id = c.document_id AND d.version = c.version
-           WHERE chunk_fts MATCH ${SCOPED_MATCH} AND c.tenant_id = ? AND c.kb_id = ? AND c.document_id IN (${marks(documentIds)})
-           ORDER BY rank LIMIT ${wanted}`,
-          [scope.tenantId, scope.kbId, orOf(terms), scope.tenantId, scope.kbId, ...documentIds],
-        );
-        return rows.map((r) => ({ item: String(r.id), score: -Number(r.rank) }));
-      }
-      return best(session, scope, terms, await common.common(session, terms), wanted);
-    },
-  };
-}
-
-/**
- * The `wanted` best current chunks. The common terms are left out of the match while the rarer
- * ones find enough: a common term's IDF is clamped to about zero, so every chunk that matches a
- * rarer term ranks, within a few millionths, as it would with all the terms, and before every
- * chunk that matches common terms only. When the rarer terms run out of matches first, the
- * search is run again with all the terms, so those chunks come after them as they would.
- */
-async function best(session: SqlSession, scope: KbScope, terms: readonly string[], common: ReadonlySet<string>, wanted: number): Promise<Scored[]> {
-  const rare = terms.filter((t) => !common.has(t));
-  let matched = rare.length > 0 ? rare : terms;
-  let limit = wanted;
-  for (;;) {
-    const { current, seen } = await ranked(session, scope, matched, limit);
-    if (current.length >= wanted) return current.slice(0, wanted);
-    if (seen === limit) limit *= DEEPER; // chunks of replaced versions took places: deeper
-    else if (matched !== terms) matched = terms; // the rarer terms ran out: all of them, as deep
-    else return current; // fewer matches than asked for: nothing deeper to find
-  }
-}
+  async search(session: SqlSession, scope: KbScope, query: string, k: number, filter?: ChunkFilter) {
+    const terms = fullTextTerms(query);
+    const wanted = Math.floor(k);
+    if (terms.length === 0 || wanted <= 0) return [];
+    const documentIds = filter?.documentIds ?? [];
+    if (documentIds.length > 0) {
+      // A few documents: their matches are few, and ranking all of them after the join is cheap.
+      const rows = await session.rows(
+        `SELECT f.chunk_id AS id, ${BM25} AS rank FROM chunk_fts f
+         JOIN chunks c ON c.id = f.chunk_id JOIN documents d ON d.id = c.document_id AND d.version = c.version
+         WHERE chunk_fts MATCH ${SCOPED_MATCH} AND c.tenant_id = ? AND c.kb_id = ? AND c.document_id IN (${marks(documentIds)})
+         ORDER BY rank LIMIT ${wanted}`,
+        [scope.tenantId, scope.kbId, orOf(terms), scope.tenantId, scope.kbId, ...documentIds],
+      );
+      return rows.map((r) => ({ item: String(r.id), score: -Number(r.rank) }));
+    }
+    for (let limit = wanted; ; limit *= DEEPER) {
+      const { current, seen } = await ranked(session, scope, terms, limit);
+      // Enough current chunks, or fewer matches than asked for: nothing deeper to find.
+      if (current.length >= wanted || seen < limit) return current.slice(0, wanted);
+    }
+  },
+};

@@ -43,7 +43,7 @@ export class SqliteStore implements TrellisStore {
     migrateSqlite(db);
     this.db = db;
     this.sql = new SqliteDatabase(db);
-    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: fts5Index(), vectors: new InProcessMatrices() });
+    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() });
     this.checkpointer = path === ':memory:' ? null : new WalCheckpointer(path);
   }
 
