@@ -4,7 +4,10 @@ import { dirname } from 'node:path';
 import type { TrellisRepositories, TrellisStore } from '../trellis-store';
 import { sqlRepositories } from '../sql/sql-repositories';
 import { InProcessMatrices } from '../sql/vector-ranking';
+import { availableParallelism } from 'node:os';
+import type { FullTextIndex } from '../sql/full-text';
 import { fts5Index } from './fts5-index';
+import { SqliteReadThreads } from './read-threads';
 import { SqliteDatabase } from './sqlite-database';
 import { sqliteDialect } from './sqlite-dialect';
 import { WalCheckpointer } from './wal-checkpointer';
@@ -20,6 +23,7 @@ export class SqliteStore implements TrellisStore {
   private readonly db: Database.Database;
   private readonly sql: SqliteDatabase;
   private readonly checkpointer: WalCheckpointer | null;
+  private readonly readThreads: SqliteReadThreads | null;
 
   /** `path` is a file path, or ':memory:' for tests. */
   constructor(path: string) {
@@ -43,7 +47,9 @@ export class SqliteStore implements TrellisStore {
     migrateSqlite(db);
     this.db = db;
     this.sql = new SqliteDatabase(db);
-    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() });
+    // Full-text rankings on read threads (not for ':memory:', which no other connection can open).
+    this.readThreads = path === ':memory:' ? null : new SqliteReadThreads(path, this.sql, Math.min(2, availableParallelism()));
+    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: searchedOn(this.readThreads, fts5Index), vectors: new InProcessMatrices() });
     this.checkpointer = path === ':memory:' ? null : new WalCheckpointer(path);
   }
 
@@ -52,7 +58,16 @@ export class SqliteStore implements TrellisStore {
   }
 
   async close(): Promise<void> {
+    await this.readThreads?.stop();
     await this.checkpointer?.stop();
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * `index` with its searches run on `reads` (when there are read threads). A search never runs
+ * inside a write transaction, so it needs nothing but what was committed.
+ */
+function searchedOn(reads: SqliteReadThreads | null, index: FullTextIndex): FullTextIndex {
+  return reads === null ? index : { ...index, search: (_session, ...rest) => index.search(reads, ...rest) };
 }

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
+import { SqliteDatabase } from './sqlite-database';
+import { SqliteReadThreads } from './read-threads';
+
+/** A session that counts what reaches it: the main connection, as the read threads' fallback. */
+function counted(session: SqlSession): SqlSession & { calls: number } {
+  const counter = {
+    calls: 0,
+    rows: (sql: string, params?: readonly SqlValue[]): Promise<Row[]> => {
+      counter.calls++;
+      return session.rows(sql, params);
+    },
+    exec: (sql: string, params?: readonly SqlValue[]) => session.exec(sql, params),
+    each: (sql: string, params: readonly SqlValue[], onRow: (row: Row) => void) => session.each(sql, params, onRow),
+  };
+  return counter;
+}
+
+// Counts to n in SQLite itself: a read that keeps a connection busy for a while.
+const SLOW_COUNT = 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT count(*) AS c FROM n';
+
+describe('SqliteReadThreads', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-read-threads-'));
+  const path = join(dir, 'trellis.db');
+  let db: Database.Database;
+  let main: SqlSession & { calls: number };
+  let threads: SqliteReadThreads;
+
+  beforeAll(() => {
+    db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER, data BLOB)');
+    db.prepare('INSERT INTO t VALUES (?, ?, ?)').run('a', 1, Buffer.from([1, 2, 3]));
+    main = counted(new SqliteDatabase(db));
+    threads = new SqliteReadThreads(path, main, 2);
+  });
+  afterAll(async () => {
+    await threads.stop();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads on its own connections, BLOBs back as Buffers, and sees what the main connection committed', async () => {
+    expect(await threads.rows('SELECT id, n, data FROM t WHERE id = ?', ['a'])).toEqual([{ id: 'a', n: 1, data: Buffer.from([1, 2, 3]) }]);
+    expect(Buffer.isBuffer((await threads.rows('SELECT data FROM t'))[0]!.data)).toBe(true);
+    db.prepare('INSERT INTO t VALUES (?, ?, ?)').run('b', 2, null);
+    // Both workers in turn: each statement is a read transaction of its own, begun after the commit.
+    for (let i = 0; i < 2; i++) expect(await threads.rows('SELECT count(*) AS c FROM t')).toEqual([{ c: 2 }]);
+    expect(main.calls).toBe(0);
+  });
+
+  it('leaves the event loop free while a long read runs', async () => {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const rows = await threads.rows(SLOW_COUNT, [3_000_000]);
+    clearInterval(timer);
+    expect(rows).toEqual([{ c: 3_000_000 }]);
+    // On the main connection the count would hold the loop from start to end: no tick at all.
+    expect(ticks).toBeGreaterThan(5);
+  });
+
+  it("rejects a bad statement with SQLite's message and code, and reads on after it", async () => {
+    await expect(threads.rows('SELECT nope FROM t')).rejects.toMatchObject({ message: expect.stringContaining('no such column: nope'), code: 'SQLITE_ERROR' });
+    await expect(threads.rows('SELECT id FROM t ORDER BY id')).resolves.toEqual([{ id: 'a' }, { id: 'b' }]);
+  });
+
+  it('refuses writes', async () => {
+    await expect(threads.exec()).rejects.toThrow('only reads');
+  });
+
+  it('hands reads to the main connection when its worker cannot open the database, and after it stopped', async () => {
+    const fallback = counted(new SqliteDatabase(db));
+    const broken = new SqliteReadThreads(join(dir, 'missing.db'), fallback, 1);
+    expect(await broken.rows('SELECT count(*) AS c FROM t')).toEqual([{ c: 2 }]);
+    expect(await broken.rows('SELECT count(*) AS c FROM t')).toEqual([{ c: 2 }]);
+    expect(fallback.calls).toBe(2);
+    await broken.stop();
+
+    const stopped = new SqliteReadThreads(path, fallback, 1);
+    await stopped.stop();
+    expect(await stopped.rows('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    expect(fallback.calls).toBe(3);
+  });
+});

@@ -1,0 +1,152 @@
+import { Worker } from 'node:worker_threads';
+import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
+
+/** What each worker is started with. */
+interface ReaderInit {
+  /** better-sqlite3, resolved by the main thread (eval'd code resolves from the working directory). */
+  readonly driver: string;
+  readonly path: string;
+  readonly cacheKib: number;
+}
+
+interface Request {
+  readonly id: number;
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+}
+
+type Reply = { readonly id: number; readonly rows: Row[] } | { readonly id: number; readonly error: { message: string; code?: string } };
+
+// Plain CommonJS, evaluated as the worker's script: no build output to find, from source or dist.
+// Every statement is its own read transaction on a read-only connection, so it sees what was
+// committed when it started (WAL), and never takes a lock a writer waits for.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
+db.pragma('cache_size = -' + workerData.cacheKib);
+const statements = new Map();
+parentPort.on('message', (request) => {
+  if (request === 'stop') {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    let statement = statements.get(request.sql);
+    if (statement === undefined) {
+      if (statements.size >= 500) statements.clear();
+      statement = db.prepare(request.sql);
+      statements.set(request.sql, statement);
+    }
+    const params = request.params.map((p) => (p instanceof Uint8Array ? Buffer.from(p.buffer, p.byteOffset, p.byteLength) : p));
+    parentPort.postMessage({ id: request.id, rows: statement.all(...params) });
+  } catch (error) {
+    parentPort.postMessage({ id: request.id, error: { message: String(error && error.message), code: error && error.code } });
+  }
+});
+`;
+
+/** One worker, its pending requests, and whether it still answers. */
+interface Reader {
+  readonly worker: Worker;
+  readonly pending: Map<number, { sql: string; params: readonly SqlValue[]; resolve: (rows: Row[]) => void; reject: (error: Error) => void }>;
+  alive: boolean;
+}
+
+/**
+ * Reads on worker threads, each with its own read-only connection to the database file: a
+ * statement that runs for tens of milliseconds (a BM25 ranking of every match at 100k chunks)
+ * then neither blocks the event loop nor waits for the vector scans of the same query, which
+ * run on the main thread meanwhile. Started on the first read; a worker that dies hands its
+ * reads, and every later one, to `fallback` (the main connection). Reads only: `exec` refuses.
+ */
+export class SqliteReadThreads implements SqlSession {
+  private readers: Reader[] = [];
+  private nextId = 0;
+  private turn = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly fallback: SqlSession,
+    private readonly threads: number,
+    private readonly cacheKib = 16_384,
+  ) {}
+
+  rows(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
+    const reader = this.stopped ? undefined : this.reader();
+    if (reader === undefined) return this.fallback.rows(sql, params);
+    const id = this.nextId++;
+    return new Promise<Row[]>((resolve, reject) => {
+      reader.pending.set(id, { sql, params, resolve, reject });
+      // Held while a read is out: an idle pool must not keep the process alive, a waiting caller must.
+      reader.worker.ref();
+      reader.worker.postMessage({ id, sql, params } satisfies Request);
+    });
+  }
+
+  exec(): Promise<number> {
+    return Promise.reject(new Error('SqliteReadThreads only reads'));
+  }
+
+  async each(sql: string, params: readonly SqlValue[], onRow: (row: Row) => void): Promise<void> {
+    for (const row of await this.rows(sql, params)) onRow(row);
+  }
+
+  /** Ends every worker after the reads it is running; later reads go to the fallback. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(
+      this.readers
+        .filter((r) => r.alive)
+        .map((r) => {
+          const exited = new Promise<void>((resolve) => r.worker.once('exit', () => resolve()));
+          r.worker.ref();
+          r.worker.postMessage('stop');
+          return exited;
+        }),
+    );
+  }
+
+  /** The next live worker in turn, starting the pool on first use; undefined when none is alive. */
+  private reader(): Reader | undefined {
+    if (this.readers.length === 0) this.readers = Array.from({ length: this.threads }, () => this.start());
+    for (let tries = 0; tries < this.readers.length; tries++) {
+      const reader = this.readers[this.turn++ % this.readers.length]!;
+      if (reader.alive) return reader;
+    }
+    return undefined;
+  }
+
+  private start(): Reader {
+    const init: ReaderInit = { driver: require.resolve('better-sqlite3'), path: this.path, cacheKib: this.cacheKib };
+    const reader: Reader = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: init }), pending: new Map(), alive: true };
+    reader.worker.unref();
+    reader.worker.on('message', (reply: Reply) => {
+      const waiting = reader.pending.get(reply.id);
+      reader.pending.delete(reply.id);
+      if (reader.pending.size === 0) reader.worker.unref();
+      if (!waiting) return;
+      if ('rows' in reply) waiting.resolve(reply.rows.map(withBuffers));
+      else waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
+    });
+    const lost = () => {
+      reader.alive = false;
+      // Reads the worker took and never answered run again on the main connection.
+      for (const [id, waiting] of reader.pending) {
+        reader.pending.delete(id);
+        this.fallback.rows(waiting.sql, waiting.params).then(waiting.resolve, waiting.reject);
+      }
+    };
+    reader.worker.on('error', lost);
+    reader.worker.on('exit', lost);
+    return reader;
+  }
+}
+
+/** A row as the main connection returns it: BLOBs cross threads as Uint8Array and are Buffers again here. */
+function withBuffers(row: Row): Row {
+  for (const [column, value] of Object.entries(row)) if (value instanceof Uint8Array && !Buffer.isBuffer(value)) row[column] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return row;
+}
