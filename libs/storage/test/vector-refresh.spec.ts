@@ -110,3 +110,64 @@ describe('in-process vector matrices after writes', () => {
     expect(refreshed[0]![0]).toBe('doc-c-c3');
   });
 });
+
+/** A read session whose streamed reads wait until released: a matrix load held in flight. */
+class HeldReads implements SqlSession {
+  loads = 0;
+  private gate: Promise<void> = Promise.resolve();
+  private open: () => void = () => undefined;
+  constructor(private readonly inner: SqlSession) {}
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.open = resolve));
+  }
+  release(): void {
+    this.open();
+  }
+  rows(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return this.inner.rows(sql, params);
+  }
+  exec(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    return this.inner.exec(sql, params);
+  }
+  async each(sql: string, params: readonly SqlValue[], onRow: (row: Row) => void): Promise<void> {
+    this.loads++;
+    await this.gate;
+    return this.inner.each(sql, params, onRow);
+  }
+}
+
+describe('in-process vector matrices loaded through read threads', () => {
+  it('shares a load among the searches that wait for it, and never serves a search after a write from a load begun before it', async () => {
+    const db = new Database(':memory:');
+    migrateSqlite(db);
+    const main = new SqliteDatabase(db);
+    const reads = new HeldReads(main);
+    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices(reads) });
+    const scope = { tenantId: 't', kbId: (await repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS })).id };
+    const add = async (id: string, seeds: number[]) => {
+      await repositories.documents.saveDocumentVersion(scope, { id, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });
+      await repositories.chunks.upsertChunks(
+        scope,
+        seeds.map((seed, ordinal) => ({ id: `${id}-c${seed}`, documentId: id, version: 1, ordinal, text: `chunk ${seed}`, heading: '', tokenCount: 2, contentHash: `${id}-${seed}`, embedding: vector(seed) })),
+      );
+    };
+    const first = async (seed: number) => (await repositories.chunks.searchChunksByVector(scope, vector(seed), 1))[0]?.chunk.id;
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    await add('doc-a', Array.from({ length: 40 }, (_, i) => i));
+
+    reads.hold();
+    const waiting = [first(5), first(6)];
+    await turn();
+    expect(reads.loads).toBe(1);
+    await add('doc-b', [100]);
+    const afterWrite = first(100);
+    await turn();
+    expect(reads.loads).toBe(2);
+    reads.release();
+    expect(await Promise.all([...waiting, afterWrite])).toEqual(['doc-a-c5', 'doc-a-c6', 'doc-b-c100']);
+    // The newer load is kept whichever finished last: no search reads again.
+    expect(await first(100)).toBe('doc-b-c100');
+    expect(reads.loads).toBe(2);
+    db.close();
+  });
+});

@@ -115,24 +115,54 @@ function stampColumn(c: VectorCandidates): string {
   return c.fingerprintColumn ?? c.idColumn;
 }
 
+/**
+ * A matrix's rows read in one piece: ids, stamps and groups by column, and the embeddings (when
+ * selected) packed row after row, each cut or padded to the first row's dimensions.
+ */
+export interface MatrixRows {
+  readonly ids: string[];
+  readonly stamps: string[];
+  readonly groups: string[];
+  readonly dimensions: number;
+  readonly vectors: Float32Array;
+}
+
+/** A session that reads `id, stamp[, embedding][, grp]` rows as MatrixRows itself: the SQLite read threads, off the main thread. */
+export interface MatrixRowReader {
+  matrixRows(sql: string, params: readonly SqlValue[]): Promise<MatrixRows>;
+}
+
+const isMatrixRowReader = (session: SqlSession): session is SqlSession & MatrixRowReader => typeof (session as Partial<MatrixRowReader>).matrixRows === 'function';
+
+/** The candidates' ids, stamps and groups, and with `embeddings` their vectors. */
+function readMatrixRows(session: SqlSession, c: VectorCandidates, embeddings: boolean): Promise<MatrixRows> {
+  const sql = `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp${embeddings ? `, ${c.embeddingColumn} AS embedding` : ''}${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
+     FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`;
+  return isMatrixRowReader(session) ? session.matrixRows(sql, c.params) : matrixRowsOf(session, sql, c.params);
+}
+
+/** MatrixRows streamed from any session: `grp` and `embedding` are read where the statement selects them. */
+export async function matrixRowsOf(session: SqlSession, sql: string, params: readonly SqlValue[]): Promise<MatrixRows> {
+  const rows: MatrixRows = { ids: [], stamps: [], groups: [], dimensions: 0, vectors: new Float32Array(0) };
+  const vectors: Float32Array[] = [];
+  await session.each(sql, params, (row) => {
+    rows.ids.push(String(row.id));
+    rows.stamps.push(String(row.stamp));
+    if (row.embedding !== undefined) vectors.push(bufferToVector(row.embedding as Buffer));
+    if (row.grp !== undefined) rows.groups.push(String(row.grp));
+  });
+  const dimensions = vectors[0]?.length ?? 0;
+  const packed = new Float32Array(vectors.length * dimensions);
+  vectors.forEach((v, row) => packed.set(v.length > dimensions ? v.subarray(0, dimensions) : v, row * dimensions));
+  return { ...rows, dimensions, vectors: packed };
+}
+
 /** Reads every embedding of the candidates into one in-memory matrix. */
 export async function loadMatrix(session: SqlSession, c: VectorCandidates): Promise<VectorIndex> {
-  const ids: string[] = [];
-  const vectors: Float32Array[] = [];
-  const groups: string[] = [];
-  const stamps: string[] = [];
-  await session.each(
-    `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp, ${c.embeddingColumn} AS embedding${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
-     FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`,
-    c.params,
-    (row) => {
-      ids.push(String(row.id));
-      stamps.push(String(row.stamp));
-      vectors.push(bufferToVector(row.embedding as Buffer));
-      if (c.groupColumn) groups.push(String(row.grp));
-    },
-  );
-  return VectorIndex.of(ids, vectors, { groups, stamps, precision: c.precision });
+  const rows = await readMatrixRows(session, c, true);
+  const d = rows.dimensions;
+  const vectors = rows.ids.map((_, row) => rows.vectors.subarray(row * d, (row + 1) * d));
+  return VectorIndex.of(rows.ids, vectors, { groups: rows.groups, stamps: rows.stamps, precision: c.precision });
 }
 
 /** Candidates at most this share changed: past it a full load reads less than the ids plus the changes. */
@@ -146,13 +176,8 @@ const REFRESH_BATCH = 500;
  * vector of the knowledge base again. Past REFRESH_LIMIT changed rows it loads everything.
  */
 export async function refreshMatrix(session: SqlSession, c: VectorCandidates, previous: VectorIndex): Promise<VectorIndex> {
-  const rows: Array<{ id: string; stamp: string; group: string }> = [];
-  await session.each(
-    `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
-     FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`,
-    c.params,
-    (row) => rows.push({ id: String(row.id), stamp: String(row.stamp), group: c.groupColumn ? String(row.grp) : '' }),
-  );
+  const read = await readMatrixRows(session, c, false);
+  const rows = read.ids.map((id, i) => ({ id, stamp: read.stamps[i]!, group: c.groupColumn ? read.groups[i]! : '' }));
   const changed = rows.filter((r) => previous.stampOf(r.id) !== r.stamp).map((r) => r.id);
   if (changed.length > rows.length * REFRESH_LIMIT) return loadMatrix(session, c);
   const batches: VectorIndex[] = [];
@@ -168,12 +193,18 @@ export async function refreshMatrix(session: SqlSession, c: VectorCandidates, pr
 /**
  * Exact ranking over matrices kept for the life of the process: right where this process is
  * the database's only writer (the SQLite store). A write to a table marks its matrices stale;
- * the next search refreshes a stale matrix with what changed (refreshMatrix).
+ * the next search refreshes a stale matrix with what changed (refreshMatrix). Matrices are read
+ * through `reads` when given (the SQLite store's read threads: at 100k chunks a first load reads
+ * 2.5 GB of rows, seconds the event loop would otherwise stand still); searches that ask for a
+ * matrix while it loads wait for that load, unless a write came after it began.
  */
 export class InProcessMatrices implements VectorRanking {
-  private readonly matrices = new Map<string, { table: EmbeddingTable; kbId: string; index: VectorIndex; stale: boolean }>();
+  private readonly matrices = new Map<string, { table: EmbeddingTable; kbId: string; index: VectorIndex; stale: boolean; generation: number }>();
+  private readonly loading = new Map<string, { generation: number; index: Promise<VectorIndex> }>();
   /** Bumped by every write: a matrix read across a write stays stale. */
   private generation = 0;
+
+  constructor(private readonly reads?: SqlSession) {}
 
   async nearest(session: SqlSession, q: VectorQuery, query: Float32Array, k: number, groups?: ReadonlySet<string>): Promise<Scored[]> {
     return (await this.matrix(session, q)).search(query, k, groups);
@@ -192,9 +223,21 @@ export class InProcessMatrices implements VectorRanking {
     const key = `${q.name}\u0000${q.scope.tenantId}\u0000${q.scope.kbId}`;
     const cached = this.matrices.get(key);
     if (cached !== undefined && !cached.stale) return cached.index;
+    const pending = this.loading.get(key);
+    if (pending !== undefined && pending.generation === this.generation) return pending.index;
     const generation = this.generation;
-    const index = cached ? await refreshMatrix(session, q.candidates, cached.index) : await loadMatrix(session, q.candidates);
-    this.matrices.set(key, { table: q.table, kbId: q.scope.kbId, index, stale: generation !== this.generation });
-    return index;
+    const reads = this.reads ?? session;
+    const index = cached ? refreshMatrix(reads, q.candidates, cached.index) : loadMatrix(reads, q.candidates);
+    this.loading.set(key, { generation, index });
+    try {
+      const loaded = await index;
+      // A load that began before another one's (a write between them) never replaces it.
+      if ((this.matrices.get(key)?.generation ?? -1) <= generation) {
+        this.matrices.set(key, { table: q.table, kbId: q.scope.kbId, index: loaded, stale: generation !== this.generation, generation });
+      }
+      return loaded;
+    } finally {
+      if (this.loading.get(key)?.index === index) this.loading.delete(key);
+    }
   }
 }

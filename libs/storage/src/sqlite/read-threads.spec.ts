@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
+import { matrixRowsOf } from '../sql/vector-ranking';
 import { SqliteDatabase } from './sqlite-database';
 import { SqliteReadThreads } from './read-threads';
 
@@ -67,6 +68,20 @@ describe('SqliteReadThreads', () => {
   it("rejects a bad statement with SQLite's message and code, and reads on after it", async () => {
     await expect(threads.rows('SELECT nope FROM t')).rejects.toMatchObject({ message: expect.stringContaining('no such column: nope'), code: 'SQLITE_ERROR' });
     await expect(threads.rows('SELECT id FROM t ORDER BY id')).resolves.toEqual([{ id: 'a' }, { id: 'b' }]);
+  });
+
+  it('packs a matrix on the worker as the main connection packs it: columns, and vectors cut or padded to the first row', async () => {
+    db.exec('CREATE TABLE m (id TEXT, stamp TEXT, grp TEXT, embedding BLOB)');
+    const insert = db.prepare('INSERT INTO m VALUES (?, ?, ?, ?)');
+    insert.run('x', 's1', 'g1', Buffer.from(Float32Array.of(1, 2, 3).buffer));
+    insert.run('y', 's2', 'g2', Buffer.from(Float32Array.of(4, 5, 6, 7).buffer));
+    insert.run('z', 's3', 'g1', Buffer.from(Float32Array.of(8).buffer));
+    const sql = 'SELECT id, stamp, embedding, grp FROM m ORDER BY id';
+    const packed = await threads.matrixRows(sql, []);
+    expect(packed).toEqual({ ids: ['x', 'y', 'z'], stamps: ['s1', 's2', 's3'], groups: ['g1', 'g2', 'g1'], dimensions: 3, vectors: Float32Array.of(1, 2, 3, 4, 5, 6, 8, 0, 0) });
+    expect(await matrixRowsOf(new SqliteDatabase(db), sql, [])).toEqual(packed);
+    expect(await threads.matrixRows('SELECT id, stamp FROM m ORDER BY id', [])).toEqual({ ids: ['x', 'y', 'z'], stamps: ['s1', 's2', 's3'], groups: [], dimensions: 0, vectors: new Float32Array(0) });
+    expect(main.calls).toBe(0);
   });
 
   it('refuses writes', async () => {

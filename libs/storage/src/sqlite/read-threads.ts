@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
+import { matrixRowsOf } from '../sql/vector-ranking';
+import type { MatrixRowReader, MatrixRows } from '../sql/vector-ranking';
 
 /** What each worker is started with. */
 interface ReaderInit {
@@ -11,11 +13,16 @@ interface ReaderInit {
 
 interface Request {
   readonly id: number;
+  /** `rows`: the rows as objects; `matrix`: MatrixRows, packed in the worker (see matrixRows). */
+  readonly kind: 'rows' | 'matrix';
   readonly sql: string;
   readonly params: readonly SqlValue[];
 }
 
-type Reply = { readonly id: number; readonly rows: Row[] } | { readonly id: number; readonly error: { message: string; code?: string } };
+type Reply =
+  | { readonly id: number; readonly rows: Row[] }
+  | { readonly id: number; readonly matrix: MatrixRows }
+  | { readonly id: number; readonly error: { message: string; code?: string } };
 
 // Plain CommonJS, evaluated as the worker's script: no build output to find, from source or dist.
 // Every statement is its own read transaction on a read-only connection, so it sees what was
@@ -40,7 +47,31 @@ parentPort.on('message', (request) => {
       statements.set(request.sql, statement);
     }
     const params = request.params.map((p) => (p instanceof Uint8Array ? Buffer.from(p.buffer, p.byteOffset, p.byteLength) : p));
-    parentPort.postMessage({ id: request.id, rows: statement.all(...params) });
+    if (request.kind === 'rows') {
+      parentPort.postMessage({ id: request.id, rows: statement.all(...params) });
+      return;
+    }
+    // Columns of strings and one buffer of floats, moved (not copied) to the main thread: a
+    // message of 180k row objects costs the main thread seconds to take apart.
+    const ids = [], stamps = [], groups = [];
+    let dimensions = 0;
+    let bytes = new Uint8Array(0);
+    for (const row of statement.iterate(...params)) {
+      ids.push(String(row.id));
+      stamps.push(String(row.stamp));
+      if (row.grp !== undefined) groups.push(String(row.grp));
+      if (row.embedding === undefined) continue;
+      if (ids.length === 1) dimensions = row.embedding.byteLength >> 2;
+      const width = dimensions * 4;
+      if (bytes.byteLength < ids.length * width) {
+        const grown = new Uint8Array(Math.max(ids.length * width, bytes.byteLength * 2));
+        grown.set(bytes);
+        bytes = grown;
+      }
+      bytes.set(row.embedding.subarray(0, width), (ids.length - 1) * width);
+    }
+    const vectors = new Float32Array(bytes.buffer, 0, ids.length * dimensions);
+    parentPort.postMessage({ id: request.id, matrix: { ids, stamps, groups, dimensions, vectors } }, [bytes.buffer]);
   } catch (error) {
     parentPort.postMessage({ id: request.id, error: { message: String(error && error.message), code: error && error.code } });
   }
@@ -50,7 +81,8 @@ parentPort.on('message', (request) => {
 /** One worker, its pending requests, and whether it still answers. */
 interface Reader {
   readonly worker: Worker;
-  readonly pending: Map<number, { sql: string; params: readonly SqlValue[]; resolve: (rows: Row[]) => void; reject: (error: Error) => void }>;
+  /** Each request's answer, and how to get it from the fallback should the worker be lost. */
+  readonly pending: Map<number, { fallback: () => Promise<unknown>; resolve: (value: unknown) => void; reject: (error: Error) => void }>;
   alive: boolean;
 }
 
@@ -61,7 +93,7 @@ interface Reader {
  * run on the main thread meanwhile. Started on the first read; a worker that dies hands its
  * reads, and every later one, to `fallback` (the main connection). Reads only: `exec` refuses.
  */
-export class SqliteReadThreads implements SqlSession {
+export class SqliteReadThreads implements SqlSession, MatrixRowReader {
   private readers: Reader[] = [];
   private nextId = 0;
   private turn = 0;
@@ -75,14 +107,24 @@ export class SqliteReadThreads implements SqlSession {
   ) {}
 
   rows(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
+    return this.ask<Row[]>('rows', sql, params, () => this.fallback.rows(sql, params));
+  }
+
+  /** A matrix's rows packed on the worker (see MatrixRows); on the fallback, read as loadMatrix reads any session. */
+  matrixRows(sql: string, params: readonly SqlValue[]): Promise<MatrixRows> {
+    return this.ask<MatrixRows>('matrix', sql, params, () => matrixRowsOf(this.fallback, sql, params));
+  }
+
+  /** Sends a request to the next live worker; with none (or once stopped), answers it from the fallback. */
+  private ask<T>(kind: Request['kind'], sql: string, params: readonly SqlValue[], fallback: () => Promise<T>): Promise<T> {
     const reader = this.stopped ? undefined : this.reader();
-    if (reader === undefined) return this.fallback.rows(sql, params);
+    if (reader === undefined) return fallback();
     const id = this.nextId++;
-    return new Promise<Row[]>((resolve, reject) => {
-      reader.pending.set(id, { sql, params, resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      reader.pending.set(id, { fallback, resolve: resolve as (value: unknown) => void, reject });
       // Held while a read is out: an idle pool must not keep the process alive, a waiting caller must.
       reader.worker.ref();
-      reader.worker.postMessage({ id, sql, params } satisfies Request);
+      reader.worker.postMessage({ id, kind, sql, params } satisfies Request);
     });
   }
 
@@ -129,6 +171,7 @@ export class SqliteReadThreads implements SqlSession {
       if (reader.pending.size === 0) reader.worker.unref();
       if (!waiting) return;
       if ('rows' in reply) waiting.resolve(reply.rows.map(withBuffers));
+      else if ('matrix' in reply) waiting.resolve(reply.matrix);
       else waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
     });
     const lost = () => {
@@ -136,7 +179,7 @@ export class SqliteReadThreads implements SqlSession {
       // Reads the worker took and never answered run again on the main connection.
       for (const [id, waiting] of reader.pending) {
         reader.pending.delete(id);
-        this.fallback.rows(waiting.sql, waiting.params).then(waiting.resolve, waiting.reject);
+        waiting.fallback().then(waiting.resolve, waiting.reject);
       }
     };
     reader.worker.on('error', lost);
