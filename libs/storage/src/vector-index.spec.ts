@@ -66,3 +66,21 @@ describe('VectorIndex', () => {
     }
   });
 });
+
+describe('VectorIndex.built', () => {
+  it('stores what `of` stores, in slices with turns of the event loop between them', async () => {
+    const rows = vectors(10_000, 24);
+    const names = ids(10_000);
+    for (const precision of ['float32', 'int8'] as const) {
+      let turns = 0;
+      const ticking = setInterval(() => turns++, 0);
+      const built = await VectorIndex.built(names, rows, { precision });
+      clearInterval(ticking);
+      // One `of` in a single turn would let no timer run before it is done.
+      expect(turns).toBeGreaterThan(0);
+      const query = rows[1234]!;
+      expect(built.search(query, 10)).toEqual(VectorIndex.of(names, rows, { precision }).search(query, 10));
+      expect(built.search(query, 1)[0]!.item).toBe('v1234');
+    }
+  });
+});

@@ -73,6 +73,21 @@ export class VectorIndex {
   }
 
   /**
+   * `of`, storing the rows in slices of STORED_PER_TURN with a turn of the event loop between
+   * them: normalising and quantising 180k rows is a second of work that would otherwise stand
+   * the loop still. Nothing sees the index before it is returned, so the slices need no care.
+   */
+  static async built(ids: readonly string[], vectors: readonly Float32Array[], options: VectorIndexOptions = {}): Promise<VectorIndex> {
+    const index = new VectorIndex(ids, vectors[0]?.length ?? 0, options);
+    for (let start = 0; start < vectors.length; start += STORED_PER_TURN) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      const end = Math.min(vectors.length, start + STORED_PER_TURN);
+      for (let row = start; row < end; row++) index.store(row, normalized(vectors[row]!, index.dimensions));
+    }
+    return index;
+  }
+
+  /**
    * An index of these ids, each row copied as stored from the first of `sources` that holds it
    * (every id must be in one). No row is decoded and encoded again, so a refresh keeps the
    * unchanged rows bit for bit. Null when the sources differ in dimensions or precision.
@@ -175,6 +190,9 @@ interface Query {
 }
 
 const NO_CODES = new Int8Array(0);
+
+/** Rows `built` stores in one turn of the event loop: about 20 ms of 384-dimension rows here. */
+const STORED_PER_TURN = 4096;
 
 /** Writes v's int8 codes at `offset` (its largest component becomes ±127) and returns what one unit is worth. */
 function quantise(v: Float32Array, codes: Int8Array, offset: number): number {

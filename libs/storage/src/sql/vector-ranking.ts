@@ -162,7 +162,7 @@ export async function loadMatrix(session: SqlSession, c: VectorCandidates): Prom
   const rows = await readMatrixRows(session, c, true);
   const d = rows.dimensions;
   const vectors = rows.ids.map((_, row) => rows.vectors.subarray(row * d, (row + 1) * d));
-  return VectorIndex.of(rows.ids, vectors, { groups: rows.groups, stamps: rows.stamps, precision: c.precision });
+  return VectorIndex.built(rows.ids, vectors, { groups: rows.groups, stamps: rows.stamps, precision: c.precision });
 }
 
 /** Candidates at most this share changed: past it a full load reads less than the ids plus the changes. */
