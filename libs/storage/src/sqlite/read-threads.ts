@@ -32,6 +32,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
 db.pragma('cache_size = -' + workerData.cacheKib);
+// As the main connection waits: only a WAL recovery makes a reader wait at all.
+db.pragma('busy_timeout = 5000');
 const statements = new Map();
 parentPort.on('message', (request) => {
   if (request === 'stop') {
@@ -88,9 +90,9 @@ interface Reader {
 
 /**
  * Reads on worker threads, each with its own read-only connection to the database file: a
- * statement that runs for tens of milliseconds (a BM25 ranking of every match at 100k chunks)
- * then neither blocks the event loop nor waits for the vector scans of the same query, which
- * run on the main thread meanwhile. Started on the first read; a worker that dies hands its
+ * statement that runs for tens of milliseconds (a BM25 ranking of every match at 100k chunks) or
+ * seconds (every vector of a knowledge base, MatrixRows) then neither blocks the event loop nor
+ * waits for the vector scans of the same query, which run on the main thread meanwhile. Started on the first read; a worker that dies hands its
  * reads, and every later one, to `fallback` (the main connection). Reads only: `exec` refuses.
  */
 export class SqliteReadThreads implements SqlSession, MatrixRowReader {
