@@ -31,6 +31,8 @@ export interface Runtime {
   readonly models: Models;
   readonly availability: StoreAvailability;
   readonly telemetry: TelemetrySettings;
+  /** Reads ahead what the first queries would wait for (standalone: SqliteStore.warm); none for the MySQL family. */
+  readonly warm?: () => Promise<void>;
 }
 
 /**
@@ -50,7 +52,8 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
     budget: llmBudget(config, repositories.llmBudget),
     log: (line) => logger.info(line),
   });
-  const base = { config, logger, metrics, models, telemetry, repositories, database: adapter, availability: new StoreAvailability(adapter, logger) };
+  const warm = adapter instanceof SqliteStore ? () => adapter.warm() : undefined;
+  const base = { config, logger, metrics, models, telemetry, repositories, database: adapter, warm, availability: new StoreAvailability(adapter, logger) };
   const bus = new TracedEventBus(config.mode === 'standalone' ? new InProcessEventBus({ logger, traceparent: currentTraceparent }) : new KafkaEventBus(kafkaBusConfig(config, logger)));
   return { ...base, bus, outbox: createEventOutbox(bus, repositories, config, metrics, logger) };
 }

@@ -36,6 +36,12 @@ export function startStandaloneServer(config: TrellisConfig): Promise<RunningPro
       if (summaries > 0) runtime.logger.info({ summaries }, 'finished summaries left pending by the previous run');
       app.get(SweeperSchedule).start();
       app.get(BudgetResumeSchedule).start();
+      // In the background: queries are served meanwhile, and wait only for a matrix still loading.
+      const warming = performance.now();
+      void runtime.warm?.().then(
+        () => runtime.logger.info({ ms: Math.round(performance.now() - warming) }, 'vector matrices loaded'),
+        (error: unknown) => runtime.logger.warn({ err: error }, 'loading the vector matrices ahead of the first query failed; queries load them'),
+      );
     },
   });
 }

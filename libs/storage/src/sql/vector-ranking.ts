@@ -214,6 +214,11 @@ export class InProcessMatrices implements VectorRanking {
     return (await this.matrix(session, q)).similarities(query, ids);
   }
 
+  /** Loads (or refreshes) the matrix of these candidates now, as the next search would. */
+  async preload(session: SqlSession, q: VectorQuery): Promise<void> {
+    await this.matrix(session, q);
+  }
+
   changed(kbId: string, ...tables: EmbeddingTable[]): void {
     this.generation++;
     for (const m of this.matrices.values()) if (m.kbId === kbId && tables.includes(m.table)) m.stale = true;
