@@ -55,6 +55,21 @@ describe('SqliteReadThreads', () => {
     expect(main.calls).toBe(0);
   });
 
+  it('sends a read to the worker with the fewest reads out: a ranking never waits behind a long read', async () => {
+    const started = performance.now();
+    const long = threads.rows(SLOW_COUNT, [8_000_000]);
+    // Three short reads one after another: in turn, the second would have gone to the busy worker.
+    const shortMs: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      expect(await threads.rows('SELECT count(*) AS c FROM t')).toEqual([{ c: 2 }]);
+      shortMs.push(performance.now() - t);
+    }
+    await long;
+    const longMs = performance.now() - started;
+    expect(Math.max(...shortMs)).toBeLessThan(longMs / 4);
+  });
+
   it('leaves the event loop free while a long read runs', async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);

@@ -56,21 +56,28 @@ parentPort.on('message', (request) => {
     // Columns of strings and one buffer of floats, moved (not copied) to the main thread: a
     // message of 180k row objects costs the main thread seconds to take apart.
     const ids = [], stamps = [], groups = [];
+    const packs = statement.columns().some((c) => c.name === 'embedding');
+    // One read transaction: the count and the rows see the same snapshot.
+    db.exec('BEGIN');
     let dimensions = 0;
     let bytes = new Uint8Array(0);
-    for (const row of statement.iterate(...params)) {
-      ids.push(String(row.id));
-      stamps.push(String(row.stamp));
-      if (row.grp !== undefined) groups.push(String(row.grp));
-      if (row.embedding === undefined) continue;
-      if (ids.length === 1) dimensions = row.embedding.byteLength >> 2;
-      const width = dimensions * 4;
-      if (bytes.byteLength < ids.length * width) {
-        const grown = new Uint8Array(Math.max(ids.length * width, bytes.byteLength * 2));
-        grown.set(bytes);
-        bytes = grown;
+    try {
+      // Sized once by a count: a buffer doubled as it grew held up to twice the rows, and the
+      // main thread keeps it until the matrix is built (183k rows of 384 floats are 282 MB).
+      const count = packs ? db.prepare('SELECT count(*) AS n FROM (' + request.sql + ')').get(...params).n : 0;
+      for (const row of statement.iterate(...params)) {
+        ids.push(String(row.id));
+        stamps.push(String(row.stamp));
+        if (row.grp !== undefined) groups.push(String(row.grp));
+        if (!packs) continue;
+        if (ids.length === 1) {
+          dimensions = row.embedding.byteLength >> 2;
+          bytes = new Uint8Array(count * dimensions * 4);
+        }
+        bytes.set(row.embedding.subarray(0, dimensions * 4), (ids.length - 1) * dimensions * 4);
       }
-      bytes.set(row.embedding.subarray(0, width), (ids.length - 1) * width);
+    } finally {
+      db.exec('COMMIT');
     }
     const vectors = new Float32Array(bytes.buffer, 0, ids.length * dimensions);
     parentPort.postMessage({ id: request.id, matrix: { ids, stamps, groups, dimensions, vectors } }, [bytes.buffer]);
@@ -153,14 +160,19 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
     );
   }
 
-  /** The next live worker in turn, starting the pool on first use; undefined when none is alive. */
+  /**
+   * The live worker with the fewest reads out (the next in turn among equals), starting the pool
+   * on first use; undefined when none is alive. Fewest, not merely next: a matrix read takes
+   * seconds, and a ranking sent behind it would wait for all of them.
+   */
   private reader(): Reader | undefined {
     if (this.readers.length === 0) this.readers = Array.from({ length: this.threads }, () => this.start());
+    let best: Reader | undefined;
     for (let tries = 0; tries < this.readers.length; tries++) {
       const reader = this.readers[this.turn++ % this.readers.length]!;
-      if (reader.alive) return reader;
+      if (reader.alive && (best === undefined || reader.pending.size < best.pending.size)) best = reader;
     }
-    return undefined;
+    return best;
   }
 
   private start(): Reader {
