@@ -68,7 +68,7 @@ export class VectorIndex {
   /** An index of these vectors, one per id. */
   static of(ids: readonly string[], vectors: readonly Float32Array[], options: VectorIndexOptions = {}): VectorIndex {
     const index = new VectorIndex(ids, vectors[0]?.length ?? 0, options);
-    vectors.forEach((v, row) => index.store(row, normalized(v, index.dimensions)));
+    index.storeRows(vectors, 0, vectors.length);
     return index;
   }
 
@@ -81,8 +81,7 @@ export class VectorIndex {
     const index = new VectorIndex(ids, vectors[0]?.length ?? 0, options);
     for (let start = 0; start < vectors.length; start += STORED_PER_TURN) {
       if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      const end = Math.min(vectors.length, start + STORED_PER_TURN);
-      for (let row = start; row < end; row++) index.store(row, normalized(vectors[row]!, index.dimensions));
+      index.storeRows(vectors, start, Math.min(vectors.length, start + STORED_PER_TURN));
     }
     return index;
   }
@@ -149,6 +148,11 @@ export class VectorIndex {
     if (this.precision === 'float32') return { vector, codes: NO_CODES, unit: 1 };
     const codes = new Int8Array(this.dimensions);
     return { vector, codes, unit: quantise(vector, codes, 0) };
+  }
+
+  /** Rows start..end of the index from vectors[start..end], each normalised first. */
+  private storeRows(vectors: readonly Float32Array[], start: number, end: number): void {
+    for (let row = start; row < end; row++) this.store(row, normalized(vectors[row]!, this.dimensions));
   }
 
   private store(row: number, v: Float32Array): void {
