@@ -7,16 +7,27 @@ import { WorkerThreadCalls } from './worker-thread-calls';
 /**
  * A worker thread that answers `{ id, value, after }` with the value after `after` ms; a value
  * of 'fail' is answered with an error, 'exit' ends the thread with code 3, 'throw' throws
- * outside any handler. It says "ready" first, with no id, as the embedding worker does.
+ * outside any handler. It says "ready" first, with no id, as the embedding worker does. A
+ * farewell \`{ bye: 'leave' }\` closes its port once the calls it runs are done (so the thread
+ * exits by itself); \`{ bye: 'stay' }\` is ignored.
  */
 const SCRIPT = `
 const { parentPort } = require('node:worker_threads');
 parentPort.postMessage({ kind: 'ready' });
-parentPort.on('message', ({ id, value, after }) => setTimeout(() => {
+let running = 0;
+let leaving = false;
+parentPort.on('message', ({ id, value, after, bye }) => {
+  if (bye === 'leave') leaving = true;
+  if (bye !== undefined) return leaving && running === 0 && parentPort.close();
+  running++;
+  setTimeout(() => {
+  running--;
   if (value === 'exit') process.exit(3);
   if (value === 'throw') throw new Error('the thread broke');
   parentPort.postMessage(value === 'fail' ? { id, error: 'no answer for that' } : { id, result: value });
-}, after ?? 0));
+  if (leaving && running === 0) parentPort.close();
+}, after ?? 0);
+});
 `;
 
 type Request = { readonly value: string; readonly after?: number };
@@ -74,6 +85,26 @@ describe('WorkerThreadCalls', () => {
     const owed = expect(calls.call({ value: 'never answered', after: 500 })).rejects.toThrow('closed by its owner');
     await calls.terminate(new Error('closed by its owner'));
     await owed;
+    await expect(calls.call({ value: 'after close' })).rejects.toThrow('closed by its owner');
+  });
+
+  it.each([
+    ['finishes its call and exits by itself when it heeds the farewell', 'leave', 0],
+    ['is terminated after the grace period when it ignores the farewell', 'stay', 1],
+  ])('on close, fails the calls owed at once; the thread %s', async (_, bye, exitCode) => {
+    const worker = new Worker(SCRIPT, { eval: true });
+    const exit = new Promise<number>((resolve) => worker.once('exit', resolve));
+    const calls = new WorkerThreadCalls<Request, string>(worker, ERRORS);
+    const owed = calls.call({ value: 'in the middle of it', after: 150 });
+    const failedAt = owed.then(
+      () => -1,
+      () => Date.now(),
+    );
+    const started = Date.now();
+    await calls.close(new Error('closed by its owner'), { bye }, 400);
+    await expect(owed).rejects.toThrow('closed by its owner');
+    expect((await failedAt) - started).toBeLessThan(100);
+    expect(await exit).toBe(exitCode);
     await expect(calls.call({ value: 'after close' })).rejects.toThrow('closed by its owner');
   });
 

@@ -30,6 +30,7 @@ export class WorkerThreadCalls<Q extends object, R> {
   private readonly waiting = new Map<number, Waiter<R>>();
   private nextId = 0;
   private failure: Error | null = null;
+  private exited = false;
 
   /** `onFailure` hears the first reason the thread stopped answering, once. */
   constructor(
@@ -39,7 +40,10 @@ export class WorkerThreadCalls<Q extends object, R> {
   ) {
     worker.on('message', (reply: unknown) => this.answer(reply));
     worker.on('error', (error) => this.fail(error));
-    worker.on('exit', (code) => this.fail(errors.exited(code)));
+    worker.on('exit', (code) => {
+      this.exited = true;
+      this.fail(errors.exited(code));
+    });
     worker.unref();
   }
 
@@ -62,6 +66,26 @@ export class WorkerThreadCalls<Q extends object, R> {
   async terminate(reason?: Error): Promise<void> {
     if (reason) this.fail(reason);
     await this.worker.terminate();
+  }
+
+  /**
+   * Fails the calls the thread owes with `reason` at once, then asks the thread to end itself
+   * with `farewell` and waits up to `graceMs` for it to exit before terminating it. For threads
+   * that hold native resources (an ONNX session): terminating one in the middle of a native call
+   * can abort the whole process, while a thread that finishes its call, frees what it holds and
+   * closes its port exits cleanly.
+   */
+  async close(reason: Error, farewell: object, graceMs: number): Promise<void> {
+    this.fail(reason);
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.ref();
+    this.worker.postMessage(farewell);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    const outcome = await Promise.race([exited, late]);
+    clearTimeout(timer);
+    if (outcome === 'late') await this.worker.terminate();
   }
 
   private answer(reply: unknown): void {

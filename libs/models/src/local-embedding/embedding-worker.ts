@@ -5,6 +5,8 @@ import { SentenceEncoder } from './sentence-encoder';
 
 /** Messages between the embedder and its worker thread: the model's loading, then the texts to embed and their vectors. */
 export type WorkerRequest = { readonly texts: readonly string[] };
+/** Asks the worker to finish what it is running, free the ONNX session and exit. */
+export type WorkerFarewell = { readonly kind: 'close' };
 export type WorkerReply = { readonly kind: 'ready'; readonly dimensions: number } | { readonly kind: 'failed'; readonly error: string } | ThreadReply<Float32Array[]>;
 
 export interface WorkerInit {
@@ -23,8 +25,16 @@ if (parentPort !== null && workerData !== null && typeof workerData === 'object'
   SentenceEncoder.load(ort, init.files, init.threads).then(
     (encoder) => {
       let queue = Promise.resolve();
-      port.on('message', (request: ThreadRequest<WorkerRequest>) => {
+      let closing = false;
+      port.on('message', (request: ThreadRequest<WorkerRequest> | WorkerFarewell) => {
+        if ('kind' in request) {
+          closing = true;
+          queue = queue.then(() => encoder.release()).finally(() => port.close());
+          return;
+        }
+        if (closing) return;
         queue = queue.then(async () => {
+          if (closing) return;
           try {
             const vectors = await encoder.embed(request.texts);
             port.postMessage({ id: request.id, result: vectors } satisfies WorkerReply, vectors.map((v) => v.buffer as ArrayBuffer));

@@ -3,10 +3,12 @@ import { join } from 'node:path';
 import type { EmbeddingProvider } from '../embedding-provider';
 import { WorkerThreadCalls } from '../worker-thread-calls';
 import type { ModelFiles } from './model-files';
-import type { WorkerInit, WorkerReply, WorkerRequest } from './embedding-worker';
+import type { WorkerFarewell, WorkerInit, WorkerReply, WorkerRequest } from './embedding-worker';
 
 /** Texts per worker request: bounds the latency a long indexing batch adds to a query behind it. */
 const REQUEST_TEXTS = 32;
+/** How long a closing worker may take to finish its inference and exit before it is terminated. */
+const CLOSE_GRACE_MS = 10_000;
 
 /**
  * A real sentence-embedding model in process, off the event loop: one worker thread owns the
@@ -56,7 +58,8 @@ export class LocalModelEmbedder implements EmbeddingProvider {
     return (await Promise.all(slices)).flat();
   }
 
+  /** Fails the texts still owed at once; the worker finishes the inference it is in, frees the session and exits. */
   async close(): Promise<void> {
-    await this.calls.terminate(new Error('embedding model closed'));
+    await this.calls.close(new Error('embedding model closed'), { kind: 'close' } satisfies WorkerFarewell, CLOSE_GRACE_MS);
   }
 }

@@ -53,6 +53,11 @@ export class SentenceEncoder {
     return new SentenceEncoder(ort, session, tokenizer, files, window, { cls: wrapped[0]!, sep: wrapped[1]! });
   }
 
+  /** Frees the ONNX session; the encoder must not be used after. */
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+
   get dimensions(): number {
     return this.files.dimensions;
   }
