@@ -67,20 +67,31 @@ describe('VectorIndex', () => {
   });
 });
 
-describe('VectorIndex.built', () => {
-  it('stores what `of` stores, in slices with turns of the event loop between them', async () => {
-    const rows = vectors(10_000, 24);
-    const names = ids(10_000);
+describe('VectorIndex.filling', () => {
+  const rows = vectors(10_000, 24);
+  const names = ids(10_000);
+  const slice = (from: number, to: number) => {
+    const packed = new Float32Array((to - from) * 24);
+    for (let row = from; row < to; row++) packed.set(rows[row]!, (row - from) * 24);
+    return { ids: names.slice(from, to), stamps: names.slice(from, to).map((id) => `stamp of ${id}`), groups: [], vectors: packed };
+  };
+
+  it('stores slice after slice what `of` stores at once, with their stamps', () => {
     for (const precision of ['float32', 'int8'] as const) {
-      let turns = 0;
-      const ticking = setInterval(() => turns++, 0);
-      const built = await VectorIndex.built(names, rows, { precision });
-      clearInterval(ticking);
-      // One `of` in a single turn would let no timer run before it is done.
-      expect(turns).toBeGreaterThan(0);
+      const filling = VectorIndex.filling(10_000, 24, { precision });
+      for (let from = 0; from < 10_000; from += 3000) filling.add(slice(from, Math.min(10_000, from + 3000)));
+      const filled = filling.index();
       const query = rows[1234]!;
-      expect(built.search(query, 10)).toEqual(VectorIndex.of(names, rows, { precision }).search(query, 10));
-      expect(built.search(query, 1)[0]!.item).toBe('v1234');
+      expect(filled.search(query, 10)).toEqual(VectorIndex.of(names, rows, { precision }).search(query, 10));
+      expect(filled.search(query, 1)[0]!.item).toBe('v1234');
+      expect([filled.size, filled.stampOf('v9999')]).toEqual([10_000, 'stamp of v9999']);
     }
+  });
+
+  it('refuses rows past the count it was sized for, and an index short of them', () => {
+    const filling = VectorIndex.filling(10, 24);
+    filling.add(slice(0, 6));
+    expect(() => filling.add(slice(6, 12))).toThrow('sized for 10 rows was sent more');
+    expect(() => filling.index()).toThrow('sized for 10 rows was sent 6');
   });
 });

@@ -24,6 +24,21 @@ export interface VectorIndexOptions {
   readonly kernel?: ScanKernel;
 }
 
+/** Rows as a matrix read streams them: vectors packed row after row, ids (and stamps and groups, where kept) by column. */
+export interface RowSlice {
+  readonly ids: readonly string[];
+  readonly stamps: readonly string[];
+  /** Empty when the rows have no groups. */
+  readonly groups: readonly string[];
+  readonly vectors: Float32Array;
+}
+
+/** An index being filled slice after slice with the rows it was sized for; `index()` once they are all in. */
+export interface VectorIndexFilling {
+  add(slice: RowSlice): void;
+  index(): VectorIndex;
+}
+
 /**
  * Below this many stored values (about 170 rows of 384) an index keeps its rows in JS arrays: the
  * scan is microseconds either way, and the engine caps how many WebAssembly memories a process
@@ -48,15 +63,17 @@ export class VectorIndex {
   readonly precision: MatrixPrecision;
   readonly kernel: ScanKernel;
 
+  /** `capacity`: the rows the index will hold, when fewer than `ids` are known yet (filling). */
   private constructor(
     readonly ids: readonly string[],
     readonly dimensions: number,
     options: VectorIndexOptions,
+    capacity = ids.length,
   ) {
     this.groups = options.groups ?? [];
     this.stamps = options.stamps ?? [];
     this.precision = options.precision ?? 'float32';
-    const n = ids.length;
+    const n = capacity;
     const simd = options.kernel === 'simd' || (options.kernel === undefined && n * dimensions >= SIMD_MIN_VALUES);
     this.memory = simd ? ScanMemory.create(this.precision, n, dimensions) : null;
     this.kernel = this.memory === null ? 'js' : 'simd';
@@ -68,22 +85,37 @@ export class VectorIndex {
   /** An index of these vectors, one per id. */
   static of(ids: readonly string[], vectors: readonly Float32Array[], options: VectorIndexOptions = {}): VectorIndex {
     const index = new VectorIndex(ids, vectors[0]?.length ?? 0, options);
-    index.storeRows(vectors, 0, vectors.length);
+    vectors.forEach((v, row) => index.store(row, normalized(v, index.dimensions)));
     return index;
   }
 
   /**
-   * `of`, storing the rows in slices of STORED_PER_TURN with a turn of the event loop between
-   * them: normalising and quantising 180k rows is a second of work that would otherwise stand
-   * the loop still. Nothing sees the index before it is returned, so the slices need no care.
+   * An index of `count` rows of `dimensions`, stored as their slices arrive: a matrix read
+   * streams its rows (at 100k chunks 183k relationship rows are 282 MB of floats), so only
+   * the index's own memory and a slice or two are held at once, never the whole read. Stamps
+   * are kept, and groups when the slices carry them. `index()` refuses a matrix short of rows.
    */
-  static async built(ids: readonly string[], vectors: readonly Float32Array[], options: VectorIndexOptions = {}): Promise<VectorIndex> {
-    const index = new VectorIndex(ids, vectors[0]?.length ?? 0, options);
-    for (let start = 0; start < vectors.length; start += STORED_PER_TURN) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      index.storeRows(vectors, start, Math.min(vectors.length, start + STORED_PER_TURN));
-    }
-    return index;
+  static filling(count: number, dimensions: number, options: Pick<VectorIndexOptions, 'precision' | 'kernel'> = {}): VectorIndexFilling {
+    const ids: string[] = [];
+    const groups: string[] = [];
+    const stamps: string[] = [];
+    const index = new VectorIndex(ids, dimensions, { ...options, groups, stamps }, count);
+    return {
+      add: (slice) => {
+        if (ids.length + slice.ids.length > count) throw new Error(`a matrix sized for ${count} rows was sent more`);
+        slice.ids.forEach((id, i) => {
+          const row = ids.push(id) - 1;
+          index.rowOf.set(id, row);
+          stamps.push(slice.stamps[i]!);
+          if (slice.groups.length > 0) groups.push(slice.groups[i]!);
+          index.store(row, normalized(slice.vectors.subarray(i * dimensions, (i + 1) * dimensions), dimensions));
+        });
+      },
+      index: () => {
+        if (ids.length !== count) throw new Error(`a matrix sized for ${count} rows was sent ${ids.length}`);
+        return index;
+      },
+    };
   }
 
   /**
@@ -150,11 +182,6 @@ export class VectorIndex {
     return { vector, codes, unit: quantise(vector, codes, 0) };
   }
 
-  /** Rows start..end of the index from vectors[start..end], each normalised first. */
-  private storeRows(vectors: readonly Float32Array[], start: number, end: number): void {
-    for (let row = start; row < end; row++) this.store(row, normalized(vectors[row]!, this.dimensions));
-  }
-
   private store(row: number, v: Float32Array): void {
     if (this.rows instanceof Float32Array) this.rows.set(v, row * this.dimensions);
     else this.units[row] = quantise(v, this.rows, row * this.dimensions);
@@ -194,9 +221,6 @@ interface Query {
 }
 
 const NO_CODES = new Int8Array(0);
-
-/** Rows `built` stores in one turn of the event loop: about 20 ms of 384-dimension rows here. */
-const STORED_PER_TURN = 4096;
 
 /** Writes v's int8 codes at `offset` (its largest component becomes ±127) and returns what one unit is worth. */
 function quantise(v: Float32Array, codes: Int8Array, offset: number): number {

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import { VectorIndex } from '../vector-index';
-import type { MatrixPrecision } from '../vector-index';
+import type { MatrixPrecision, RowSlice, VectorIndexFilling } from '../vector-index';
 import { bufferToVector } from '../vector-math';
 import { CURRENT_CHUNKS, marks } from '../row-mappers';
 import type { SqlSession, SqlValue } from './sql-session';
@@ -116,53 +116,77 @@ function stampColumn(c: VectorCandidates): string {
 }
 
 /**
- * A matrix's rows read in one piece: ids, stamps and groups by column, and the embeddings (when
- * selected) packed row after row, each cut or padded to the first row's dimensions.
+ * Receives a matrix read: `begin` with the number of rows and their dimensions (the first row's:
+ * each embedding is cut or padded to it), then the rows in slices of at most MATRIX_SLICE_ROWS.
+ * A read that is retried elsewhere (a read thread lost) calls `begin` again and starts over.
  */
-export interface MatrixRows {
-  readonly ids: string[];
-  readonly stamps: string[];
-  readonly groups: string[];
-  readonly dimensions: number;
-  readonly vectors: Float32Array;
+export interface MatrixSink {
+  begin(count: number, dimensions: number): void;
+  add(slice: RowSlice): void;
 }
 
-/** A session that reads `id, stamp[, embedding][, grp]` rows as MatrixRows itself: the SQLite read threads, off the main thread. */
+/** Rows per slice of a matrix read: 6 MB of 384-dimension floats, about 20 ms of storing them. */
+export const MATRIX_SLICE_ROWS = 4096;
+
+/** A session that streams `id, stamp[, embedding][, grp]` rows into a MatrixSink itself: the SQLite read threads, off the main thread. */
 export interface MatrixRowReader {
-  matrixRows(sql: string, params: readonly SqlValue[]): Promise<MatrixRows>;
+  matrixRows(sql: string, params: readonly SqlValue[], sink: MatrixSink): Promise<void>;
 }
 
 const isMatrixRowReader = (session: SqlSession): session is SqlSession & MatrixRowReader => typeof (session as Partial<MatrixRowReader>).matrixRows === 'function';
 
-/** The candidates' ids, stamps and groups, and with `embeddings` their vectors. */
-function readMatrixRows(session: SqlSession, c: VectorCandidates, embeddings: boolean): Promise<MatrixRows> {
+/** Streams the candidates' ids, stamps and groups, and with `embeddings` their vectors, into `sink`. */
+function readMatrixRows(session: SqlSession, c: VectorCandidates, embeddings: boolean, sink: MatrixSink): Promise<void> {
   const sql = `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp${embeddings ? `, ${c.embeddingColumn} AS embedding` : ''}${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
      FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`;
-  return isMatrixRowReader(session) ? session.matrixRows(sql, c.params) : matrixRowsOf(session, sql, c.params);
+  return isMatrixRowReader(session) ? session.matrixRows(sql, c.params, sink) : matrixRowsOf(session, sql, c.params, sink);
 }
 
-/** MatrixRows streamed from any session: `grp` and `embedding` are read where the statement selects them. */
-export async function matrixRowsOf(session: SqlSession, sql: string, params: readonly SqlValue[]): Promise<MatrixRows> {
-  const rows: MatrixRows = { ids: [], stamps: [], groups: [], dimensions: 0, vectors: new Float32Array(0) };
+/**
+ * A matrix read from any session (the MySQL family, or SQLite's main connection when no read
+ * thread answers): the rows are collected first, as the count is not known before, then handed
+ * to `sink` in slices with a turn of the event loop between them.
+ */
+export async function matrixRowsOf(session: SqlSession, sql: string, params: readonly SqlValue[], sink: MatrixSink): Promise<void> {
+  const ids: string[] = [];
+  const stamps: string[] = [];
+  const groups: string[] = [];
   const vectors: Float32Array[] = [];
   await session.each(sql, params, (row) => {
-    rows.ids.push(String(row.id));
-    rows.stamps.push(String(row.stamp));
+    ids.push(String(row.id));
+    stamps.push(String(row.stamp));
     if (row.embedding !== undefined) vectors.push(bufferToVector(row.embedding as Buffer));
-    if (row.grp !== undefined) rows.groups.push(String(row.grp));
+    if (row.grp !== undefined) groups.push(String(row.grp));
   });
-  const dimensions = vectors[0]?.length ?? 0;
-  const packed = new Float32Array(vectors.length * dimensions);
-  vectors.forEach((v, row) => packed.set(v.length > dimensions ? v.subarray(0, dimensions) : v, row * dimensions));
-  return { ...rows, dimensions, vectors: packed };
+  const d = vectors[0]?.length ?? 0;
+  sink.begin(ids.length, d);
+  for (let start = 0; start < ids.length; start += MATRIX_SLICE_ROWS) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    const end = Math.min(ids.length, start + MATRIX_SLICE_ROWS);
+    const packed = new Float32Array(d > 0 ? (end - start) * d : 0);
+    for (let row = start; row < end && d > 0; row++) packed.set(vectors[row]!.subarray(0, d), (row - start) * d);
+    sink.add({ ids: ids.slice(start, end), stamps: stamps.slice(start, end), groups: groups.slice(start, end), vectors: packed });
+  }
 }
 
 /** Reads every embedding of the candidates into one in-memory matrix. */
 export async function loadMatrix(session: SqlSession, c: VectorCandidates): Promise<VectorIndex> {
-  const rows = await readMatrixRows(session, c, true);
-  const d = rows.dimensions;
-  const vectors = rows.ids.map((_, row) => rows.vectors.subarray(row * d, (row + 1) * d));
-  return VectorIndex.built(rows.ids, vectors, { groups: rows.groups, stamps: rows.stamps, precision: c.precision });
+  let filling: VectorIndexFilling | undefined;
+  await readMatrixRows(session, c, true, {
+    begin: (count, dimensions) => (filling = VectorIndex.filling(count, dimensions, { precision: c.precision })),
+    add: (slice) => filling!.add(slice),
+  });
+  return filling!.index();
+}
+
+/** The candidates' ids, stamps and groups (no embeddings), as refreshMatrix compares them. */
+async function candidateStamps(session: SqlSession, c: VectorCandidates): Promise<Array<{ id: string; stamp: string; group: string }>> {
+  const rows: Array<{ id: string; stamp: string; group: string }> = [];
+  await readMatrixRows(session, c, false, {
+    begin: () => rows.splice(0),
+    add: (slice) => slice.ids.forEach((id, i) => rows.push({ id, stamp: slice.stamps[i]!, group: slice.groups[i] ?? '' })),
+  });
+  return rows;
 }
 
 /** Candidates at most this share changed: past it a full load reads less than the ids plus the changes. */
@@ -176,8 +200,7 @@ const REFRESH_BATCH = 500;
  * vector of the knowledge base again. Past REFRESH_LIMIT changed rows it loads everything.
  */
 export async function refreshMatrix(session: SqlSession, c: VectorCandidates, previous: VectorIndex): Promise<VectorIndex> {
-  const read = await readMatrixRows(session, c, false);
-  const rows = read.ids.map((id, i) => ({ id, stamp: read.stamps[i]!, group: c.groupColumn ? read.groups[i]! : '' }));
+  const rows = await candidateStamps(session, c);
   const changed = rows.filter((r) => previous.stampOf(r.id) !== r.stamp).map((r) => r.id);
   if (changed.length > rows.length * REFRESH_LIMIT) return loadMatrix(session, c);
   const batches: VectorIndex[] = [];

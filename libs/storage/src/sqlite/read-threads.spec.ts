@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
-import { matrixRowsOf } from '../sql/vector-ranking';
+import { MATRIX_SLICE_ROWS, matrixRowsOf } from '../sql/vector-ranking';
+import type { MatrixSink } from '../sql/vector-ranking';
+import type { RowSlice } from '../vector-index';
 import { SqliteDatabase } from './sqlite-database';
 import { SqliteReadThreads } from './read-threads';
 
@@ -20,6 +22,22 @@ function counted(session: SqlSession): SqlSession & { calls: number } {
     each: (sql: string, params: readonly SqlValue[], onRow: (row: Row) => void) => session.each(sql, params, onRow),
   };
   return counter;
+}
+
+/** What a matrix read hands its sink, put together again. */
+async function collected(read: (sink: MatrixSink) => Promise<void>) {
+  const got = { count: -1, dimensions: -1, slices: 0, ids: [] as string[], stamps: [] as string[], groups: [] as string[], vectors: [] as number[] };
+  await read({
+    begin: (count, dimensions) => Object.assign(got, { count, dimensions }),
+    add: (slice) => {
+      got.slices++;
+      got.ids.push(...slice.ids);
+      got.stamps.push(...slice.stamps);
+      got.groups.push(...slice.groups);
+      got.vectors.push(...slice.vectors);
+    },
+  });
+  return got;
 }
 
 // Counts to n in SQLite itself: a read that keeps a connection busy for a while.
@@ -92,11 +110,51 @@ describe('SqliteReadThreads', () => {
     insert.run('y', 's2', 'g2', Buffer.from(Float32Array.of(4, 5, 6, 7).buffer));
     insert.run('z', 's3', 'g1', Buffer.from(Float32Array.of(8).buffer));
     const sql = 'SELECT id, stamp, embedding, grp FROM m ORDER BY id';
-    const packed = await threads.matrixRows(sql, []);
-    expect(packed).toEqual({ ids: ['x', 'y', 'z'], stamps: ['s1', 's2', 's3'], groups: ['g1', 'g2', 'g1'], dimensions: 3, vectors: Float32Array.of(1, 2, 3, 4, 5, 6, 8, 0, 0) });
-    expect(await matrixRowsOf(new SqliteDatabase(db), sql, [])).toEqual(packed);
-    expect(await threads.matrixRows('SELECT id, stamp FROM m ORDER BY id', [])).toEqual({ ids: ['x', 'y', 'z'], stamps: ['s1', 's2', 's3'], groups: [], dimensions: 0, vectors: new Float32Array(0) });
+    const packed = await collected((sink) => threads.matrixRows(sql, [], sink));
+    expect(packed).toEqual({ count: 3, dimensions: 3, slices: 1, ids: ['x', 'y', 'z'], stamps: ['s1', 's2', 's3'], groups: ['g1', 'g2', 'g1'], vectors: [1, 2, 3, 4, 5, 6, 8, 0, 0] });
+    expect(await collected((sink) => matrixRowsOf(new SqliteDatabase(db), sql, [], sink))).toEqual(packed);
+    expect(await collected((sink) => threads.matrixRows('SELECT id, stamp FROM m ORDER BY id', [], sink))).toEqual({
+      count: 3,
+      dimensions: 0,
+      slices: 1,
+      ids: ['x', 'y', 'z'],
+      stamps: ['s1', 's2', 's3'],
+      groups: [],
+      vectors: [],
+    });
+    expect(await collected((sink) => threads.matrixRows('SELECT id, stamp FROM m WHERE id = ?', ['none'], sink))).toMatchObject({ count: 0, slices: 0, ids: [] });
     expect(main.calls).toBe(0);
+  });
+
+  it('streams a large matrix in slices of MATRIX_SLICE_ROWS, in order, to a main thread slow to store them (the worker waits for it)', async () => {
+    db.exec('CREATE TABLE big (id TEXT, stamp TEXT, embedding BLOB)');
+    const insert = db.prepare('INSERT INTO big VALUES (?, ?, ?)');
+    const n = MATRIX_SLICE_ROWS * 10 + 7;
+    db.transaction(() => {
+      for (let i = 0; i < n; i++) insert.run(`r${String(i).padStart(6, '0')}`, `s${i}`, Buffer.from(Float32Array.of(i, -i).buffer));
+    })();
+    let largest = 0;
+    const sink = {
+      count: 0,
+      rows: 0,
+      begin: (count: number) => (sink.count = count),
+      add: (slice: RowSlice) => {
+        // Busy storing: the worker sends faster and must wait for these (SLICES_AHEAD), not hang.
+        const until = performance.now() + 5;
+        while (performance.now() < until);
+        expect(slice.vectors[0]).toBe(sink.rows);
+        sink.rows += slice.ids.length;
+        largest = Math.max(largest, slice.ids.length);
+      },
+    };
+    await threads.matrixRows('SELECT id, stamp, embedding FROM big ORDER BY id', [], sink);
+    expect([sink.count, sink.rows, largest]).toEqual([n, n, MATRIX_SLICE_ROWS]);
+  });
+
+  it('fails a matrix read with the error its sink threw, and reads on after it', async () => {
+    const failing = { begin: () => undefined, add: () => { throw new Error('no room for it'); } };
+    await expect(threads.matrixRows('SELECT id, stamp, embedding FROM m', [], failing)).rejects.toThrow('no room for it');
+    await expect(threads.rows('SELECT count(*) AS c FROM m')).resolves.toEqual([{ c: 3 }]);
   });
 
   it('refuses writes', async () => {

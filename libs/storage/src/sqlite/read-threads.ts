@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
-import { matrixRowsOf } from '../sql/vector-ranking';
-import type { MatrixRowReader, MatrixRows } from '../sql/vector-ranking';
+import { MATRIX_SLICE_ROWS, matrixRowsOf } from '../sql/vector-ranking';
+import type { MatrixRowReader, MatrixSink } from '../sql/vector-ranking';
+import type { RowSlice } from '../vector-index';
 
 /** What each worker is started with. */
 interface ReaderInit {
@@ -9,11 +10,15 @@ interface ReaderInit {
   readonly driver: string;
   readonly path: string;
   readonly cacheKib: number;
+  readonly sliceRows: number;
+  /** Slices sent and not yet stored by the main thread (Int32Array over a SharedArrayBuffer): the worker waits past SLICES_AHEAD. */
+  readonly unstored: SharedArrayBuffer;
+  readonly slicesAhead: number;
 }
 
 interface Request {
   readonly id: number;
-  /** `rows`: the rows as objects; `matrix`: MatrixRows, packed in the worker (see matrixRows). */
+  /** `rows`: the rows as objects; `matrix`: a matrix streamed in slices packed in the worker (see matrixRows). */
   readonly kind: 'rows' | 'matrix';
   readonly sql: string;
   readonly params: readonly SqlValue[];
@@ -21,7 +26,9 @@ interface Request {
 
 type Reply =
   | { readonly id: number; readonly rows: Row[] }
-  | { readonly id: number; readonly matrix: MatrixRows }
+  | { readonly id: number; readonly begin: { readonly count: number; readonly dimensions: number } }
+  | { readonly id: number; readonly slice: RowSlice }
+  | { readonly id: number; readonly done: true }
   | { readonly id: number; readonly error: { message: string; code?: string } };
 
 // Plain CommonJS, evaluated as the worker's script: no build output to find, from source or dist.
@@ -53,45 +60,73 @@ parentPort.on('message', (request) => {
       parentPort.postMessage({ id: request.id, rows: statement.all(...params) });
       return;
     }
-    // Columns of strings and one buffer of floats, moved (not copied) to the main thread: a
-    // message of 180k row objects costs the main thread seconds to take apart.
-    const ids = [], stamps = [], groups = [];
+    // A matrix goes in slices of columns of strings and one buffer of floats, each moved (not
+    // copied) to the main thread, which stores a slice in the index as it comes: the whole read
+    // (282 MB of relationship floats at 100k chunks) is never held at once. A message of 180k
+    // row objects would cost the main thread seconds to take apart.
     const packs = statement.columns().some((c) => c.name === 'embedding');
+    const unstored = new Int32Array(workerData.unstored);
+    let ids = [], stamps = [], groups = [], bytes = new Uint8Array(0), dimensions = 0, begun = false;
+    const send = () => {
+      // Never more than slicesAhead slices the main thread has not stored yet (it may be busy
+      // with queries): waits in steps, so a main thread that stopped listening cannot hang it.
+      for (let waited = 0; Atomics.load(unstored, 0) >= workerData.slicesAhead && waited < 600; waited++) Atomics.wait(unstored, 0, Atomics.load(unstored, 0), 100);
+      Atomics.add(unstored, 0, 1);
+      const vectors = new Float32Array(bytes.buffer, 0, ids.length * dimensions);
+      parentPort.postMessage({ id: request.id, slice: { ids, stamps, groups, vectors } }, [bytes.buffer]);
+      ids = [];
+      stamps = [];
+      groups = [];
+    };
     // One read transaction: the count and the rows see the same snapshot.
     db.exec('BEGIN');
-    let dimensions = 0;
-    let bytes = new Uint8Array(0);
     try {
-      // Sized once by a count: a buffer doubled as it grew held up to twice the rows, and the
-      // main thread keeps it until the matrix is built (183k rows of 384 floats are 282 MB).
-      const count = packs ? db.prepare('SELECT count(*) AS n FROM (' + request.sql + ')').get(...params).n : 0;
+      const count = db.prepare('SELECT count(*) AS n FROM (' + request.sql + ')').get(...params).n;
       for (const row of statement.iterate(...params)) {
+        if (!begun) {
+          dimensions = packs ? row.embedding.byteLength >> 2 : 0;
+          parentPort.postMessage({ id: request.id, begin: { count, dimensions } });
+          begun = true;
+        }
+        if (ids.length === 0) bytes = new Uint8Array(workerData.sliceRows * dimensions * 4);
+        if (packs) bytes.set(row.embedding.subarray(0, dimensions * 4), ids.length * dimensions * 4);
         ids.push(String(row.id));
         stamps.push(String(row.stamp));
         if (row.grp !== undefined) groups.push(String(row.grp));
-        if (!packs) continue;
-        if (ids.length === 1) {
-          dimensions = row.embedding.byteLength >> 2;
-          bytes = new Uint8Array(count * dimensions * 4);
-        }
-        bytes.set(row.embedding.subarray(0, dimensions * 4), (ids.length - 1) * dimensions * 4);
+        if (ids.length === workerData.sliceRows) send();
       }
+      if (!begun) parentPort.postMessage({ id: request.id, begin: { count: 0, dimensions: 0 } });
+      if (ids.length > 0) send();
     } finally {
       db.exec('COMMIT');
     }
-    const vectors = new Float32Array(bytes.buffer, 0, ids.length * dimensions);
-    parentPort.postMessage({ id: request.id, matrix: { ids, stamps, groups, dimensions, vectors } }, [bytes.buffer]);
+    parentPort.postMessage({ id: request.id, done: true });
   } catch (error) {
     parentPort.postMessage({ id: request.id, error: { message: String(error && error.message), code: error && error.code } });
   }
 });
 `;
 
+/** A request's answer, and how to get it from the fallback should the worker be lost; a matrix read's slices go to its sink. */
+interface Pending {
+  readonly fallback: () => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  readonly sink?: MatrixSink;
+  /** The first error the sink threw: the read fails with it once the worker is done. */
+  sinkError?: Error;
+}
+
+/** Slices a worker may send ahead of the main thread storing them: about 25 MB of 384-dimension floats. */
+const SLICES_AHEAD = 4;
+
 /** One worker, its pending requests, and whether it still answers. */
 interface Reader {
   readonly worker: Worker;
   /** Each request's answer, and how to get it from the fallback should the worker be lost. */
-  readonly pending: Map<number, { fallback: () => Promise<unknown>; resolve: (value: unknown) => void; reject: (error: Error) => void }>;
+  readonly pending: Map<number, Pending>;
+  /** The worker's count of slices sent and not yet stored (see ReaderInit.unstored). */
+  readonly unstored: Int32Array;
   alive: boolean;
 }
 
@@ -119,18 +154,18 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
     return this.ask<Row[]>('rows', sql, params, () => this.fallback.rows(sql, params));
   }
 
-  /** A matrix's rows packed on the worker (see MatrixRows); on the fallback, read as loadMatrix reads any session. */
-  matrixRows(sql: string, params: readonly SqlValue[]): Promise<MatrixRows> {
-    return this.ask<MatrixRows>('matrix', sql, params, () => matrixRowsOf(this.fallback, sql, params));
+  /** A matrix's rows streamed in slices packed on the worker; on the fallback, read as any session's are (matrixRowsOf). */
+  matrixRows(sql: string, params: readonly SqlValue[], sink: MatrixSink): Promise<void> {
+    return this.ask<void>('matrix', sql, params, () => matrixRowsOf(this.fallback, sql, params, sink), sink);
   }
 
   /** Sends a request to the next live worker; with none (or once stopped), answers it from the fallback. */
-  private ask<T>(kind: Request['kind'], sql: string, params: readonly SqlValue[], fallback: () => Promise<T>): Promise<T> {
+  private ask<T>(kind: Request['kind'], sql: string, params: readonly SqlValue[], fallback: () => Promise<T>, sink?: MatrixSink): Promise<T> {
     const reader = this.stopped ? undefined : this.reader();
     if (reader === undefined) return fallback();
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      reader.pending.set(id, { fallback, resolve: resolve as (value: unknown) => void, reject });
+      reader.pending.set(id, { fallback, resolve: resolve as (value: unknown) => void, reject, sink });
       // Held while a read is out: an idle pool must not keep the process alive, a waiting caller must.
       reader.worker.ref();
       reader.worker.postMessage({ id, kind, sql, params } satisfies Request);
@@ -175,18 +210,48 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
     return best;
   }
 
+  /** Stores a slice through its read's sink, then tells the worker it may send another. */
+  private stored(reader: Reader, waiting: Pending | undefined, slice: RowSlice): void {
+    try {
+      this.sinkCall(waiting, (sink) => sink.add(slice));
+    } finally {
+      Atomics.sub(reader.unstored, 0, 1);
+      Atomics.notify(reader.unstored, 0);
+    }
+  }
+
+  /** Calls the sink of a read still waiting and not yet failed; an error it throws fails the read when the worker is done. */
+  private sinkCall(waiting: Pending | undefined, call: (sink: MatrixSink) => void): void {
+    if (waiting?.sink === undefined || waiting.sinkError !== undefined) return;
+    try {
+      call(waiting.sink);
+    } catch (error) {
+      waiting.sinkError = error instanceof Error ? error : new Error(String(error));
+    }
+  }
+
+  /** A request's last message: its rows, the end of its matrix, or its error. */
+  private answered(reader: Reader, reply: Exclude<Reply, { slice: RowSlice } | { begin: unknown }>): void {
+    const waiting = reader.pending.get(reply.id);
+    reader.pending.delete(reply.id);
+    if (reader.pending.size === 0) reader.worker.unref();
+    if (!waiting) return;
+    if ('rows' in reply) waiting.resolve(reply.rows.map(withBuffers));
+    else if ('error' in reply) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
+    else if (waiting.sinkError) waiting.reject(waiting.sinkError);
+    else waiting.resolve(undefined);
+  }
+
   private start(): Reader {
-    const init: ReaderInit = { driver: require.resolve('better-sqlite3'), path: this.path, cacheKib: this.cacheKib };
-    const reader: Reader = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: init }), pending: new Map(), alive: true };
+    const unstored = new SharedArrayBuffer(4);
+    const init: ReaderInit = { driver: require.resolve('better-sqlite3'), path: this.path, cacheKib: this.cacheKib, sliceRows: MATRIX_SLICE_ROWS, unstored, slicesAhead: SLICES_AHEAD };
+    const reader: Reader = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: init }), pending: new Map(), alive: true, unstored: new Int32Array(unstored) };
     reader.worker.unref();
     reader.worker.on('message', (reply: Reply) => {
       const waiting = reader.pending.get(reply.id);
-      reader.pending.delete(reply.id);
-      if (reader.pending.size === 0) reader.worker.unref();
-      if (!waiting) return;
-      if ('rows' in reply) waiting.resolve(reply.rows.map(withBuffers));
-      else if ('matrix' in reply) waiting.resolve(reply.matrix);
-      else waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
+      if ('slice' in reply) this.stored(reader, waiting, reply.slice);
+      else if ('begin' in reply) this.sinkCall(waiting, (sink) => sink.begin(reply.begin.count, reply.begin.dimensions));
+      else this.answered(reader, reply);
     });
     const lost = () => {
       reader.alive = false;
