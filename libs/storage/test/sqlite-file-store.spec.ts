@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { EntityMentionWrite } from '@trellis/graph';
 import type { SqlDatabase } from '../src/sql/sql-session';
 import { SqliteReadThreads } from '../src/sqlite/read-threads';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
@@ -25,13 +26,12 @@ describe('SqliteStore on a file: graph walks on the read threads', () => {
     const store = await onFile();
     const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
     const scope = { tenantId: 't1', kbId: kb.id };
+    const [lovelace, engine] = ['Ada Lovelace', 'Analytical Engine'].map((name) => entity(scope, name, `About ${name}.`)) as [EntityMentionWrite, EntityMentionWrite];
+    const rel = relationship(lovelace, engine, 'described', 'Lovelace described the engine in 1843.');
+    const c = chunk('d1', 1, 0, 'Ada Lovelace described the Analytical Engine', 1);
     await saveTestDocument(store, scope, 'd1');
-    const c = chunk('d1', 1, 0, 'Marie Curie discovered polonium', 1);
     await store.repositories.chunks.upsertChunks(scope, [c]);
-    const curie = entity(scope, 'Marie Curie', 'A physicist.');
-    const polonium = entity(scope, 'Polonium', 'An element.');
-    const rel = relationship(curie, polonium, 'discovered', 'Curie discovered polonium in 1898.');
-    await store.repositories.graphWrites.applyChunkExtraction(scope, c.id, [curie, polonium], [rel]);
+    await store.repositories.graphWrites.applyChunkExtraction(scope, c.id, [lovelace, engine], [rel]);
     const threaded = vi.spyOn(SqliteReadThreads.prototype, 'rows');
 
     // The main connection serializes its transactions: a read there would wait for this one.
@@ -39,8 +39,8 @@ describe('SqliteStore on a file: graph walks on the read threads', () => {
     let release = () => undefined as void;
     const held = sql.transaction(() => new Promise<void>((resolve) => (release = resolve)));
     const walk = Promise.all([
-      store.repositories.graphReads.chunkIdsForEntities(scope, [curie.entityId]),
-      store.repositories.graphReads.relationshipsOfEntities(scope, [curie.entityId]),
+      store.repositories.graphReads.chunkIdsForEntities(scope, [lovelace.entityId]),
+      store.repositories.graphReads.relationshipsOfEntities(scope, [lovelace.entityId]),
       store.repositories.graphReads.entityIdsForChunks(scope, [c.id]),
     ]);
     const answered = await Promise.race([walk.then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('waited'), 5_000))]);
@@ -48,9 +48,9 @@ describe('SqliteStore on a file: graph walks on the read threads', () => {
     await held;
     expect(answered).toBe('answered');
     const [mentions, neighbourhood, mentioned] = await walk;
-    expect(mentions.get(curie.entityId)).toEqual([c.id]);
+    expect(mentions.get(lovelace.entityId)).toEqual([c.id]);
     expect(neighbourhood.map((r) => r.id)).toEqual([rel.relationshipId]);
-    expect(mentioned.get(c.id)?.sort()).toEqual([curie.entityId, polonium.entityId].sort());
+    expect(mentioned.get(c.id)?.sort()).toEqual([lovelace.entityId, engine.entityId].sort());
     expect(threaded.mock.calls.length).toBeGreaterThanOrEqual(4);
     threaded.mockRestore();
     await store.close();
