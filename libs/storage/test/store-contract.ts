@@ -64,12 +64,12 @@ export function chunk(documentId: string, version: number, ordinal: number, text
   };
 }
 
-export function entity(scope: KbScope, name: string, description: string): EntityMentionWrite {
+function entity(scope: KbScope, name: string, description: string): EntityMentionWrite {
   const normalizedName = name.toLowerCase();
   return { entityId: stableId('ent', scope.kbId, normalizedName), name, normalizedName, type: 'concept', description, embedding: vectorFor(name.length) };
 }
 
-export function relationship(source: EntityMentionWrite, target: EntityMentionWrite, label: string, description: string): RelationshipMentionWrite {
+function relationship(source: EntityMentionWrite, target: EntityMentionWrite, label: string, description: string): RelationshipMentionWrite {
   return {
     relationshipId: stableId('rel', source.entityId, label, target.entityId),
     sourceId: source.entityId,

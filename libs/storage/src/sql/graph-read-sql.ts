@@ -81,7 +81,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
     const seen = new Map<string, RelationshipRecord>();
     for (const end of ['source_id', 'target_id']) {
       const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`;
-      for (const row of await rowsWhereIn(this.walkReads, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), toRelationship(row));
+      for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), toRelationship(row));
     }
     return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
@@ -97,7 +97,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
   /** In entity id order per chunk; uses the mentions' index by chunk. */
   async entityIdsForChunks(scope: KbScope, chunkIds: readonly string[]): Promise<Map<string, string[]>> {
     const sql = (m: string) => `SELECT DISTINCT chunk_id AS owner, entity_id FROM entity_mentions WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m}) ORDER BY chunk_id, entity_id`;
-    const rows = await rowsWhereIn(this.walkReads, sql, [scope.tenantId, scope.kbId], chunkIds);
+    const rows = await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], chunkIds);
     return new Map([...groupByOwner(rows)].map(([chunk, mentions]) => [chunk, mentions.map((m) => String(m.entity_id))]));
   }
 
@@ -110,7 +110,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
 
   /** Chunk ids mentioning each owner, in chunk id order. */
   private async chunkIdsByOwner(scope: KbScope, table: MentionTable, ownerIds: readonly string[]): Promise<Map<string, string[]>> {
-    const rows = await mentionsOf(this.walkReads, scope, table, 'chunk_id', ownerIds);
+    const rows = await mentionsOf(this.db, scope, table, 'chunk_id', ownerIds);
     return new Map([...groupByOwner(rows)].map(([owner, mentions]) => [owner, mentions.map((m) => String(m.chunk_id))]));
   }
 }

@@ -49,10 +49,10 @@ export class SqliteStore implements TrellisStore {
     migrateSqlite(db);
     this.db = db;
     this.sql = new SqliteDatabase(db);
-    // Full-text rankings, matrix reads and graph walks on read threads (not for ':memory:', which no other connection can open).
+    // Full-text rankings and matrix reads on read threads (not for ':memory:', which no other connection can open).
     this.readThreads = path === ':memory:' ? null : new SqliteReadThreads(path, this.sql, Math.min(2, availableParallelism()));
     this.matrices = new InProcessMatrices(this.readThreads ?? undefined);
-    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: searchedOn(this.readThreads, fts5Index), vectors: this.matrices, reads: this.readThreads ?? undefined });
+    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: searchedOn(this.readThreads, fts5Index), vectors: this.matrices });
     this.checkpointer = path === ':memory:' ? null : new WalCheckpointer(path);
   }
 
