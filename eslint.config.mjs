@@ -51,7 +51,7 @@ export const projectBoundaries = {
 //   library  libs/<name>/src/**: each driver is imported by its own adapter folder only, Nest by
 //            libs/runtime and libs/grpc-edge only; the gRPC wire (grpc-edge, libs/wire, and the
 //            client that uses libs/wire alone) stays free of the process (runtime, storage,
-//            messaging, models).
+//            messaging, models); libs/vectors (the exact vector index) imports no Trellis library.
 //   tests    *.spec.ts, test/**, libs/testing: anything.
 // ---------------------------------------------------------------------------------------------
 
@@ -92,6 +92,10 @@ const EDGE_IN_CLIENT = banned('@trellis/grpc-edge', "The client takes its half o
 const PROCESS_IN_WIRE = ['@trellis/runtime', '@trellis/storage', '@trellis/messaging', '@trellis/models'].map((name) =>
   banned(name, `The gRPC wire (grpc-edge, client) is loaded by every gRPC client: it stays free of the process, so it cannot import ${name}.`),
 );
+const TRELLIS_IN_VECTORS = banned(
+  '@trellis/*',
+  'The vector index is plain computation that storage builds on: it imports no other Trellis library (and so can never reach back into storage).',
+);
 const TESTING = ['@trellis/testing', 'vitest'].map((name) => banned(name, `${name} is for tests (*.spec.ts, test/): production code does not ship test helpers.`));
 
 const TESTS = ['**/*.spec.ts', '**/test/**'];
@@ -117,6 +121,7 @@ export const fileBoundaries = [
   zone(['libs/grpc-edge/src/**/*.ts'], [...PROCESS_IN_WIRE, ...driversOutside(), ...TESTING]),
   zone(['libs/client/src/**/*.ts'], [NEST_IN_LIB, EDGE_IN_CLIENT, ...PROCESS_IN_WIRE, ...driversOutside(), ...TESTING]),
   zone(['libs/wire/src/**/*.ts'], [NEST_IN_LIB, ...PROCESS_IN_WIRE, banned('@trellis/*', 'The wire is what every gRPC client loads: it imports no other Trellis library.'), ...driversOutside(), ...TESTING]),
+  zone(['libs/vectors/src/**/*.ts'], [NEST_IN_LIB, GRPC_IN_LIB, TRELLIS_IN_VECTORS, ...driversOutside(), ...TESTING]),
   // Driver homes come after the library block; `libs/models/src` (openai) before its
   // `local-embedding` folder (openai and onnxruntime-node).
   ...[...new Set(DRIVERS.map((d) => d.home))]

@@ -6,10 +6,8 @@
 // falls on both and not on one. Prints the median and p95 ms per search, each series with the
 // load average (/proc/loadavg) when it ended.
 import { readFileSync } from 'node:fs';
-// VectorIndex is internal to @trellis/storage (its entry exports the stores that use it), so the
-// bench reaches it by path, as the storage specs do.
-import { VectorIndex } from '../libs/storage/src/vector-index';
-import type { MatrixPrecision } from '../libs/storage/src/vector-index';
+import { VectorIndex } from '@trellis/vectors';
+import type { MatrixPrecision } from '@trellis/vectors';
 import { machine, option, percentile } from './bench-kit.mjs';
 
 const DIMENSIONS = 384;

@@ -144,6 +144,16 @@ describe('libraries', () => {
     expect(await problems('libs/runtime/src/trellis-process.ts', '@nestjs/core')).toEqual([]);
     expect(await problems('libs/runtime/src/trellis-process.ts', '@trellis/grpc-edge')).toEqual([]);
   });
+
+  it('keep the vector index a leaf: storage builds on it, it imports no Trellis library', async () => {
+    for (const module of ['@trellis/storage', '@trellis/contracts', '@trellis/graph']) {
+      expect(await problems('libs/vectors/src/vector-index.ts', module), module).toContainEqual(expect.stringMatching(/^no-restricted-imports: .*imports no other Trellis library/));
+    }
+    for (const module of ['@nestjs/common', 'better-sqlite3', 'vitest']) {
+      expect(await problems('libs/vectors/src/vector-kernel.ts', module), module).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
+    }
+    expect(await problems('libs/storage/src/sql/vector-ranking.ts', '@trellis/vectors')).toEqual([]);
+  });
 });
 
 describe('projects (Nx tags)', () => {

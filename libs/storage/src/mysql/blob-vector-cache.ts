@@ -1,4 +1,4 @@
-import type { VectorIndex } from '../vector-index';
+import type { VectorIndex } from '@trellis/vectors';
 import type { SqlSession } from '../sql/sql-session';
 import { loadMatrix, refreshMatrix } from '../sql/vector-ranking';
 import type { VectorQuery } from '../sql/vector-ranking';

@@ -1,4 +1,4 @@
-import { bufferToVector } from '../vector-math';
+import { bufferToVector } from '@trellis/vectors';
 
 /**
  * How embeddings travel to and from the server on each storage path.

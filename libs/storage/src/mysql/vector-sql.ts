@@ -1,5 +1,5 @@
 import type { SqlValue, Statement } from '../sql/sql-session';
-import { vectorToBuffer } from '../vector-math';
+import { vectorToBuffer } from '@trellis/vectors';
 import { vectorToText } from './vector-codec';
 import type { EmbeddingTable, VectorCandidates } from '../sql/vector-ranking';
 

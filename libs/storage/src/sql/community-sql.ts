@@ -3,7 +3,7 @@ import type { CommunityChangeLog, CommunityChanges, CommunityRecord, KeyFact, Re
 import type { CommunityRepository, CommunityState } from '../repositories/community.repository';
 import { batches, fromSqlTime, readJson } from '../row-mappers';
 import type { Row } from '../row-mappers';
-import { bufferToVector, vectorToBuffer } from '../vector-math';
+import { bufferToVector, vectorToBuffer } from '@trellis/vectors';
 import { takeInserted } from './sql-dialect';
 import type { SqlDialect } from './sql-dialect';
 import { execWhereIn, groupByOwner, rowsWhereIn } from './sql-session';

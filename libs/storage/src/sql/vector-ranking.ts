@@ -1,7 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import { VectorIndex } from '../vector-index';
-import type { MatrixPrecision, RowSlice, VectorIndexFilling } from '../vector-index';
-import { bufferToVector } from '../vector-math';
+import { bufferToVector, VectorIndex } from '@trellis/vectors';
+import type { MatrixPrecision, RowSlice, VectorIndexFilling } from '@trellis/vectors';
 import { CURRENT_CHUNKS, marks } from '../row-mappers';
 import type { SqlSession, SqlValue } from './sql-session';
 

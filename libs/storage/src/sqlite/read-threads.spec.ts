@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
 import { MATRIX_SLICE_ROWS, matrixRowsOf } from '../sql/vector-ranking';
 import type { MatrixSink } from '../sql/vector-ranking';
-import type { RowSlice } from '../vector-index';
+import type { RowSlice } from '@trellis/vectors';
 import { SqliteDatabase } from './sqlite-database';
 import { SqliteReadThreads } from './read-threads';
 

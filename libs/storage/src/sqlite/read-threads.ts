@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
 import { MATRIX_SLICE_ROWS, matrixRowsOf } from '../sql/vector-ranking';
 import type { MatrixRowReader, MatrixSink } from '../sql/vector-ranking';
-import type { RowSlice } from '../vector-index';
+import type { RowSlice } from '@trellis/vectors';
 
 /** What each worker is started with. */
 interface ReaderInit {

@@ -1,5 +1,5 @@
 import type { SqlDialect } from '../sql/sql-dialect';
-import { bufferToVector, vectorToBuffer } from '../vector-math';
+import { bufferToVector, vectorToBuffer } from '@trellis/vectors';
 
 /**
  * SQLite's pieces of the shared statements. Transactions run one at a time on the store's single
