@@ -35,7 +35,7 @@ class CountingDatabase implements SqlDatabase {
 
 /** The SQLite repositories over a counting session (the test closes the database it opened). */
 function countingStore(counter: CountingDatabase) {
-  return { repositories: sqlRepositories(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices() }) };
+  return { repositories: sqlRepositories(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices(sqliteDialect.byIdScope) }) };
 }
 
 /** A deterministic unit vector per seed. */
@@ -142,7 +142,7 @@ describe('in-process vector matrices loaded through read threads', () => {
     migrateSqlite(db);
     const main = new SqliteDatabase(db);
     const reads = new HeldReads(main);
-    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices(reads) });
+    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices(sqliteDialect.byIdScope, reads) });
     const scope = { tenantId: 't', kbId: (await repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS })).id };
     const add = async (id: string, seeds: number[]) => {
       await repositories.documents.saveDocumentVersion(scope, { id, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });

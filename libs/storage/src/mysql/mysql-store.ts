@@ -32,7 +32,8 @@ export interface MysqlStoreOptions {
  * (TiDB's VECTOR columns or BLOBs), which can change when the schema is first migrated.
  */
 export function mysqlEngine(vectors: () => VectorSql): SqlEngine {
-  return { dialect: mysqlDialect(vectors), fullText: invertedIndex, vectors: new MysqlVectorRanking(vectors) };
+  const dialect = mysqlDialect(vectors);
+  return { dialect, fullText: invertedIndex, vectors: new MysqlVectorRanking(vectors, dialect.byIdScope) };
 }
 
 /**

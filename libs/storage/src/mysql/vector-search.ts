@@ -1,7 +1,7 @@
 import { batches } from '../row-mappers';
 import type { SqlSession } from '../sql/sql-session';
-import { narrowed } from '../sql/vector-ranking';
-import type { Scored, VectorCandidates, VectorQuery, VectorRanking } from '../sql/vector-ranking';
+import { narrowed, nearestOf } from '../sql/vector-ranking';
+import type { ByIdScope, Scored, VectorCandidates, VectorQuery, VectorRanking } from '../sql/vector-ranking';
 import { BlobVectorCache } from './blob-vector-cache';
 import type { VectorSql } from './vector-sql';
 
@@ -24,11 +24,14 @@ async function rankInServer(session: SqlSession, vectors: VectorSql, candidates:
 export class MysqlVectorRanking implements VectorRanking {
   private readonly blobs = new BlobVectorCache();
 
-  constructor(private readonly vectors: () => VectorSql) {}
+  constructor(
+    private readonly vectors: () => VectorSql,
+    private readonly byIdScope: ByIdScope,
+  ) {}
 
   async nearest(session: SqlSession, q: VectorQuery, query: Float32Array, k: number, groups?: ReadonlySet<string>): Promise<Scored[]> {
     const vectors = this.vectors();
-    if (!vectors.scoresInDatabase) return (await this.blobs.index(session, q)).search(query, k, groups);
+    if (!vectors.scoresInDatabase) return nearestOf(session, q, this.byIdScope, await this.blobs.index(session, q), query, k, groups);
     const candidates = groups === undefined ? q.candidates : narrowed(q.candidates, [...groups], q.candidates.groupColumn);
     return rankInServer(session, vectors, candidates, query, k);
   }

@@ -51,7 +51,7 @@ export class SqliteStore implements TrellisStore {
     this.sql = new SqliteDatabase(db);
     // Full-text rankings and matrix reads on read threads (not for ':memory:', which no other connection can open).
     this.readThreads = path === ':memory:' ? null : new SqliteReadThreads(path, this.sql, Math.min(2, availableParallelism()));
-    this.matrices = new InProcessMatrices(this.readThreads ?? undefined);
+    this.matrices = new InProcessMatrices(sqliteDialect.byIdScope, this.readThreads ?? undefined);
     this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: searchedOn(this.readThreads, fts5Index), vectors: this.matrices });
     this.checkpointer = path === ':memory:' ? null : new WalCheckpointer(path);
   }
