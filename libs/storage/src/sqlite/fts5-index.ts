@@ -6,6 +6,7 @@ import type { AnalyzedText, FullTextIndex } from '../sql/full-text';
 import { execWhereIn } from '../sql/sql-session';
 import type { SqlSession } from '../sql/sql-session';
 import type { Scored } from '../sql/vector-ranking';
+import { Fts5CommonTerms } from './fts5-common-terms';
 
 const NO_TERMS: ReadonlyMap<string, number> = new Map();
 
@@ -41,6 +42,38 @@ async function deleteEntries(tx: SqlSession, chunkIds: readonly string[]): Promi
 }
 
 const orOf = (terms: readonly string[]) => terms.map((t) => `"${t}"`).join(' OR ');
+
+/** Per session (a store's connection or its read threads): what its terms' counts are. */
+const commonTerms = new WeakMap<SqlSession, Fts5CommonTerms>();
+
+function commonTermsOf(session: SqlSession): Fts5CommonTerms {
+  let terms = commonTerms.get(session);
+  if (terms === undefined) {
+    terms = new Fts5CommonTerms();
+    commonTerms.set(session, terms);
+  }
+  return terms;
+}
+
+/**
+ * The current chunks among the `wanted` best, matching only the terms in fewer than half of
+ * the rows (Fts5CommonTerms). What only the common terms match ranks below everything a rarer
+ * term matches, so the top is the same unless the rarer terms match fewer than `wanted`
+ * current chunks: then the search is run again with every term.
+ */
+async function rankedCurrent(session: SqlSession, scope: KbScope, terms: readonly string[], wanted: number): Promise<Scored[]> {
+  const informative = await commonTermsOf(session).informative(session, terms);
+  const found = await deepEnough(session, scope, informative, wanted);
+  return found.length < wanted && informative.length < terms.length ? deepEnough(session, scope, terms, wanted) : found;
+}
+
+async function deepEnough(session: SqlSession, scope: KbScope, terms: readonly string[], wanted: number): Promise<Scored[]> {
+  for (let limit = wanted; ; limit *= DEEPER) {
+    const { current, seen } = await ranked(session, scope, terms, limit);
+    // Enough current chunks, or fewer matches than asked for: nothing deeper to find.
+    if (current.length >= wanted || seen < limit) return current.slice(0, wanted);
+  }
+}
 
 /**
  * The current chunks among the `limit` that FTS5 ranks best, best first, and how many it
@@ -97,10 +130,6 @@ export const fts5Index: FullTextIndex = {
       );
       return rows.map((r) => ({ item: String(r.id), score: -Number(r.rank) }));
     }
-    for (let limit = wanted; ; limit *= DEEPER) {
-      const { current, seen } = await ranked(session, scope, terms, limit);
-      // Enough current chunks, or fewer matches than asked for: nothing deeper to find.
-      if (current.length >= wanted || seen < limit) return current.slice(0, wanted);
-    }
+    return rankedCurrent(session, scope, terms, wanted);
   },
 };
