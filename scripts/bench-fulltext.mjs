@@ -80,10 +80,10 @@ async function fill(store, scope, from, to) {
     // Ids are unique across knowledge bases, as the services' stable ids are.
     const id = (p) => `${scope.kbId}-${p.id}`;
     for (const p of passages) {
-      await store.saveDocumentVersion(scope, { id: id(p), sourceUri: p.id, filename: `${p.id}.txt`, mimeType: 'text/plain', contentHash: p.id, version: 1, sizeBytes: p.text.length, metadata: {}, text: p.text });
+      await store.repositories.documents.saveDocumentVersion(scope, { id: id(p), sourceUri: p.id, filename: `${p.id}.txt`, mimeType: 'text/plain', contentHash: p.id, version: 1, sizeBytes: p.text.length, metadata: {}, text: p.text });
     }
     const chunks = passages.map((p) => ({ id: `${id(p)}-0`, documentId: id(p), version: 1, ordinal: 0, text: p.text, heading: p.title, tokenCount: p.text.split(' ').length, contentHash: p.id, embedding: EMBEDDING }));
-    await store.upsertChunks(scope, chunks);
+    await store.repositories.chunks.upsertChunks(scope, chunks);
   }
 }
 
@@ -100,9 +100,9 @@ for (const engine of engines) {
   try {
     for (const [i, build] of builds.entries()) {
       const { store, cleanup } = await openStore(build, engine, `${build.name.replace(/\W/g, '')}${i}`);
-      const kb = await store.createKnowledgeBase({ tenantId: 'bench' }, { name: 'fulltext', description: '', settings: SETTINGS });
+      const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 'bench' }, { name: 'fulltext', description: '', settings: SETTINGS });
       // A second knowledge base with the same text: one KB's search should not pay for another's.
-      const other = await store.createKnowledgeBase({ tenantId: 'bench' }, { name: 'other', description: '', settings: SETTINGS });
+      const other = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 'bench' }, { name: 'other', description: '', settings: SETTINGS });
       stores.push({ build, store, cleanup, scope: { tenantId: 'bench', kbId: kb.id }, other: { tenantId: 'bench', kbId: other.id } });
     }
     let filled = 0;
@@ -115,7 +115,7 @@ for (const engine of engines) {
       }
       filled = size;
       for (const [kind, questions] of Object.entries(questionsFor(size))) {
-        for (const s of stores) await s.store.searchChunksFullText(s.scope, 'warm up', k);
+        for (const s of stores) await s.store.repositories.chunks.searchChunksFullText(s.scope, 'warm up', k);
         const times = stores.map(() => []);
         const cpuTimes = stores.map(() => []);
         const agree = stores.map(() => []);
@@ -125,7 +125,7 @@ for (const engine of engines) {
           for (const i of order) {
             const t = performance.now();
             const cpu = process.cpuUsage();
-            results[i] = await stores[i].store.searchChunksFullText(stores[i].scope, question, k);
+            results[i] = await stores[i].store.repositories.chunks.searchChunksFullText(stores[i].scope, question, k);
             times[i].push(performance.now() - t);
             const used = process.cpuUsage(cpu);
             cpuTimes[i].push((used.user + used.system) / 1000);

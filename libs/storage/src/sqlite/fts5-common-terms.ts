@@ -42,7 +42,9 @@ export class Fts5CommonTerms {
   private async rows(session: SqlSession): Promise<number> {
     const at = this.now();
     if (this.rowCount === null || at - this.rowCount.at > ROW_COUNT_TTL_MS) {
-      const [row] = await session.rows('SELECT count(*) AS n FROM chunk_fts');
+      // Every chunk has one row in chunk_fts, and counting chunks reads an index (2–4 ms at 57k)
+      // where counting chunk_fts reads every text (70–135 ms).
+      const [row] = await session.rows('SELECT count(*) AS n FROM chunks');
       this.rowCount = { rows: Number(row?.n ?? 0), at };
     }
     return this.rowCount.rows;

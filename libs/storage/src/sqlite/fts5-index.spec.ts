@@ -186,7 +186,10 @@ describe('Fts5CommonTerms', () => {
   it('counts the terms again once the table has changed by more than 5 % and the row count is read again', async () => {
     const raw = new Database(':memory:');
     raw.exec(CHUNK_FTS_DDL);
-    const insert = raw.prepare("INSERT INTO chunk_fts (chunk_id, text, kb) VALUES (?, ?, 'k')");
+    raw.exec('CREATE TABLE chunks (id TEXT PRIMARY KEY)');
+    const entry = raw.prepare("INSERT INTO chunk_fts (chunk_id, text, kb) VALUES (?, ?, 'k')");
+    const chunk = raw.prepare('INSERT INTO chunks (id) VALUES (?)');
+    const insert = { run: (id: string, text: string) => (entry.run(id, text), chunk.run(id)) };
     for (let i = 0; i < 10; i++) insert.run(`a${i}`, i < 4 ? 'apple pear' : 'pear');
     let now = 0;
     const terms = new Fts5CommonTerms(() => now);
