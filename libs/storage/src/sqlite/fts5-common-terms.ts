@@ -12,8 +12,8 @@ const MAX_TERMS = 50_000;
  * IDF = ln((N − n + 0.5) / (n + 0.5)), N the rows of the table and n those holding the term, and
  * sets a non-positive IDF to 1e-6: a term in at least half of the rows adds at most 2.2e-6 to a
  * score (1e-6 × (k1 + 1)), nothing a ranking can see, while matching it makes FTS5 score every
- * row it is in. At 100k chunks a ten-word question held words such as "readme" or "api" that
- * matched 20–80k chunks; without them the same ranking took 48 instead of 79 ms.
+ * row it is in. Questions holding file names, section markers or numbers (87 of 407 terms in a
+ * sample at 55k chunks) ranked in 61 instead of 111 ms without them, in the same order.
  *
  * N and n are what bm25() itself counts: the whole table, every knowledge base. The counts
  * are remembered, a term's until the table has changed by DRIFT of its size, so a question's

@@ -57,9 +57,9 @@ function commonTermsOf(session: SqlSession): Fts5CommonTerms {
 
 /**
  * The current chunks among the `wanted` best, matching only the terms in fewer than half of
- * the rows (Fts5CommonTerms). What only the common terms match ranks below everything a rarer
- * term matches, so the top is the same unless the rarer terms match fewer than `wanted`
- * current chunks: then the search is run again with every term.
+ * the rows (Fts5CommonTerms). What only the common terms match scores at most 2.2e-6 a term,
+ * below what a rarer term adds to a chunk in practice, so the top is the same unless the rarer
+ * terms match fewer than `wanted` current chunks: then the search is run again with every term.
  */
 async function rankedCurrent(session: SqlSession, scope: KbScope, terms: readonly string[], wanted: number): Promise<Scored[]> {
   const informative = await commonTermsOf(session).informative(session, terms);
