@@ -23,7 +23,7 @@ function fakeReads(chunks: ChunkRecord[]): ChunkRetrieverReads {
   };
   return {
     chunks: { searchChunksFullText: search, searchChunksByVector: async () => [], getChunks: async () => [] },
-    graphReads: { chunkIdsForEntities: async () => new Map() },
+    graphReads: { chunkIdsForEntities: async () => new Map(), entityIdsForChunks: async () => new Map() },
   };
 }
 
@@ -32,7 +32,7 @@ function tableReads(vector: Array<[string, number]>, fulltext: (query: string) =
   const ranked = (table: Array<[string, number]>, k: number) => table.slice(0, k).map(([id, score]) => ({ chunk: chunk(id, texts[id] ?? id), score }));
   return {
     chunks: { searchChunksByVector: async (_s, _v, k) => ranked(vector, k), searchChunksFullText: async (_s, q, k) => ranked(fulltext(q), k), getChunks: async () => [] },
-    graphReads: { chunkIdsForEntities: async () => new Map() },
+    graphReads: { chunkIdsForEntities: async () => new Map(), entityIdsForChunks: async () => new Map() },
   };
 }
 
@@ -133,7 +133,7 @@ describe('ChunkRetriever', () => {
         searchChunksFullText: async (_s, q, k) => [['film', 9], ...Array.from({ length: 10 }, (_, i): [string, number] => [q.includes('Odile') ? `hop${i}` : `f${i}`, 5 - i * 0.1])].slice(0, k).map(([id, score]) => ({ chunk: chunk(String(id), texts[id as keyof typeof texts] ?? String(id)), score: Number(score) })),
         getChunks: async () => [],
       },
-      graphReads: { chunkIdsForEntities: async () => new Map() },
+      graphReads: { chunkIdsForEntities: async () => new Map(), entityIdsForChunks: async () => new Map() },
     };
     const query = { scope, queryVector: new Float32Array([1, 0, 0, 0]), queryText: 'Where was the director of Harbour of Lanterns born', k: 5 };
     const retriever = new ChunkRetriever(reads);

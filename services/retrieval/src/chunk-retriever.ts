@@ -3,6 +3,7 @@ import type { KbScope } from '@trellis/contracts';
 import type { RerankerProvider } from '@trellis/models';
 import type { ChunkFilter, ChunkRecord, ChunkRepository, DocumentRepository, GraphReadRepository } from '@trellis/storage';
 import type { GraphRetrieval } from './graph-retriever';
+import { chunksByEntityShares } from './entity-shares';
 import { SEMANTIC_DEFAULTS } from './retrieval-defaults';
 import { questionNames, secondHopNames } from './second-hop';
 
@@ -70,7 +71,7 @@ export interface ChunkQuery {
 /** What ranking reads: chunk search, and the chunks that mention the graph's entities. */
 export interface ChunkRetrieverReads {
   readonly chunks: Pick<ChunkRepository, 'getChunks' | 'searchChunksByVector' | 'searchChunksFullText'>;
-  readonly graphReads: Pick<GraphReadRepository, 'chunkIdsForEntities'>;
+  readonly graphReads: Pick<GraphReadRepository, 'chunkIdsForEntities' | 'entityIdsForChunks'>;
   /** Document titles, for the second hop's title ranking; without it that ranking is left out. */
   readonly documents?: Pick<DocumentRepository, 'documentTitles'>;
 }
@@ -196,13 +197,9 @@ export class ChunkRetriever {
     if (!query.graph) return [];
     const graph = await query.graph();
     if (graph.passageScores) return this.passagesInOrder(query, [...graph.passageScores], k);
-    const scores = new Map<string, number>();
-    const entityChunks = await this.repos.graphReads.chunkIdsForEntities(query.scope, [...graph.entityScores.keys()]);
-    for (const [entityId, chunkIds] of entityChunks) {
-      const share = (graph.entityScores.get(entityId) ?? 0) / Math.max(1, chunkIds.length);
-      for (const chunkId of chunkIds) scores.set(chunkId, (scores.get(chunkId) ?? 0) + share);
-    }
-    return this.passagesInOrder(query, [...scores.entries()].sort((a, b) => b[1] - a[1]), k);
+    const mentionCounts = new Map(graph.entities.map((e) => [e.id, e.mentionCount]));
+    // passagesInOrder looks at the first k * 4 only.
+    return this.passagesInOrder(query, await chunksByEntityShares(this.repos.graphReads, query.scope, graph.entityScores, mentionCounts, k * 4), k);
   }
 
   /** The first k of these (chunk id, score) pairs, best first, that the query's filter allows. */
