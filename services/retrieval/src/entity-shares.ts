@@ -42,7 +42,7 @@ export async function chunksByEntityShares(
     const count = mentionCounts.get(id);
     return { id, score, bound: count === undefined ? Math.max(0, score) : score / Math.max(1, count) };
   });
-  seeds.sort((a, b) => b.bound - a.bound || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  seeds.sort((a, b) => b.bound - a.bound || codeUnitOrder(a.id, b.id));
   const mayStop = seeds.every((s) => s.score >= 0);
   const totals = new Map<string, number>();
   let unread = seeds.reduce((sum, s) => sum + s.bound, 0);
@@ -59,7 +59,7 @@ export async function chunksByEntityShares(
     const rest = seeds.slice(next);
     if (rest.length === 0 || !mayStop || !rest.every((s) => mentionCounts.has(s.id))) continue;
     const open = stillOpen(totals, depth, Math.max(0, unread));
-    if (open !== null) return best(await withUnread(reads, scope, totals, open, rest, mentionCounts), depth);
+    if (open !== null) return best(await withUnread(reads, scope, totals, open, rest), depth);
   }
   return best(totals, depth);
 }
@@ -96,22 +96,23 @@ async function withUnread(
   totals: ReadonlyMap<string, number>,
   chunkIds: readonly string[],
   unreadSeeds: readonly Seed[],
-  mentionCounts: ReadonlyMap<string, number>,
 ): Promise<Map<string, number>> {
-  const unread = new Map(unreadSeeds.map((s) => [s.id, s]));
+  // Every unread entity has a count (see the stop), so its bound is its share of a chunk.
+  const shareOf = new Map(unreadSeeds.map((s) => [s.id, s.bound]));
   const mentioned = await reads.entityIdsForChunks(scope, chunkIds);
   return new Map(
     chunkIds.map((chunkId) => {
       let exact = totals.get(chunkId) ?? 0;
-      for (const entityId of mentioned.get(chunkId) ?? []) {
-        const seed = unread.get(entityId);
-        if (seed) exact += seed.score / Math.max(1, mentionCounts.get(entityId)!);
-      }
+      for (const entityId of mentioned.get(chunkId) ?? []) exact += shareOf.get(entityId) ?? 0;
       return [chunkId, exact];
     }),
   );
 }
 
 function best(totals: ReadonlyMap<string, number>, depth: number): Array<[string, number]> {
-  return [...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, depth);
+  return [...totals].sort((a, b) => b[1] - a[1] || codeUnitOrder(a[0], b[0])).slice(0, depth);
+}
+
+function codeUnitOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

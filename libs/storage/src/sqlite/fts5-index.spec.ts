@@ -12,9 +12,15 @@ import { Fts5CommonTerms } from './fts5-common-terms';
 
 const SETTINGS = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
 
+interface Statement {
+  sql: string;
+  rows: number;
+  params: readonly SqlValue[];
+}
+
 /** Every statement a session ran, with the rows it returned. */
-function recording(session: SqlSession): { session: SqlSession; statements: Array<{ sql: string; rows: number; params: readonly SqlValue[] }> } {
-  const statements: Array<{ sql: string; rows: number; params: readonly SqlValue[] }> = [];
+function recording(session: SqlSession): { session: SqlSession; statements: Statement[] } {
+  const statements: Statement[] = [];
   return {
     statements,
     session: {
@@ -33,7 +39,7 @@ function recording(session: SqlSession): { session: SqlSession; statements: Arra
 }
 
 /** The statements that ranked (bm25), not those that counted terms. */
-const rankings = (statements: ReadonlyArray<{ sql: string; rows: number; params: readonly SqlValue[] }>) => statements.filter((s) => s.sql.includes('bm25('));
+const rankings = (statements: readonly Statement[]) => statements.filter((s) => s.sql.includes('bm25('));
 
 async function fill(store: SqliteStore, scope: KbScope, documentId: string, lines: readonly string[]): Promise<void> {
   await store.repositories.documents.saveDocumentVersion(scope, { id: documentId, sourceUri: documentId, filename: `${documentId}.txt`, mimeType: 'text/plain', contentHash: documentId, version: 1, sizeBytes: 1, metadata: {}, text: '' });
