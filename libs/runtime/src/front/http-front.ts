@@ -1,6 +1,7 @@
 import { Agent, createServer, request } from 'node:http';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeAfterAnswer } from '@trellis/grpc-edge';
 import type { CoreState, Verdict } from './core-state';
 
 /** Headers about one connection, not the message: each hop sets its own. */
@@ -40,13 +41,19 @@ function proxy(req: IncomingMessage, res: ServerResponse, socketPath: string, ag
   const upstream = request({ socketPath, agent, method: req.method, path: req.url, headers: endToEnd(req.headers) }, (response) => {
     const headers = endToEnd(response.headers);
     // The core reads no more of this request: neither does the front, and the caller is told so.
-    if (response.headers.connection === 'close') {
+    const closing = response.headers.connection === 'close';
+    if (closing) {
       body.stop();
-      headers['connection'] = 'close';
+      delete headers['connection'];
+      closeAfterAnswer(res);
     }
     res.writeHead(response.statusCode ?? 502, headers);
     response.pipe(res);
-    response.once('end', () => (answered = true));
+    response.once('end', () => {
+      answered = true;
+      // The rest of the body will not be sent: the core's connection goes, not back to the pool.
+      if (closing) upstream.destroy();
+    });
   });
   upstream.on('error', (error) => {
     if (answered) return;

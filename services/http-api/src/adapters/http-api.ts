@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { TrellisClient } from '@trellis/client';
+import { closeAfterAnswer } from '@trellis/grpc-edge';
 import { callerOf } from './api-caller';
 import { createConsoleHandler } from './console-static';
 import { docsPage } from './docs-page';
@@ -63,7 +64,7 @@ export function createHttpApi(options: HttpApiOptions): HttpApiHandler {
       const http = toHttpError(error);
       if (http.status >= 500 && http.grpcStatus === undefined) options.logger.error({ err: error, method: req.method, path }, 'HTTP API request failed');
       // An oversized body is not read: the connection closes instead of being drained.
-      if (http.status === 413) res.setHeader('connection', 'close');
+      if (http.status === 413) closeAfterAnswer(res);
       if (openAi) sendOpenAiError(res, http);
       else sendProblem(res, http, path);
     };
