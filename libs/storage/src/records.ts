@@ -170,6 +170,9 @@ export interface RelationshipRecord {
   mentionCount: number;
 }
 
+/** A relationship as a walk over the graph needs it: its ends and weight, read from an index alone. */
+export type RelationshipEdge = Pick<RelationshipRecord, 'id' | 'sourceId' | 'targetId' | 'weight'>;
+
 export interface ScoredRelationship {
   relationship: RelationshipRecord;
   score: number;

@@ -2,7 +2,7 @@ import type { IndexStatus, KbSettings } from '@trellis/contracts';
 import { distinctDescriptions } from '@trellis/graph';
 import type { PendingSummary } from '@trellis/graph';
 import { PIPELINE_STAGES } from './records';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KnowledgeBaseRecord, PipelineStage, RelationshipRecord, StageRecord } from './records';
+import type { ChunkRecord, DocumentRecord, EntityRecord, KnowledgeBaseRecord, PipelineStage, RelationshipEdge, RelationshipRecord, StageRecord } from './records';
 import type { StuckDocument } from './repositories/stuck-work';
 
 /** Column lists of the store's queries, so every read maps the same shape. */
@@ -100,6 +100,11 @@ export const toEntity = rowMapper<EntityRecord>({ id: text, kbId: text, name: te
 export const toRelationship = rowMapper<RelationshipRecord>({
   id: text, kbId: text, sourceId: text, targetId: text, sourceName: text, targetName: text, label: text, description: text, weight: num, mentionCount: num,
 });
+
+/** What relationshipEdgesOfEntities reads: columns of the endpoint indexes only. */
+export const EDGE_SELECT = 'SELECT r.id, r.source_id, r.target_id, r.weight FROM relationships r';
+
+export const toEdge = rowMapper<RelationshipEdge>({ id: text, sourceId: text, targetId: text, weight: num });
 
 export function toStage(r: Row): StageRecord {
   const startedAt = fromSqlTime(r.started_at);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode, stableId } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
 import type { EntityMentionWrite, GraphEditMeta, RelationshipMentionWrite } from '@trellis/graph';
-import type { NewChunk } from '../src/records';
+import type { NewChunk, RelationshipRecord } from '../src/records';
 import type { TrellisStore } from '../src/trellis-store';
 import { eachStoreWithKnowledgeBase, vectorFor } from './store-contract';
 
@@ -41,6 +41,18 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
         strength,
         embedding: vectorFor(label.length + source.name.length),
       };
+    }
+
+    /**
+     * The relationships of these entities, read three ways that must agree after every edit:
+     * whole rows, edges from the endpoint indexes alone, and rows by id.
+     */
+    async function relationshipsOf(entityIds: readonly string[]): Promise<RelationshipRecord[]> {
+      const reads = store.repositories.graphReads;
+      const rows = await reads.relationshipsOfEntities(scope, entityIds);
+      expect(await reads.relationshipEdgesOfEntities(scope, entityIds)).toEqual(rows.map(({ id, sourceId, targetId, weight }) => ({ id, sourceId, targetId, weight })));
+      expect(await reads.getRelationships(scope, rows.map((r) => r.id).reverse())).toEqual([...rows].reverse());
+      return rows;
     }
 
     async function addChunks(documentId: string, texts: string[], version = 1): Promise<string[]> {
@@ -105,7 +117,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       expect(ofChunks.get(c3!)).toEqual([curie().entityId, polonium().entityId].sort());
       expect(ofChunks.get(c1!)).toContain(curie().entityId);
       expect(ofChunks.get(c1!)).not.toContain(mCurie().entityId);
-      const relationships = await store.repositories.graphReads.relationshipsOfEntities(scope, [curie().entityId]);
+      const relationships = await relationshipsOf([curie().entityId]);
       expect(relationships.map((r) => `${r.sourceName} ${r.label} ${r.targetName}`).sort()).toEqual(['Marie Curie discovered Polonium', 'Marie Curie discovered Radium']);
       const toPolonium = relationships.find((r) => r.targetId === polonium().entityId)!;
       expect(toPolonium).toMatchObject({ id: relationship(curie(), polonium(), 'discovered', '').relationshipId, mentionCount: 2, weight: 8 });
@@ -141,7 +153,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       const [restored] = await store.repositories.graphReads.getEntities(scope, [mCurie().entityId]);
       expect(restored).toMatchObject({ name: 'M. Curie', mentionCount: 3 });
       expect((await store.repositories.graphReads.getEntities(scope, [curie().entityId]))[0]).toMatchObject({ mentionCount: 2 });
-      const taught = (await store.repositories.graphReads.relationshipsOfEntities(scope, [paris.entityId]))[0]!;
+      const taught = (await relationshipsOf([paris.entityId]))[0]!;
       expect(taught).toMatchObject({ sourceId: mCurie().entityId, sourceName: 'M. Curie', label: 'taught in' });
     });
 
@@ -165,7 +177,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       ]);
       expect(await store.repositories.graphReads.getEntities(scope, [mCurie().entityId])).toEqual([]);
       expect((await store.repositories.graphReads.getEntities(scope, [curie().entityId]))[0]!.mentionCount).toBe(3 + chunkIds.length);
-      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [radium().entityId])).every((r) => r.sourceId === curie().entityId)).toBe(true);
+      expect((await relationshipsOf([radium().entityId])).every((r) => r.sourceId === curie().entityId)).toBe(true);
     });
 
     it('undoing a deletion while chunks mentioning the entity are written gives it every mention', async () => {
@@ -214,8 +226,8 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       const [c2] = await store.repositories.chunks.listChunks(scope, 'd1', 1).then((chunks) => chunks.filter((c) => c.ordinal === 1).map((c) => c.id));
       await store.repositories.graphWrites.applyChunkExtraction(scope, c2!, [mCurie(), radium()], [relationship(mCurie(), radium(), 'discovered', 'She found radium.')]);
       expect(await store.repositories.graphReads.getEntities(scope, [radium().entityId])).toEqual([]);
-      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [curie().entityId])).map((r) => r.id)).not.toContain(discovered.relationshipId);
-      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [mCurie().entityId])).map((r) => r.targetId)).toEqual([polonium().entityId]);
+      expect((await relationshipsOf([curie().entityId])).map((r) => r.id)).not.toContain(discovered.relationshipId);
+      expect((await relationshipsOf([mCurie().entityId])).map((r) => r.targetId)).toEqual([polonium().entityId]);
       await expect(store.repositories.graphEdits.deleteEntity(scope, radium().entityId, meta())).rejects.toMatchObject({ code: ErrorCode.NotFound });
 
       await store.repositories.graphEdits.undoGraphEdit(scope, deleteEntity.id, meta());
@@ -288,10 +300,10 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       await indexCurie('d1', 2);
       await store.repositories.documents.deleteStaleVersions(scope, 'd1', 2);
       expect((await store.repositories.graphReads.getEntities(scope, [synopsisId]))[0]).toMatchObject({ description: 'What the Curies found.' });
-      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
+      expect((await relationshipsOf([synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
       await store.repositories.graphEdits.deleteEntity(scope, synopsisId, meta());
       expect(await store.repositories.graphReads.getEntities(scope, [synopsisId])).toEqual([]);
-      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [curie().entityId])).some((r) => r.sourceId === synopsisId)).toBe(false);
+      expect((await relationshipsOf([curie().entityId])).some((r) => r.sourceId === synopsisId)).toBe(false);
     });
 
     it('undoing updates of an entity and a relationship gives back what they were', async () => {
@@ -321,7 +333,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
         meta(),
       );
       await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
-      expect((await store.repositories.graphReads.relationshipsOfEntities(scope, [synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
+      expect((await relationshipsOf([synopsisId])).map((r) => r.targetId).sort()).toEqual([curie().entityId, polonium().entityId].sort());
     });
 
     it('logs every edit with who and when, newest first', async () => {

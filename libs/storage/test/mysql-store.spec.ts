@@ -20,6 +20,7 @@ import { describeChunkProgressContract, inFlightDocument } from './chunk-progres
 import { TestDatabases, describeOnMysql } from './mysql-test-databases';
 import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
 import type { NameTermRow } from './entity-name-contract';
+import { describeEdgeIndexUpgrade } from './edge-index-contract';
 
 /**
  * The MySQL-family adapter against a real server: MariaDB 10.11 locally and in CI (blob vector
@@ -92,6 +93,15 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
     expect(await (store as MysqlStore).migrate()).toEqual([21]);
     return store;
   });
+
+  const relationshipIndexes = async () => (await query("SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'relationships'", [databases.last])).map((r) => String(r.INDEX_NAME));
+  describeEdgeIndexUpgrade('MysqlStore', freshStore, async (store) => {
+    const firstSchema = (end: string) => `DROP KEY relationship_edges_by_${end}, ADD KEY relationships_by_${end} (tenant_id, kb_id, ${end}_id)`;
+    await query(`ALTER TABLE \`${databases.last}\`.relationships ${firstSchema('source')}, ${firstSchema('target')}`);
+    await query(`DELETE FROM \`${databases.last}\`.schema_migrations WHERE version = 22`);
+    expect(await (store as MysqlStore).migrate()).toEqual([22]);
+    return store;
+  }, relationshipIndexes);
 
   describe('migrations', () => {
     it('creates the database and schema from empty; running migrate again changes nothing', async () => {

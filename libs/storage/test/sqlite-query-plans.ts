@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { EDGE_SELECT } from '../src/row-mappers';
 import { migrateSqlite } from '../src/sqlite/sqlite-schema';
 
 /** A lookup by id: `id = ?` or `id IN (...)`, with or without a table alias (not `document_id`). */
@@ -49,6 +50,22 @@ export function describeSqliteQueryPlans(): void {
           if (bad.length > 0) scans.push(`${sql.replace(/\s+/g, ' ').slice(0, 200)}\n    ${bad.map((s) => s.detail).join('; ')}`);
         }
         expect(scans, `statements that scan a knowledge base to find rows by id:\n${scans.join('\n')}`).toEqual([]);
+      } finally {
+        db.close();
+      }
+    });
+
+    it("reads relationships' edges from the endpoint indexes alone, never from their rows", () => {
+      const db = new Database(':memory:');
+      try {
+        migrateSqlite(db);
+        const edgeReads = [...prepared].filter((sql) => sql.startsWith(EDGE_SELECT));
+        expect(edgeReads.length).toBeGreaterThanOrEqual(2);
+        for (const sql of edgeReads) {
+          const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
+          const plan = originalPrepare.call(db, `EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>;
+          expect(plan.map((step) => step.detail)).toEqual([expect.stringMatching(/^SEARCH r USING COVERING INDEX relationship_edges_by_(source|target) /)]);
+        }
       } finally {
         db.close();
       }

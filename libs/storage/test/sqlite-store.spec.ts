@@ -19,6 +19,7 @@ import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { describeSqliteQueryPlans } from './sqlite-query-plans';
+import { describeEdgeIndexUpgrade } from './edge-index-contract';
 import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
 import type { NameTermRow } from './entity-name-contract';
 
@@ -40,6 +41,11 @@ describeEntityNameContract('SqliteStore', async () => new SqliteStore(':memory:'
   return db.prepare('SELECT tenant_id AS tenantId, kb_id AS kbId, entity_id AS entityId, term FROM entity_name_terms').all() as NameTermRow[];
 });
 
+/** Migration 22 undone: the endpoint indexes of the first schema. */
+const UNDO_22 =
+  'DROP INDEX relationship_edges_by_source; DROP INDEX relationship_edges_by_target; ' +
+  'CREATE INDEX relationships_by_source ON relationships (tenant_id, kb_id, source_id); CREATE INDEX relationships_by_target ON relationships (tenant_id, kb_id, target_id)';
+
 // A file store taken back to before migration 21, then opened again (which migrates it).
 const backfillDir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
 afterAll(() => rmSync(backfillDir, { recursive: true, force: true }));
@@ -50,6 +56,29 @@ describeEntityNameBackfill('SqliteStore', async () => new SqliteStore(join(backf
   old.close();
   return new SqliteStore(join(backfillDir, 'trellis.db'));
 });
+
+// A file store taken back to before migration 22, then opened again (which migrates it).
+const edgeIndexDir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
+afterAll(() => rmSync(edgeIndexDir, { recursive: true, force: true }));
+describeEdgeIndexUpgrade(
+  'SqliteStore',
+  async () => new SqliteStore(join(edgeIndexDir, 'trellis.db')),
+  async (store) => {
+    await store.close();
+    const old = new Database(join(edgeIndexDir, 'trellis.db'));
+    old.exec(`${UNDO_22}; DELETE FROM schema_migrations WHERE version = 22`);
+    old.close();
+    return new SqliteStore(join(edgeIndexDir, 'trellis.db'));
+  },
+  async () => {
+    const db = new Database(join(edgeIndexDir, 'trellis.db'), { readonly: true });
+    try {
+      return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'relationships'").all() as Array<{ name: string }>).map((r) => r.name);
+    } finally {
+      db.close();
+    }
+  },
+);
 
 describe('SqliteStore checkpoints', () => {
   it('copies the WAL into the database file from a worker thread, with no checkpoint by the writer', async () => {
@@ -161,7 +190,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
@@ -216,7 +245,8 @@ describe('SqliteStore migrations', () => {
       old.exec(
         'DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines; ' +
           'DROP TABLE community_changes; ALTER TABLE community_state DROP COLUMN changes_tracked; DROP TABLE llm_spend; DROP TABLE llm_paused_chunks; DROP TABLE outbox_events; ' +
-          'DROP INDEX documents_by_title_key; ALTER TABLE documents DROP COLUMN title_key; ALTER TABLE documents DROP COLUMN title; DROP TABLE entity_name_terms',
+          'DROP INDEX documents_by_title_key; ALTER TABLE documents DROP COLUMN title_key; ALTER TABLE documents DROP COLUMN title; DROP TABLE entity_name_terms; ' +
+          UNDO_22,
       );
       const insert = old.prepare('INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
       insert.run('t1', 'kb1', 'old-chat', 'user', 'Who founded the Radium Institute?', '[]', '2026-01-01T00:00:00.000Z');

@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import type { ChunkFilter, EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
+import type { ChunkFilter, EntityRecord, GraphReadRepository, RelationshipEdge, RelationshipRecord } from '@trellis/storage';
 import { namedEntities } from './named-entities';
 import { rankPassages } from './passage-graph';
 import type { PassageGraphReads } from './passage-graph';
@@ -22,6 +22,13 @@ export interface GraphRetrievalOptions {
 
 export interface WalkedRelationship {
   readonly relationship: RelationshipRecord;
+  readonly score: number;
+  readonly hop: number;
+}
+
+/** A relationship the walk scored, before its row is read (only the ones a result keeps are). */
+interface WalkedEdge {
+  readonly edge: RelationshipEdge;
   readonly score: number;
   readonly hop: number;
 }
@@ -88,16 +95,16 @@ export class GraphRetriever {
     const known = new Set(walk.relationships.map((r) => r.id));
     const further =
       options.depth > 1 && reached.length > 0
-        ? (await this.graphReads.relationshipsOfEntities(scope, reached)).filter((r) => r.weight >= 0 && !known.has(r.id) && walk.entityScores.has(r.sourceId) && walk.entityScores.has(r.targetId))
+        ? (await this.graphReads.relationshipEdgesOfEntities(scope, reached)).filter((r) => r.weight >= 0 && !known.has(r.id) && walk.entityScores.has(r.sourceId) && walk.entityScores.has(r.targetId))
         : [];
     const best = Math.max(0, ...walk.entityScores.values());
     const entityScores = new Map([...walk.entityScores].slice(0, PPR_TOP_ENTITIES).map(([id, value]) => [id, best > 0 ? value / best : 0]));
-    const scored = [...walk.relationships, ...further].map((relationship) => ({
-      relationship,
-      score: ((walk.entityScores.get(relationship.sourceId) ?? 0) + (walk.entityScores.get(relationship.targetId) ?? 0)) / (2 * (best || 1)),
-      hop: walk.seeds.has(relationship.sourceId) || walk.seeds.has(relationship.targetId) ? 0 : 1,
+    const scored = [...walk.relationships, ...further].map((edge) => ({
+      edge,
+      score: ((walk.entityScores.get(edge.sourceId) ?? 0) + (walk.entityScores.get(edge.targetId) ?? 0)) / (2 * (best || 1)),
+      hop: walk.seeds.has(edge.sourceId) || walk.seeds.has(edge.targetId) ? 0 : 1,
     }));
-    const relationships = keepRoomForHops(scored, options.maxRelationships, further.length > 0 ? 1 : 0);
+    const relationships = await this.withRows(scope, keepRoomForHops(scored, options.maxRelationships, further.length > 0 ? 1 : 0));
     const byId = new Map(walk.entities.map((e) => [e.id, e]));
     const entities = [...entityScores.keys()].flatMap((id) => byId.get(id) ?? []);
     return { entities, relationships, entityScores, passageScores: walk.passageScores };
@@ -105,28 +112,28 @@ export class GraphRetriever {
 
   private async weightedWalk(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const seeds = await this.graphReads.searchRelationshipsByVector(scope, queryVector, Math.max(options.maxRelationships, 10));
-    const selected = new Map<string, WalkedRelationship>();
+    const selected = new Map<string, WalkedEdge>();
     for (const { relationship, score } of seeds) {
       if (relationship.weight < 0) continue;
-      selected.set(relationship.id, { relationship, score: this.score(score, relationship, 0), hop: 0 });
+      selected.set(relationship.id, { edge: relationship, score: this.score(score, relationship, 0), hop: 0 });
     }
     // Entities the question names are seeds too, even when no relationship text is close.
     const entityScores = await namedEntities(this.graphReads, scope, queryText);
 
     let frontier = this.frontier(selected, entityScores);
     for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
-      const candidates = (await this.graphReads.relationshipsOfEntities(scope, frontier)).filter((r) => r.weight >= 0 && !selected.has(r.id));
+      const candidates = (await this.graphReads.relationshipEdgesOfEntities(scope, frontier)).filter((r) => r.weight >= 0 && !selected.has(r.id));
       if (candidates.length === 0) break;
       const similarities = await this.graphReads.relationshipSimilarities(scope, queryVector, candidates.map((r) => r.id));
       const scored = candidates
-        .map((relationship) => ({ relationship, score: this.score(similarities.get(relationship.id) ?? 0, relationship, hop), hop }))
+        .map((edge) => ({ edge, score: this.score(similarities.get(edge.id) ?? 0, edge, hop), hop }))
         .sort((a, b) => b.score - a.score)
         .slice(0, options.maxRelationships);
-      for (const s of scored) selected.set(s.relationship.id, s);
-      frontier = this.frontier(new Map(scored.map((s) => [s.relationship.id, s])), new Map());
+      for (const s of scored) selected.set(s.edge.id, s);
+      frontier = this.frontier(new Map(scored.map((s) => [s.edge.id, s])), new Map());
     }
 
-    const relationships = keepRoomForHops([...selected.values()], options.maxRelationships, options.depth);
+    const relationships = await this.withRows(scope, keepRoomForHops([...selected.values()], options.maxRelationships, options.depth));
     for (const r of relationships) {
       for (const id of [r.relationship.sourceId, r.relationship.targetId]) {
         entityScores.set(id, Math.max(entityScores.get(id) ?? 0, r.score));
@@ -137,17 +144,26 @@ export class GraphRetriever {
     return { entities, relationships, entityScores };
   }
 
-  private score(similarity: number, relationship: RelationshipRecord, hop: number): number {
+  private score(similarity: number, edge: RelationshipEdge, hop: number): number {
     const band = BANDS.find((b) => similarity >= b.min)!.factor;
-    const weightBonus = 0.05 * Math.log1p(Math.max(0, relationship.weight));
+    const weightBonus = 0.05 * Math.log1p(Math.max(0, edge.weight));
     return (band * similarity + weightBonus) * HOP_DECAY ** hop;
   }
 
+  /** The kept relationships with their rows (names, label, description), in the same order; one a concurrent edit removed is left out. */
+  private async withRows(scope: KbScope, walked: readonly WalkedEdge[]): Promise<WalkedRelationship[]> {
+    const rows = new Map((await this.graphReads.getRelationships(scope, walked.map((w) => w.edge.id))).map((r) => [r.id, r]));
+    return walked.flatMap(({ edge, score, hop }) => {
+      const relationship = rows.get(edge.id);
+      return relationship ? [{ relationship, score, hop }] : [];
+    });
+  }
+
   /** The best-scoring entities of the last hop, to expand from next. */
-  private frontier(relationships: Map<string, WalkedRelationship>, extra: Map<string, number>): string[] {
+  private frontier(relationships: Map<string, WalkedEdge>, extra: Map<string, number>): string[] {
     const scores = new Map(extra);
-    for (const { relationship, score } of relationships.values()) {
-      for (const id of [relationship.sourceId, relationship.targetId]) scores.set(id, Math.max(scores.get(id) ?? 0, score));
+    for (const { edge, score } of relationships.values()) {
+      for (const id of [edge.sourceId, edge.targetId]) scores.set(id, Math.max(scores.get(id) ?? 0, score));
     }
     return [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, FRONTIER_PER_HOP).map(([id]) => id);
   }
@@ -160,7 +176,7 @@ export class GraphRetriever {
  * second half of a multi-hop question). The rest goes to the best of the later hops, then to
  * seeds again.
  */
-function keepRoomForHops(walked: WalkedRelationship[], max: number, depth: number): WalkedRelationship[] {
+function keepRoomForHops(walked: WalkedEdge[], max: number, depth: number): WalkedEdge[] {
   const byScore = walked.sort((a, b) => b.score - a.score);
   if (depth === 0) return byScore.slice(0, max);
   const seedLimit = max - Math.ceil(max / 4);

@@ -1,6 +1,6 @@
 import { titleKey } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { ChunkFilter, ChunkRepository, EntityRecord, GraphReadRepository, RelationshipRecord } from '@trellis/storage';
+import type { ChunkFilter, ChunkRepository, EntityRecord, GraphReadRepository, RelationshipEdge } from '@trellis/storage';
 import { namedEntities } from './named-entities';
 import { secondHopNames } from './second-hop';
 import { DEFAULT_PAGERANK_OPTIONS, personalizedPageRank } from './personalized-pagerank';
@@ -10,7 +10,7 @@ import type { WeightedEdge } from './personalized-pagerank';
 export interface PassageGraphReads {
   readonly graphReads: Pick<
     GraphReadRepository,
-    'searchEntitiesByName' | 'searchRelationshipsByVector' | 'relationshipsOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntities'
+    'searchEntitiesByName' | 'searchRelationshipsByVector' | 'relationshipEdgesOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntities'
   >;
   readonly chunks: Pick<ChunkRepository, 'searchChunksByVector' | 'chunkIdsOfDocumentsTitled'>;
 }
@@ -45,8 +45,8 @@ export interface PassageGraphResult {
   /** Entity id → stationary probability of the walk, highest first. */
   readonly entityScores: Map<string, number>;
   readonly entities: EntityRecord[];
-  /** The relationships the walk ran on. */
-  readonly relationships: RelationshipRecord[];
+  /** The relationships the walk ran on, as edges (their rows are read for the few a result keeps). */
+  readonly relationships: RelationshipEdge[];
   /** Entities the walk restarts at (hop 0). */
   readonly seeds: ReadonlySet<string>;
 }
@@ -90,7 +90,7 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
   // The neighbourhood: seeds, their relationships' other ends, and the entities of the prior passages.
   const entityIds = new Set(seedWeights.keys());
   const [relationships, ofPassages] = await Promise.all([
-    entityIds.size > 0 ? reads.graphReads.relationshipsOfEntities(scope, [...entityIds]) : Promise.resolve([]),
+    entityIds.size > 0 ? reads.graphReads.relationshipEdgesOfEntities(scope, [...entityIds]) : Promise.resolve([]),
     reads.graphReads.entityIdsForChunks(scope, [...prior.keys()]),
   ]);
   const walked = relationships.filter((r) => r.weight >= 0);

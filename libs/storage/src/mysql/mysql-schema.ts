@@ -50,7 +50,9 @@ function renderer(context: SchemaContext): DdlRenderer {
   return {
     engine: 'mysql',
     createTable,
-    addToTable: (table, columns, indexes) => [`ALTER TABLE ${table} ${[...columns.map(([name, c]) => `ADD COLUMN ${column(name, c)}`), ...indexes.map((i) => `ADD ${key(i)}`)].join(', ')}`],
+    addToTable: (table, columns, indexes, dropped) => [
+      `ALTER TABLE ${table} ${[...columns.map(([name, c]) => `ADD COLUMN ${column(name, c)}`), ...indexes.map((i) => `ADD ${key(i)}`), ...dropped.map((name) => `DROP KEY ${name}`)].join(', ')}`,
+    ],
   };
 }
 

@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
+import type { EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 
 /** Reads of the graph as retrieval and the graph API see it (edits applied). */
 export interface GraphReadRepository {
@@ -11,8 +11,12 @@ export interface GraphReadRepository {
   searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]>;
   /** Cosine similarity of `vector` to each of these relationships' embeddings. */
   relationshipSimilarities(scope: KbScope, vector: Float32Array, relationshipIds: readonly string[]): Promise<Map<string, number>>;
+  /** In the order of `ids`, skipping ids that do not exist. */
+  getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]>;
   /** Relationships with either end in `entityIds`. */
   relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]>;
+  /** The same relationships as {@link relationshipsOfEntities}, as edges only (no rows read): what a walk needs. */
+  relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipEdge[]>;
   /** Chunk ids that mention each relationship. */
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
   /** Chunk ids that mention each entity. */

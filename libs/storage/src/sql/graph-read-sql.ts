@@ -1,9 +1,10 @@
 import type { KbScope } from '@trellis/contracts';
 import { rankEntitiesByName } from '@trellis/graph';
 import { fullTextTerms } from '../query-terms';
-import type { EntityRecord, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
+import type { EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 import type { GraphReadRepository } from '../repositories/graph-read.repository';
-import { ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEntity, toRelationship } from '../row-mappers';
+import { EDGE_SELECT, ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEdge, toEntity, toRelationship } from '../row-mappers';
+import type { Row } from '../row-mappers';
 import { SqlRepository } from './sql-engine';
 import { groupByOwner, rowsWhereIn } from './sql-session';
 import { mentionsOf } from './mention-sql';
@@ -73,15 +74,25 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
 
   async getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]> {
     const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE ${this.dialect.byIdScope('r')} AND r.id IN (${m})`;
-    return (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toRelationship);
+    return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toRelationship));
   }
 
-  /** In id order. One indexed lookup per end, rather than an OR a planner may turn into a scan. */
-  async relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
-    const seen = new Map<string, RelationshipRecord>();
+  /** In id order. */
+  relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
+    return this.ofEntities(scope, entityIds, RELATIONSHIP_SELECT, toRelationship);
+  }
+
+  /** In id order; every column read is in the endpoint indexes (relationship_edges_by_*), so no row is. */
+  relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipEdge[]> {
+    return this.ofEntities(scope, entityIds, EDGE_SELECT, toEdge);
+  }
+
+  /** Relationships with either end in `entityIds`, in id order: one indexed lookup per end, rather than an OR a planner may turn into a scan. */
+  private async ofEntities<T extends { id: string }>(scope: KbScope, entityIds: readonly string[], select: string, map: (row: Row) => T): Promise<T[]> {
+    const seen = new Map<string, T>();
     for (const end of ['source_id', 'target_id']) {
-      const sql = (m: string) => `${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`;
-      for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), toRelationship(row));
+      const sql = (m: string) => `${select} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`;
+      for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), map(row));
     }
     return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }

@@ -36,8 +36,8 @@ function createTable(t: ResolvedTable, ifNotExists = false): string[] {
 const sqliteDdl: DdlRenderer = {
   engine: 'sqlite',
   createTable: (t) => createTable(t),
-  addToTable(table, columns, indexes) {
-    return [...columns.map(([name, c]) => `ALTER TABLE ${table} ADD COLUMN ${column(name, c)}`), ...indexes.map((i) => createIndex(table, i))];
+  addToTable(table, columns, indexes, dropped) {
+    return [...columns.map(([name, c]) => `ALTER TABLE ${table} ADD COLUMN ${column(name, c)}`), ...indexes.map((i) => createIndex(table, i)), ...dropped.map((name) => `DROP INDEX ${name}`)];
   },
 };
 

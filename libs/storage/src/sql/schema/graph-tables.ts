@@ -52,8 +52,12 @@ export const ENTITY_GRAPH_TABLES: readonly TableSpec[] = [
     },
     primaryKey: BY_ID,
     indexes: [
-      { name: 'relationships_by_source', columns: ['tenant_id', 'kb_id', 'source_id'] },
-      { name: 'relationships_by_target', columns: ['tenant_id', 'kb_id', 'target_id'] },
+      { name: 'relationships_by_source', columns: ['tenant_id', 'kb_id', 'source_id'], until: 22 },
+      { name: 'relationships_by_target', columns: ['tenant_id', 'kb_id', 'target_id'], until: 22 },
+      // The edges of an entity read from the index alone (relationshipEdgesOfEntities): the
+      // walks read thousands around a hub, and a row with its inline embedding is a page each.
+      { name: 'relationship_edges_by_source', columns: ['tenant_id', 'kb_id', 'source_id', 'target_id', 'weight', 'id'], since: 22 },
+      { name: 'relationship_edges_by_target', columns: ['tenant_id', 'kb_id', 'target_id', 'source_id', 'weight', 'id'], since: 22 },
       pendingSummaries('relationships'),
     ],
   },

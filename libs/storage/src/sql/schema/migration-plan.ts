@@ -104,6 +104,7 @@ const MIGRATIONS: readonly Migration[] = [
       mysql: [],
     },
   },
+  { version: 22, name: "relationships' edges (ends, weight, id) read from their endpoint indexes alone" },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */
@@ -133,8 +134,8 @@ export interface ResolvedTable {
 export interface DdlRenderer {
   readonly engine: Engine;
   createTable(table: ResolvedTable): string[];
-  /** Columns and indexes added to an existing table. */
-  addToTable(table: string, columns: ReadonlyArray<[string, ColumnSpec]>, indexes: readonly ResolvedIndex[]): string[];
+  /** Columns and indexes added to an existing table, and the indexes it no longer has. */
+  addToTable(table: string, columns: ReadonlyArray<[string, ColumnSpec]>, indexes: readonly ResolvedIndex[], dropped: readonly string[]): string[];
 }
 
 export interface RenderedMigration {
@@ -158,7 +159,7 @@ export function resolveTable(table: TableSpec, engine: Engine, version = Number.
     primaryKey: forEngine(table.primaryKey, engine),
     indexes: (table.indexes ?? [])
       .filter(present(engine))
-      .filter((i) => included(i.since))
+      .filter((i) => included(i.since) && (i.until === undefined || forEngine(i.until, engine) > version))
       .map((i) => ({ name: i.name, columns: forEngine(i.columns, engine), unique: i.unique === true, ...(i.where === undefined ? {} : { where: i.where }) })),
   };
 }
@@ -173,10 +174,16 @@ export function renderMigrations(renderer: DdlRenderer): RenderedMigration[] {
       if (born === m.version) statements.push(...renderer.createTable(resolveTable(table, renderer.engine, m.version)));
       if (born >= m.version) continue;
       const added = resolveTable(table, renderer.engine, m.version, true);
-      if (added.columns.length > 0 || added.indexes.length > 0) statements.push(...renderer.addToTable(table.name, added.columns, added.indexes));
+      const dropped = droppedIndexes(table, renderer.engine, m.version);
+      if (added.columns.length > 0 || added.indexes.length > 0 || dropped.length > 0) statements.push(...renderer.addToTable(table.name, added.columns, added.indexes, dropped));
     }
     statements.push(...forEngine(m.after ?? [], renderer.engine));
     return { version: m.version, name: m.name, statements };
   });
   return rendered.filter((m) => m.statements.length > 0);
+}
+
+/** The names of the table's indexes that migration `version` drops on `engine`. */
+function droppedIndexes(table: TableSpec, engine: Engine, version: number): string[] {
+  return (table.indexes ?? []).filter((i) => present(engine)(i) && i.until !== undefined && forEngine(i.until, engine) === version).map((i) => i.name);
 }

@@ -40,6 +40,8 @@ export interface IndexSpec {
   /** A partial index's condition: SQLite only (the MySQL family indexes every row). */
   readonly where?: string;
   readonly since?: PerEngine<number>;
+  /** The migration that dropped the index (a wider one took its place). */
+  readonly until?: PerEngine<number>;
   readonly only?: Engine;
 }
 
