@@ -157,6 +157,32 @@ describe('rankPassages: personalized PageRank over entities and passages', () =>
     expect(await walked()).not.toContain(grewUp.relationshipId);
   });
 
+  it("links none of a hub entity's passages, and never reads its mentions", async () => {
+    await index({
+      film: { entities: [lanterns, odile], relationships: [triple(odile, 'directed', lanterns)] },
+      birth: { entities: [odile, ravensford], relationships: [triple(odile, 'grew up in', ravensford)] },
+    });
+    // Ravensford is mentioned by 101 passages besides the birth passage: a hub, one more than a walker links.
+    const towns = Array.from({ length: 101 }, (_, i) => ({ id: `town-${i}`, text: `Ravensford notes, page ${i}.` }));
+    await store.repositories.documents.saveDocumentVersion(scope, { id: 'doc-towns', sourceUri: 'towns', filename: 'towns', mimeType: 'text/plain', contentHash: 'towns', version: 1, sizeBytes: 1, metadata: {}, text: 'towns' });
+    await store.repositories.chunks.upsertChunks(scope, towns.map((t, ordinal) => ({ id: t.id, documentId: 'doc-towns', version: 1, ordinal, text: t.text, heading: '', tokenCount: 4, contentHash: t.id, embedding: embedder.embedOne(t.text) })));
+    for (const t of towns) await store.repositories.graphWrites.applyChunkExtraction(scope, t.id, [ravensford], []);
+    const asked: string[] = [];
+    const graphReads = store.repositories.graphReads;
+    const counting = Object.assign(Object.create(graphReads) as typeof graphReads, {
+      chunkIdsForEntities: (s: KbScope, ids: readonly string[]) => (asked.push(...ids), graphReads.chunkIdsForEntities(s, ids)),
+    });
+    const result = await rankPassages({ graphReads: counting, chunks: store.repositories.chunks }, scope, embedder.embedOne(question), question);
+    expect(result.entityScores.has(ravensford.entityId)).toBe(true);
+    expect(asked).toContain(odile.entityId);
+    expect(asked).not.toContain(ravensford.entityId);
+    // A town passage has a score only as one of the 30 nearest the question (the dense prior), never through the hub.
+    const prior = new Set((await store.repositories.chunks.searchChunksByVector(scope, embedder.embedOne(question), 30)).map((h) => h.chunk.id));
+    const reached = [...result.passageScores.keys()].filter((id) => id.startsWith('town-'));
+    expect(reached.filter((id) => !prior.has(id))).toEqual([]);
+    expect(reached.length).toBeLessThan(towns.length);
+  });
+
   it('restarts only at passages of the allowed documents', async () => {
     await index({ film: { entities: [lanterns, odile], relationships: [triple(odile, 'directed', lanterns)] } });
     const order = await ranked({ documentIds: ['doc-noise1'] });

@@ -31,7 +31,8 @@ const PASSAGE_SHARE = 0.5;
 /**
  * An entity mentioned by more passages than this links none of them: a walker at such a hub
  * would reach each of its passages with less than a hundredth of its mass, and fetching them
- * all would cost more than the whole rest of the walk.
+ * all would cost more than the whole rest of the walk, so they are not read (its mention
+ * count says it is a hub).
  */
 const MAX_ENTITY_PASSAGES = 100;
 /** Passages of pages about the seeds read at most per question (see restartAtPagesAbout). */
@@ -96,7 +97,10 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
   const walked = relationships.filter((r) => r.weight >= 0);
   for (const ids of ofPassages.values()) for (const id of ids) if (entityIds.size < MAX_ENTITIES) entityIds.add(id);
   for (const r of walked) for (const id of [r.sourceId, r.targetId]) if (entityIds.size < MAX_ENTITIES) entityIds.add(id);
-  const [mentions, entities] = await Promise.all([reads.graphReads.chunkIdsForEntities(scope, [...entityIds]), reads.graphReads.getEntities(scope, [...entityIds])]);
+  const entities = await reads.graphReads.getEntities(scope, [...entityIds]);
+  const linkable = entities.filter((e) => e.mentionCount <= MAX_ENTITY_PASSAGES).map((e) => e.id);
+  const mentions = await reads.graphReads.chunkIdsForEntities(scope, linkable);
+  const passageCounts = new Map(entities.map((e) => [e.id, mentions.get(e.id)?.length ?? e.mentionCount]));
 
   const edges: WeightedEdge[] = [];
   const kept = walked.filter((r) => entityIds.has(r.sourceId) && entityIds.has(r.targetId));
@@ -113,7 +117,7 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
   await restartAtPagesAbout(reads.chunks, scope, entities, seedWeights, prior);
 
   const reset = new Map<string, number>();
-  const specific = new Map([...seedWeights].map(([id, w]) => [id, w / Math.max(1, mentions.get(id)?.length ?? 1)]));
+  const specific = new Map([...seedWeights].map(([id, w]) => [id, w / Math.max(1, passageCounts.get(id) ?? 1)]));
   addShare(reset, specific, ENTITY, prior.size > 0 ? 1 - PASSAGE_SHARE : 1);
   addShare(reset, prior, PASSAGE, specific.size > 0 ? PASSAGE_SHARE : 1);
   const rank = personalizedPageRank(edges, reset);
