@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -17,6 +17,11 @@ const python = join(cacheDir, 'venv-k8s-schemas/bin/python');
 const schemas = join(cacheDir, 'k8s-schemas');
 
 /** The Kubernetes versions the chart is validated against: its floor and the newest schemas. */
+/** The chart's services, in the order the chart and skaffold list them. */
+export const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat', 'http-api'] as const;
+/** Values that turn every optional feature of the chart on. */
+export const ALL_FEATURES = 'helm/trellis/ci/values-all-features.yaml';
+
 export const KUBE_VERSIONS = ['1.27.0', '1.37.0'] as const;
 
 export function assertToolsInstalled(): void {
@@ -189,4 +194,31 @@ export function parseManifests(yaml: string): Manifest[] {
 export function parseYamlFile(path: string): unknown {
   const out = execFileSync(python, ['-c', 'import json, sys, yaml\njson.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)', path], { encoding: 'utf8' });
   return JSON.parse(out);
+}
+
+export const ofKind = (manifests: readonly Manifest[], kind: string) => manifests.filter((m) => m.kind === kind);
+export const component = (m: Manifest) => m.metadata.labels?.['app.kubernetes.io/component'];
+
+const EXAMPLES = readdirSync(join(chartDir, 'examples'))
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => `helm/trellis/examples/${f}`);
+
+/** Every values combination the chart ships or documents. */
+export const VALUE_SETS: Record<string, TemplateOptions> = {
+  default: {},
+  'all features': { values: [ALL_FEATURES] },
+  ...Object.fromEntries(EXAMPLES.map((file) => [file.replace('helm/trellis/examples/', ''), { values: [file] }])),
+};
+
+const rendered = new Map<string, Manifest[]>();
+/** The manifests of one of VALUE_SETS, rendered once per test file. */
+export function render(name: string): Manifest[] {
+  let manifests = rendered.get(name);
+  if (!manifests) {
+    const options = VALUE_SETS[name];
+    if (!options) throw new Error(`no value set ${name}`);
+    manifests = parseManifests(helmTemplate(options));
+    rendered.set(name, manifests);
+  }
+  return manifests;
 }
