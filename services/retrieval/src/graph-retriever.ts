@@ -133,7 +133,8 @@ export class GraphRetriever {
       frontier = this.frontier(new Map(scored.map((s) => [s.edge.id, s])), new Map());
     }
 
-    const relationships = await this.withRows(scope, keepRoomForHops([...selected.values()], options.maxRelationships, options.depth));
+    const seedRows = new Map(seeds.map(({ relationship }) => [relationship.id, relationship]));
+    const relationships = await this.withRows(scope, keepRoomForHops([...selected.values()], options.maxRelationships, options.depth), seedRows);
     for (const r of relationships) {
       for (const id of [r.relationship.sourceId, r.relationship.targetId]) {
         entityScores.set(id, Math.max(entityScores.get(id) ?? 0, r.score));
@@ -150,9 +151,13 @@ export class GraphRetriever {
     return (band * similarity + weightBonus) * HOP_DECAY ** hop;
   }
 
-  /** The kept relationships with their rows (names, label, description), in the same order; one a concurrent edit removed is left out. */
-  private async withRows(scope: KbScope, walked: readonly WalkedEdge[]): Promise<WalkedRelationship[]> {
-    const rows = new Map((await this.graphReads.getRelationships(scope, walked.map((w) => w.edge.id))).map((r) => [r.id, r]));
+  /**
+   * The kept relationships with their rows (names, label, description), in the same order; rows
+   * not in `known` are read, and one a concurrent edit removed is left out.
+   */
+  private async withRows(scope: KbScope, walked: readonly WalkedEdge[], known: ReadonlyMap<string, RelationshipRecord> = new Map()): Promise<WalkedRelationship[]> {
+    const missing = walked.map((w) => w.edge.id).filter((id) => !known.has(id));
+    const rows = new Map([...known, ...(await this.graphReads.getRelationships(scope, missing)).map((r) => [r.id, r] as const)]);
     return walked.flatMap(({ edge, score, hop }) => {
       const relationship = rows.get(edge.id);
       return relationship ? [{ relationship, score, hop }] : [];
