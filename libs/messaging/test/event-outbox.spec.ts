@@ -20,13 +20,14 @@ class ControlledBus {
 }
 
 class RecordingTelemetry implements OutboxTelemetry {
-  readonly counts = { stage: 0, relay: 0, failed: 0, undeleted: 0 };
+  readonly counts = { stage: 0, relay: 0, failed: 0, failedByRelay: 0, undeleted: 0 };
   lastWaiting = -1;
   published(by: 'stage' | 'relay', count: number): void {
     this.counts[by] += count;
   }
-  failed(count: number): void {
-    this.counts.failed += count;
+  failed(by: 'stage' | 'relay', count: number): void {
+    if (by === 'stage') this.counts.failed += count;
+    else this.counts.failedByRelay += count;
   }
   undeleted(count: number): void {
     this.counts.undeleted += count;
@@ -90,6 +91,8 @@ describe('EventOutbox over a real store', () => {
     bus.down = true;
     expect(await outbox().relayOnce()).toBe(0);
     expect(telemetry.lastWaiting).toBe(3);
+    // The stage's failures and the relay's are told apart: the relay tried its first batch of two.
+    expect(telemetry.counts).toMatchObject({ failed: 3, failedByRelay: 2 });
     bus.down = false;
     // Batches of two: the relay goes on until none is left.
     expect(await outbox().relayOnce()).toBe(3);

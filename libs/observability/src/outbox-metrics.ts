@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 /** The transactional outbox's metrics, registered with the process's others (TrellisMetrics.outbox). */
 export class OutboxMetrics {
   readonly published: Counter<'by'>;
-  readonly publishFailures: Counter;
+  readonly publishFailures: Counter<'by'>;
   readonly waiting: Gauge;
 
   constructor(registry: Registry) {
@@ -16,7 +16,8 @@ export class OutboxMetrics {
     });
     this.publishFailures = new Counter({
       name: 'trellis_outbox_publish_failures_total',
-      help: 'Outbox events the broker did not take in time; they stay in the outbox for the relay.',
+      help: 'Outbox events the broker did not take once the producer had run out of retries, by who was publishing them (stage or relay); they stay in the outbox for the relay.',
+      labelNames: ['by'] as const,
       registers: [registry],
     });
     this.waiting = new Gauge({

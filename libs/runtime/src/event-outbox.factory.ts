@@ -25,9 +25,9 @@ export function createEventOutbox(
       metrics.outbox.published.inc({ by }, count);
       if (by === 'relay') log.info({ events: count }, 'relayed events left in the outbox');
     },
-    failed: (count, error) => {
-      metrics.outbox.publishFailures.inc(count);
-      log.warn({ events: count, err: error.message }, 'the broker did not take events; they wait in the outbox for the relay');
+    failed: (by, count, error) => {
+      metrics.outbox.publishFailures.inc({ by }, count);
+      log.warn({ events: count, by, err: error.message }, 'the broker did not take events; they wait in the outbox for the relay');
     },
     undeleted: (count, error) => log.warn({ events: count, err: error.message }, 'published events stay in the outbox (delete failed); the relay will publish them again'),
     waiting: (count) => metrics.outbox.waiting.set(count),

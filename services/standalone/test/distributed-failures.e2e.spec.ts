@@ -77,12 +77,12 @@ async function upload(client: TrellisClient, kb: string, items: ReturnType<typeo
   return ids;
 }
 
-/** Events the outbox relays of every process published (whichever held the relay lease). */
-async function relayedEvents(deployment: DistributedDeployment): Promise<number> {
+/** The outbox counter `name` summed over every process, for the events published (or not) `by` the stage or the relay. */
+async function outboxCount(deployment: DistributedDeployment, name: 'published' | 'publish_failures', by: 'stage' | 'relay'): Promise<number> {
   let total = 0;
   for (const service of [...deployment.processes.values()]) {
     const metrics = await (await fetch(`http://127.0.0.1:${service.httpPort}/metrics`)).text();
-    const line = metrics.split('\n').find((l) => l.startsWith('trellis_outbox_published_total{') && l.includes('by="relay"'));
+    const line = metrics.split('\n').find((l) => l.startsWith(`trellis_outbox_${name}_total{`) && l.includes(`by="${by}"`));
     total += line === undefined ? 0 : Number(line.split(' ').pop());
   }
   return total;
@@ -169,18 +169,19 @@ if (!enabled) {
     const corpus = passages(240, 20);
     drills.push({ drill: 'uploads with the broker down', kb, passages: corpus });
     await client.createKnowledgeBase({ name: kb });
+    const failedBefore = await outboxCount(deployment, 'publish_failures', 'stage');
     infra.kafka('stop');
-    const started = Date.now();
-    // Each write commits with its event in the outbox; the publish gives up after its timeout.
+    // Each write commits with its event in the outbox; the upload stops waiting for the publish after its timeout.
     const ids = await upload(client, kb, corpus);
-    // Longer than the producer's own retries: what the uploads published must come from the outbox.
-    await new Promise((r) => setTimeout(r, Math.max(0, 20_000 - (Date.now() - started))));
+    // The broker comes back only once every upload's publish has run out of the producer's retries:
+    // a publish still retrying would deliver its event itself, and the relay would have nothing to do.
+    await waitFor(async () => (await outboxCount(deployment, 'publish_failures', 'stage')) - failedBefore >= corpus.length, 120_000, 'every upload publish given up');
     const pending = await client.listAllDocuments(kb);
     expect(pending.filter((d) => d.status === 'INDEX_STATUS_PENDING')).toHaveLength(corpus.length);
     infra.kafka('start');
     // The sweeper waits TRELLIS_STUCK_AFTER_MS (10 minutes): only the relay can finish these in time.
     await waitUntilIndexed(client, kb, ids, 240_000);
-    expect(await relayedEvents(deployment)).toBeGreaterThanOrEqual(corpus.length);
+    expect(await outboxCount(deployment, 'published', 'relay')).toBeGreaterThanOrEqual(corpus.length);
   }, 400_000);
 
     it('a malformed payload goes to the dead-letter topic and the consumer keeps going', async () => {

@@ -33,8 +33,8 @@ export interface OutboxOptions {
 /** Where the outbox reports what it did (metrics and logs). */
 export interface OutboxTelemetry {
   published(by: 'stage' | 'relay', count: number): void;
-  /** Events the broker did not take; they wait in the outbox. */
-  failed(count: number, error: Error): void;
+  /** Events the broker did not take (the producer's retries ran out); they wait in the outbox. */
+  failed(by: 'stage' | 'relay', count: number, error: Error): void;
   /** Events older than `relayAfterMs` still in the outbox. */
   waiting(count: number): void;
   /** Published events whose rows could not be deleted: the relay will publish them again. */
@@ -158,7 +158,7 @@ export class EventOutbox {
         failure = toError(error);
       }
     }
-    if (failure !== undefined) this.telemetry.failed(events.length - delivered.length, failure);
+    if (failure !== undefined) this.telemetry.failed(by, events.length - delivered.length, failure);
     if (delivered.length === 0) return 0;
     this.telemetry.published(by, delivered.length);
     // Published but not deleted (the store is unreachable): the relay publishes them again later,
