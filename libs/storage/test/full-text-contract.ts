@@ -54,6 +54,15 @@ export function describeFullTextContract(name: string, makeStore: () => Promise<
       expect(await texts('harbour cat', 1)).toEqual(['a harbour cat sleeps on warm stones']);
     });
 
+    it('weighs a term in half of the chunks or more at almost nothing: a rare term outranks many common ones', async () => {
+      // Like hybrid's second hop: a question plus names that most pages of the corpus hold.
+      const common = Array.from({ length: 11 }, (_, i) => `nest module controller provider guard pipe ${i}`);
+      const filler = Array.from({ length: 8 }, (_, i) => `unrelated text number ${i}`);
+      await fill(scope, 'd1', [...common, 'an interceptor wraps the call', ...filler]);
+      const hits = await texts('interceptor nest module controller provider guard pipe', 3);
+      expect(hits[0]).toBe('an interceptor wraps the call');
+    });
+
     it("searches its own knowledge base only: another's better matches neither show nor crowd out its own", async () => {
       const other = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: scope.tenantId }, { name: 'other', description: '', settings: TEST_KB_SETTINGS });
       const otherScope = { tenantId: scope.tenantId, kbId: other.id };

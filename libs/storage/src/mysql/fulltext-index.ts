@@ -17,6 +17,20 @@ export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
 /**
+ * A term's weight: Robertson and Spärck Jones's IDF, ln((N − n + 0.5) / (n + 0.5)), never below
+ * 1e-6. That is FTS5's, so the standalone store (SQLite) and this one weigh terms alike: a term
+ * in half of the chunks or more tells nothing, and adds almost nothing to a score. Lucene's
+ * variant (ln of 1 + the same ratio, before 2026-12-03) gave such a term at least ln 2. Hybrid's
+ * second hop searches the question plus the names of its best passage, and on a documentation
+ * corpus those names are in most chunks: with Lucene's IDF the chunks holding many of them
+ * climbed the ranking (docs/benchmarks.md, session 17).
+ */
+export function bm25Idf(df: number, chunkCount: number): number {
+  const idf = Math.log((chunkCount - df + 0.5) / (df + 0.5));
+  return idf > 1e-6 ? idf : 1e-6;
+}
+
+/**
  * Chunks ranked first are fetched this many times over k: the postings of a replaced document
  * version stay until the new version is in, and the join drops them, so a search that loses
  * some is run again deeper.
@@ -107,7 +121,7 @@ export async function searchChunkTexts(
   const idf = new Map<string, number>();
   for (const row of frequencyRows) {
     const df = Number(row.df);
-    idf.set(String(row.term), Math.log(1 + (chunkCount - df + 0.5) / (df + 0.5)));
+    idf.set(String(row.term), bm25Idf(df, chunkCount));
   }
   if (idf.size === 0) return [];
 
