@@ -16,12 +16,12 @@ const kubeconformBin = join(cacheDir, 'bin/kubeconform');
 const python = join(cacheDir, 'venv-k8s-schemas/bin/python');
 const schemas = join(cacheDir, 'k8s-schemas');
 
-/** The Kubernetes versions the chart is validated against: its floor and the newest schemas. */
 /** The chart's services, in the order the chart and skaffold list them. */
 export const SERVICES = ['ingestion', 'chunking', 'extraction', 'graph-store', 'retrieval', 'chat', 'http-api'] as const;
 /** Values that turn every optional feature of the chart on. */
 export const ALL_FEATURES = 'helm/trellis/ci/values-all-features.yaml';
 
+/** The Kubernetes versions the chart is validated against: its floor and the newest schemas. */
 export const KUBE_VERSIONS = ['1.27.0', '1.37.0'] as const;
 
 export function assertToolsInstalled(): void {

@@ -45,8 +45,6 @@ function declaredConsumers(): Map<string, { group: string; topic: string }[]> {
   return consumers;
 }
 
-
-
 beforeAll(() => {
   assertToolsInstalled();
 });

@@ -18,7 +18,8 @@ export const BM25_B = 0.75;
 
 /**
  * A term's weight: Robertson and Spärck Jones's IDF, ln((N − n + 0.5) / (n + 0.5)), never below
- * 1e-6. That is FTS5's, so the standalone store (SQLite) and this one weigh terms alike: a term
+ * 1e-6. FTS5 takes the same IDF and sets a non-positive one to 1e-6, so the standalone store
+ * (SQLite) and this one weigh terms alike: a term
  * in half of the chunks or more tells nothing, and adds almost nothing to a score. Lucene's
  * variant (ln of 1 + the same ratio, before 2026-12-03) gave such a term at least ln 2. Hybrid's
  * second hop searches the question plus the names of its best passage, and on a documentation
