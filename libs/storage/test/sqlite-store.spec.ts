@@ -190,7 +190,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
@@ -201,7 +201,7 @@ describe('SqliteStore migrations', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-  it('indexes the chunks of a file from before version 19 again, each under its knowledge base', async () => {
+  it('drops the FTS5 table of a file from before version 23, and searches its chunks, each under its knowledge base', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
     try {
       const path = join(dir, 'trellis.db');
@@ -214,10 +214,10 @@ describe('SqliteStore migrations', () => {
         await first.repositories.chunks.upsertChunks(scope, [{ ...chunk(`d${i}`, 1, 0, `walrus colony ${i}`, 1), heading: i === 0 ? 'Arctic notes' : '' }]);
       }
       await first.close();
-      // Back to version 18: the FTS table of migration 1, filled as it was.
+      // Back to version 22: migration 19's FTS5 table, filled as it was.
       const old = new Database(path);
-      old.exec("DROP TABLE chunk_fts; CREATE VIRTUAL TABLE chunk_fts USING fts5 (chunk_id UNINDEXED, text, tokenize = 'porter unicode61'); DELETE FROM schema_migrations WHERE version = 19");
-      old.exec("INSERT INTO chunk_fts (chunk_id, text) SELECT id, text FROM chunks");
+      old.exec("CREATE VIRTUAL TABLE chunk_fts USING fts5 (chunk_id UNINDEXED, text, kb, tokenize = 'porter unicode61'); DELETE FROM schema_migrations WHERE version = 23");
+      old.exec("INSERT INTO chunk_fts (chunk_id, text, kb) SELECT id, text, 'k' FROM chunks");
       old.close();
 
       const store = new SqliteStore(path);
@@ -228,6 +228,9 @@ describe('SqliteStore migrations', () => {
         // The heading is indexed with the text, as writes index it.
         expect(await found(kbs[0]!, 'arctic')).toEqual(['walrus colony 0']);
         expect(await found(kbs[1]!, 'arctic')).toEqual([]);
+        const tables = new Database(path, { readonly: true });
+        expect(tables.prepare("SELECT name FROM sqlite_master WHERE name = 'chunk_fts'").all()).toEqual([]);
+        tables.close();
       } finally {
         await store.close();
       }

@@ -4,7 +4,7 @@ import type { KbScope } from '@trellis/contracts';
 import { sqlRepositories } from '../src/sql/sql-repositories';
 import type { Row, SqlDatabase, SqlSession, SqlValue } from '../src/sql/sql-session';
 import { InProcessMatrices } from '../src/sql/vector-ranking';
-import { fts5Index } from '../src/sqlite/fts5-index';
+import { InMemoryTextIndex } from '../src/sqlite/in-memory-text-index';
 import { SqliteDatabase } from '../src/sqlite/sqlite-database';
 import { sqliteDialect } from '../src/sqlite/sqlite-dialect';
 import { migrateSqlite } from '../src/sqlite/sqlite-schema';
@@ -35,7 +35,7 @@ class CountingDatabase implements SqlDatabase {
 
 /** The SQLite repositories over a counting session (the test closes the database it opened). */
 function countingStore(counter: CountingDatabase) {
-  return { repositories: sqlRepositories(counter, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices(sqliteDialect.byIdScope) }) };
+  return { repositories: sqlRepositories(counter, { dialect: sqliteDialect, fullText: new InMemoryTextIndex(), vectors: new InProcessMatrices(sqliteDialect.byIdScope) }) };
 }
 
 /** A deterministic unit vector per seed. */
@@ -142,7 +142,7 @@ describe('in-process vector matrices loaded through read threads', () => {
     migrateSqlite(db);
     const main = new SqliteDatabase(db);
     const reads = new HeldReads(main);
-    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: fts5Index, vectors: new InProcessMatrices(sqliteDialect.byIdScope, reads) });
+    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: new InMemoryTextIndex(), vectors: new InProcessMatrices(sqliteDialect.byIdScope, reads) });
     const scope = { tenantId: 't', kbId: (await repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS })).id };
     const add = async (id: string, seeds: number[]) => {
       await repositories.documents.saveDocumentVersion(scope, { id, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });

@@ -3,33 +3,15 @@ import type { ChunkFilter } from '../records';
 import { execWhereIn } from '../sql/sql-session';
 import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { CURRENT_CHUNKS, batches, marks } from '../row-mappers';
+import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
 import { documentTerms, queryTerms } from './fulltext-terms';
-import type { DocumentTerms } from './fulltext-terms';
+import type { DocumentTerms } from '../sql/full-text';
 import type { FullTextIndex } from '../sql/full-text';
 
-/**
- * Full-text search over our own inverted index (chunk_terms + chunks.fts_length +
- * kb_text_stats), because self-hosted TiDB parses FULLTEXT and ignores it. Postings are written
- * in the transaction that writes or deletes the chunk, so search never sees a half-indexed
- * chunk. Ranking is Okapi BM25 computed by the server over the postings of the query's terms.
- */
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
-
-/**
- * A term's weight: Robertson and Spärck Jones's IDF, ln((N − n + 0.5) / (n + 0.5)), never below
- * 1e-6. FTS5 takes the same IDF and sets a non-positive one to 1e-6, so the standalone store
- * (SQLite) and this one weigh terms alike: a term
- * in half of the chunks or more tells nothing, and adds almost nothing to a score. Lucene's
- * variant (ln of 1 + the same ratio, before 2026-12-03) gave such a term at least ln 2. Hybrid's
- * second hop searches the question plus the names of its best passage, and on a documentation
- * corpus those names are in most chunks: with Lucene's IDF the chunks holding many of them
- * climbed the ranking (docs/benchmarks.md, session 17).
- */
-export function bm25Idf(df: number, chunkCount: number): number {
-  const idf = Math.log((chunkCount - df + 0.5) / (df + 0.5));
-  return idf > 1e-6 ? idf : 1e-6;
-}
+// Full-text search over our own inverted index (chunk_terms + chunks.fts_length +
+// kb_text_stats), because self-hosted TiDB parses FULLTEXT and ignores it. Postings are written
+// in the transaction that writes or deletes the chunk, so search never sees a half-indexed
+// chunk. Ranking is Okapi BM25 (bm25.ts) computed by the server over the postings of the query's terms.
 
 /**
  * Chunks ranked first are fetched this many times over k: the postings of a replaced document

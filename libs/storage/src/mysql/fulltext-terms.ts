@@ -1,4 +1,5 @@
 import { cutTerm, fullTextTerms } from '../query-terms';
+import type { DocumentTerms } from '../sql/full-text';
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
@@ -22,13 +23,6 @@ function normalizeTerm(word: string): string {
 /** The distinct index terms of a query: `fullTextTerms` (words, no stopwords), stemmed. */
 export function queryTerms(query: string): string[] {
   return [...new Set(fullTextTerms(query).map(normalizeTerm))];
-}
-
-export interface DocumentTerms {
-  /** Term → occurrences in the text. */
-  frequencies: ReadonlyMap<string, number>;
-  /** Number of indexed terms in the text: BM25's document length. */
-  length: number;
 }
 
 /**

@@ -65,13 +65,13 @@ export class SqlDocuments extends SqlRepository implements DocumentRepository {
       await appendOutboxEvents(tx, this.dialect, announce);
     });
     // A new current version changes which chunks search may return.
-    this.engine.vectors.changed(scope.kbId, 'chunks');
+    this.changed(scope, ['chunks']);
     return this.requireDocument(scope, doc.id);
   }
 
   async saveFailedDocument(scope: KbScope, doc: Omit<NewDocumentVersion, 'text'>, error: string): Promise<DocumentRecord> {
     await this.upsertDocumentRow(this.db, scope, doc, 'failed', error);
-    this.engine.vectors.changed(scope.kbId, 'chunks');
+    this.changed(scope, ['chunks']);
     return this.requireDocument(scope, doc.id);
   }
 

@@ -3,20 +3,30 @@ import type { ChunkFilter } from '../records';
 import type { SqlSession } from './sql-session';
 import type { Scored } from './vector-ranking';
 
-/** A chunk's text as the full-text index takes it, analysed outside the write transaction. */
-export interface AnalyzedText {
-  /** Heading and body, as indexed. */
-  text: string;
-  /** Indexed terms (BM25's document length), kept in chunks.fts_length; 0 where the engine counts itself. */
-  length: number;
-  /** Term → occurrences; empty where the engine tokenizes itself. */
+/** The terms of a chunk, counted, as an index of our own analyses it. */
+export interface DocumentTerms {
+  /** Term → occurrences in the text. */
   frequencies: ReadonlyMap<string, number>;
+  /** Number of indexed terms in the text: BM25's document length. */
+  length: number;
 }
 
 /**
- * Full-text search over current chunks, written in the transactions that write and delete the
- * chunks: SQLite's FTS5 (sqlite/fts5-index.ts), or an inverted index of our own on the MySQL
- * family (mysql/fulltext-index.ts), because self-hosted TiDB parses FULLTEXT and ignores it.
+ * A chunk's text as the full-text index takes it, analysed outside the write transaction: its
+ * length is kept in chunks.fts_length. Empty terms and length 0 where the index analyses the
+ * text itself.
+ */
+export interface AnalyzedText extends DocumentTerms {
+  /** Heading and body, as indexed. */
+  text: string;
+}
+
+/**
+ * Full-text search over current chunks, ranked by BM25 (bm25.ts): on SQLite an inverted index
+ * in the store's process, built from the chunks' text with the terms FTS5 made of it
+ * (sqlite/in-memory-text-index.ts, sqlite/porter-terms.ts); on the MySQL family postings written
+ * in the transactions that write and delete the chunks (mysql/fulltext-index.ts,
+ * mysql/fulltext-terms.ts), because self-hosted TiDB parses FULLTEXT and ignores it.
  */
 export interface FullTextIndex {
   analyze(text: string): AnalyzedText;
@@ -26,6 +36,8 @@ export interface FullTextIndex {
   remove(tx: SqlSession, scope: KbScope, removedLengths: ReadonlyMap<string, number>): Promise<void>;
   /** Drops every entry of the knowledge base; runs before its chunks are deleted. */
   removeKnowledgeBase(tx: SqlSession, scope: KbScope): Promise<void>;
+  /** Called after writes to chunks or document versions of the knowledge base (committed or not), where the index is kept in this process. */
+  changed?(kbId: string): void;
   /** The k best current chunks for the query, best first. */
   search(session: SqlSession, scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<Scored[]>;
 }

@@ -22,12 +22,18 @@ export abstract class SqlRepository {
     return this.engine.dialect;
   }
 
-  /** Runs a write of embedded rows; afterwards (committed or not) the per-process vector matrices of `tables` are stale. */
+  /** Runs a write of embedded rows; afterwards (committed or not) the per-process indexes of `tables` are stale. */
   protected async changing<T>(scope: KbScope, tables: readonly EmbeddingTable[], write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } finally {
-      this.engine.vectors.changed(scope.kbId, ...tables);
+      this.changed(scope, tables);
     }
+  }
+
+  /** Marks the per-process indexes of `tables` stale: the vector matrices, and the full text of chunks. */
+  protected changed(scope: KbScope, tables: readonly EmbeddingTable[]): void {
+    this.engine.vectors.changed(scope.kbId, ...tables);
+    if (tables.includes('chunks')) this.engine.fullText.changed?.(scope.kbId);
   }
 }

@@ -5,8 +5,7 @@ import type { TrellisRepositories, TrellisStore } from '../trellis-store';
 import { sqlRepositories } from '../sql/sql-repositories';
 import { InProcessMatrices, chunkCandidates, graphCandidates } from '../sql/vector-ranking';
 import { availableParallelism } from 'node:os';
-import type { FullTextIndex } from '../sql/full-text';
-import { fts5Index } from './fts5-index';
+import { InMemoryTextIndex } from './in-memory-text-index';
 import { SqliteReadThreads } from './read-threads';
 import { SqliteDatabase } from './sqlite-database';
 import { sqliteDialect } from './sqlite-dialect';
@@ -16,7 +15,7 @@ import { migrateSqlite } from './sqlite-schema';
 /**
  * The standalone store: one SQLite file (better-sqlite3, WAL mode). Vector search is an exact
  * scan of in-memory matrices, which is fast enough for the corpus sizes one machine indexes;
- * full text uses FTS5 with BM25 ranking.
+ * full text an inverted index in memory with BM25 ranking (InMemoryTextIndex).
  */
 export class SqliteStore implements TrellisStore {
   readonly repositories: TrellisRepositories;
@@ -25,6 +24,7 @@ export class SqliteStore implements TrellisStore {
   private readonly checkpointer: WalCheckpointer | null;
   private readonly readThreads: SqliteReadThreads | null;
   private readonly matrices: InProcessMatrices;
+  private readonly texts: InMemoryTextIndex;
   private closing = false;
 
   /** `path` is a file path, or ':memory:' for tests. */
@@ -52,7 +52,8 @@ export class SqliteStore implements TrellisStore {
     // Full-text rankings and matrix reads on read threads (not for ':memory:', which no other connection can open).
     this.readThreads = path === ':memory:' ? null : new SqliteReadThreads(path, this.sql, Math.min(2, availableParallelism()));
     this.matrices = new InProcessMatrices(sqliteDialect.byIdScope, this.readThreads ?? undefined);
-    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: searchedOn(this.readThreads, fts5Index), vectors: this.matrices });
+    this.texts = new InMemoryTextIndex(this.readThreads ?? undefined);
+    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: this.texts, vectors: this.matrices });
     this.checkpointer = path === ':memory:' ? null : new WalCheckpointer(path);
   }
 
@@ -61,10 +62,11 @@ export class SqliteStore implements TrellisStore {
   }
 
   /**
-   * Loads every knowledge base's chunk, entity and relationship matrices, one after another, as
-   * the first search of each would: at 100k chunks that is seconds of reading, on the read
-   * threads, that the first query after a restart would otherwise wait for. Stops when the store
-   * closes. Without read threads (':memory:') there is nothing to gain and it does nothing.
+   * Loads every knowledge base's chunk, entity and relationship matrices and its full-text index,
+   * one after another, as the first search of each would: at 100k chunks that is seconds of
+   * reading, on the read threads, that the first query after a restart would otherwise wait for.
+   * Stops when the store closes. Without read threads (':memory:') there is nothing to gain and
+   * it does nothing.
    */
   async warm(): Promise<void> {
     if (this.readThreads === null) return;
@@ -74,6 +76,8 @@ export class SqliteStore implements TrellisStore {
         if (this.closing) return;
         await this.matrices.preload(this.sql, q);
       }
+      if (this.closing) return;
+      await this.texts.preload(this.sql, scope);
     }
   }
 
@@ -83,12 +87,4 @@ export class SqliteStore implements TrellisStore {
     await this.checkpointer?.stop();
     if (this.db.open) this.db.close();
   }
-}
-
-/**
- * `index` with its searches run on `reads` (when there are read threads). A search never runs
- * inside a write transaction, so it needs nothing but what was committed.
- */
-function searchedOn(reads: SqliteReadThreads | null, index: FullTextIndex): FullTextIndex {
-  return reads === null ? index : { ...index, search: (_session, ...rest) => index.search(reads, ...rest) };
 }

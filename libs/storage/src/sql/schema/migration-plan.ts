@@ -3,7 +3,13 @@ import type { ColumnSpec, Engine, PerEngine, TableSpec } from './table-spec';
 import { ID, INT, JSON_TEXT, TEXT, TIME, varchar } from './table-spec';
 import { TABLES } from './tables';
 import { CHAT_TITLE_CHARS } from '../chat-sql';
-import { CHUNK_FTS_DDL, kbTokenSql } from '../../sqlite/fts5-index';
+
+/**
+ * Migration 19's FTS5 table (dropped by 23): one row per chunk, its text and, in `kb`, one token
+ * of its tenant and knowledge base, hex-encoded so the tokenizer keeps it whole.
+ */
+const CHUNK_FTS_19 = "CREATE VIRTUAL TABLE chunk_fts USING fts5 (chunk_id UNINDEXED, text, kb, tokenize = 'porter unicode61')";
+const KB_TOKEN_19 = "('k' || lower(hex(tenant_id)) || 'z' || lower(hex(kb_id)))";
 
 /**
  * The numbered migrations of both engines, derived from the one table description: migration N
@@ -80,13 +86,13 @@ const MIGRATIONS: readonly Migration[] = [
   {
     version: 19,
     name: 'full text ranked on the index alone: SQLite FTS scoped by knowledge base, postings with their chunk length',
-    // FTS5 tables take no new column: the index is built again from the chunks (see fts5-index.ts).
+    // FTS5 tables take no new column: the index is built again from the chunks.
     // The MySQL family's postings get their chunk's length (see fulltext-index.ts).
     after: {
       sqlite: [
-        'DROP TABLE chunk_fts',
-        CHUNK_FTS_DDL,
-        `INSERT INTO chunk_fts (chunk_id, text, kb) SELECT id, CASE WHEN heading <> '' THEN heading || char(10) || text ELSE text END, ${kbTokenSql('tenant_id', 'kb_id')} FROM chunks`,
+        'DROP TABLE IF EXISTS chunk_fts',
+        CHUNK_FTS_19,
+        `INSERT INTO chunk_fts (chunk_id, text, kb) SELECT id, CASE WHEN heading <> '' THEN heading || char(10) || text ELSE text END, ${KB_TOKEN_19} FROM chunks`,
       ],
       mysql: ['UPDATE chunk_terms t JOIN chunks c ON c.tenant_id = t.tenant_id AND c.kb_id = t.kb_id AND c.id = t.chunk_id SET t.fts_length = c.fts_length'],
     },
@@ -105,7 +111,13 @@ const MIGRATIONS: readonly Migration[] = [
     },
   },
   { version: 22, name: "relationships' edges (ends, weight, id) read from their endpoint indexes alone" },
+  {
+    version: 23,
+    name: "SQLite's full text in memory, built from the chunks' text: the FTS5 table goes",
+    after: { sqlite: ['DROP TABLE IF EXISTS chunk_fts'], mysql: [] },
+  },
 ];
+
 
 /** Tables of the past that migrations above still create before they remove them. */
 const RETIRED_TABLES: readonly TableSpec[] = [

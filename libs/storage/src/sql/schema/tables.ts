@@ -94,7 +94,7 @@ export const TABLES: readonly TableSpec[] = [
   },
   // The MySQL family's full-text index (self-hosted TiDB parses FULLTEXT and ignores it): one
   // posting per (term, chunk) with its term frequency and the chunk's length (so BM25 ranks on
-  // the postings alone), plus per-KB totals for BM25's length norm. SQLite uses FTS5 instead.
+  // the postings alone), plus per-KB totals for BM25's length norm. SQLite keeps its full text in memory instead.
   {
     name: 'chunk_terms',
     only: 'mysql',

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
+import { porterDocumentTerms, porterQueryTerms } from './porter-terms';
+import { TextPostings } from './text-postings';
+import type { TextHit } from './text-postings';
+
+const WORDS = 'amber basalt cedar delta ember fjord garnet harbor iris jade kelp lumen moss nectar opal quartz river slate tundra umber'.split(' ');
+
+/** A deterministic pseudo-random sequence (xorshift), so a failure can be run again. */
+function random(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+/** BM25 of every chunk, written out from the formula: what the index must return. */
+function reference(chunks: ReadonlyMap<string, { documentId: string; text: string }>, query: string, k: number, documents?: ReadonlySet<string>): TextHit[] {
+  const analysed = [...chunks].map(([id, c]) => ({ id, documentId: c.documentId, terms: porterDocumentTerms(c.text) }));
+  const average = Math.max(1, analysed.reduce((n, c) => n + c.terms.length, 0) / analysed.length);
+  const df = new Map(porterQueryTerms(query).map((term) => [term, analysed.filter((c) => c.terms.frequencies.has(term)).length]));
+  const hits: TextHit[] = [];
+  for (const c of analysed) {
+    let score = 0;
+    for (const term of porterQueryTerms(query)) {
+      const tf = c.terms.frequencies.get(term) ?? 0;
+      if (tf === 0) continue;
+      score += (bm25Idf(df.get(term)!, analysed.length) * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * c.terms.length) / average));
+    }
+    if (score > 0 && (documents === undefined || documents.has(c.documentId))) hits.push({ id: c.id, score });
+  }
+  return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, k);
+}
+
+const put = (index: TextPostings, id: string, documentId: string, text: string) => index.put({ id, documentId, stamp: text, terms: porterDocumentTerms(text) });
+
+function expectSame(actual: readonly TextHit[], expected: readonly TextHit[]): void {
+  expect(actual.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+  actual.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+}
+
+describe('TextPostings', () => {
+  it('ranks exactly as BM25 written out, through puts, replacements, removals and compactions', async () => {
+    const next = random(7);
+    const index = new TextPostings();
+    const chunks = new Map<string, { documentId: string; text: string }>();
+    const sentence = () => Array.from({ length: 3 + Math.floor(next() * 12) }, () => WORDS[Math.floor(next() ** 2 * WORDS.length)]).join(' ');
+    for (let round = 0; round < 6; round++) {
+      // Enough writes each round that the index compacts (past MIN_DEAD_SLOTS and MIN_RECENT_POSTINGS).
+      for (let i = 0; i < 6_000; i++) {
+        const id = `c${Math.floor(next() * 5_000)}`;
+        if (next() < 0.2) {
+          index.remove(id);
+          chunks.delete(id);
+        } else {
+          const chunk = { documentId: `d${Math.floor(next() * 50)}`, text: sentence() };
+          put(index, id, chunk.documentId, chunk.text);
+          chunks.set(id, chunk);
+        }
+        await index.compactIfDue();
+      }
+      expect(index.size).toBe(chunks.size);
+      for (const query of ['amber', 'umber slate', 'quartz river iris', 'moss and the nectar', 'rivers river', 'absent words']) {
+        expectSame(index.search(porterQueryTerms(query), 10, undefined), reference(chunks, query, 10));
+      }
+      const documents = new Set(['d3', 'd4']);
+      expectSame(index.search(porterQueryTerms('tundra umber'), 5, documents), reference(chunks, 'tundra umber', 5, documents));
+    }
+  });
+
+  it('returns every match when k is past them, ties in id order, and stamps per chunk', () => {
+    const index = new TextPostings();
+    for (const id of ['b', 'c', 'a']) put(index, id, 'd', 'same words here');
+    put(index, 'z', 'd', 'other text');
+    expect(index.search(porterQueryTerms('words'), 50).map((h) => h.id)).toEqual(['a', 'b', 'c']);
+    expect(index.stampOf('a')).toBe('same words here');
+    put(index, 'a', 'd', 'changed text');
+    expect(index.stampOf('a')).toBe('changed text');
+    expect(index.search(porterQueryTerms('words'), 50).map((h) => h.id)).toEqual(['b', 'c']);
+    expect([...index.chunkIds()].sort()).toEqual(['a', 'b', 'c', 'z']);
+  });
+
+  it('counts only the chunks it holds: a removed chunk no longer weighs on its terms', () => {
+    const index = new TextPostings();
+    put(index, 'rare', 'd', 'walrus colony');
+    for (let i = 0; i < 9; i++) put(index, `w${i}`, 'd', 'walrus walrus');
+    const before = index.search(porterQueryTerms('colony walrus'), 1)[0]!.score;
+    for (let i = 0; i < 9; i++) index.remove(`w${i}`);
+    expect(index.search(porterQueryTerms('walrus'), 10).map((h) => h.id)).toEqual(['rare']);
+    expect(index.search(porterQueryTerms('colony walrus'), 1)[0]!.score).not.toBeCloseTo(before, 6);
+    expect(index.search(porterQueryTerms('walrus'), 0)).toEqual([]);
+  });
+});
