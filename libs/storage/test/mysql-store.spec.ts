@@ -7,7 +7,7 @@ import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
 import { TEST_KB_SETTINGS, describeStoreContract, vectorFor } from './store-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
-import { describeFullTextContract } from './full-text-contract';
+import { describeFullTextContract, describeFullTextReanalysis } from './full-text-contract';
 import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
 import { describeGraphEditContract } from './graph-edits-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
@@ -92,6 +92,14 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
     await query(`DELETE FROM \`${databases.last}\`.schema_migrations WHERE version = 21`);
     expect(await (store as MysqlStore).migrate()).toEqual([21]);
     return store;
+  });
+
+  // The re-analysis's statements, which a fresh database (no chunks yet) never sends.
+  describeFullTextReanalysis('MysqlStore', freshStore, async (store) => {
+    const db = `\`${databases.last}\``;
+    const before = [`UPDATE ${db}.chunk_terms SET term = CONCAT('old-', term)`, `UPDATE ${db}.chunks SET fts_length = 1`, `UPDATE ${db}.kb_text_stats SET total_length = 7`];
+    for (const statement of [...before, `DELETE FROM ${db}.schema_migrations WHERE version = 24`]) await query(statement);
+    expect(await (store as MysqlStore).migrate()).toEqual([24]);
   });
 
   const relationshipIndexes = async () => (await query("SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'relationships'", [databases.last])).map((r) => String(r.INDEX_NAME));
@@ -189,7 +197,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
         expect(await store.migrate()).toEqual([19]);
         expect(await query(`SELECT DISTINCT chunk_id, fts_length FROM \`${database}\`.chunk_terms ORDER BY chunk_id`)).toEqual([
-          { chunk_id: 'a-long', fts_length: 10 },
+          { chunk_id: 'a-long', fts_length: 11 },
           { chunk_id: 'b-short', fts_length: 2 },
         ]);
         expect((await store.repositories.chunks.searchChunksFullText(scope, 'osmium', 5)).map((h) => h.chunk.id)).toEqual(['b-short', 'a-long']);

@@ -18,6 +18,7 @@ import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
 import { describeChunkProgressContract } from './chunk-progress-contract';
 import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
+import { describeFullTextReanalysis } from './full-text-contract';
 import type { NameTermRow } from './entity-name-contract';
 import { parseWithTidb } from './tidb-parser';
 import { StatementCapture, TidbStandIn } from './tidb-stand-in';
@@ -175,6 +176,13 @@ describeOnMysql('every statement the adapter sends to TiDB (stand-in on TRELLIS_
         await databases.admin.query(`DELETE FROM \`${databases.last}\`.schema_migrations WHERE version = 21`);
         await (store as MysqlStore).migrate();
         return store;
+      });
+      // The re-analysis's statements, which a fresh database (no chunks yet) never sends.
+      describeFullTextReanalysis(flavour.name, freshStore, async (store) => {
+        const db = `\`${databases.last}\``;
+        const before = [`UPDATE ${db}.chunk_terms SET term = CONCAT('old-', term)`, `UPDATE ${db}.chunks SET fts_length = 1`, `UPDATE ${db}.kb_text_stats SET total_length = 7`];
+        for (const statement of [...before, `DELETE FROM ${db}.schema_migrations WHERE version = 24`]) await databases.admin.query(statement);
+        expect(await (store as MysqlStore).migrate()).toEqual([24]);
       });
 
       it(`keeps embeddings on the ${flavour.storage} path, and migrating again changes nothing`, async () => {

@@ -4,14 +4,18 @@ import { execWhereIn } from '../sql/sql-session';
 import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { CURRENT_CHUNKS, batches, marks } from '../row-mappers';
 import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
-import { documentTerms, queryTerms } from './fulltext-terms';
+import { porterDocumentTerms, porterQueryTerms } from '../porter-terms';
 import type { DocumentTerms } from '../sql/full-text';
+import { indexedText } from '../sql/full-text';
 import type { FullTextIndex } from '../sql/full-text';
+import type { Scored } from '../sql/vector-ranking';
 
 // Full-text search over our own inverted index (chunk_terms + chunks.fts_length +
 // kb_text_stats), because self-hosted TiDB parses FULLTEXT and ignores it. Postings are written
 // in the transaction that writes or deletes the chunk, so search never sees a half-indexed
-// chunk. Ranking is Okapi BM25 (bm25.ts) computed by the server over the postings of the query's terms.
+// chunk. Terms are the standalone store's (porter-terms.ts: FTS5's porter unicode61), ranking is
+// Okapi BM25 (bm25.ts) computed by the server over the postings of the query's terms, so both
+// engines rank alike.
 
 /**
  * Chunks ranked first are fetched this many times over k: the postings of a replaced document
@@ -90,44 +94,77 @@ export async function searchChunkTexts(
   k: number,
   filter?: ChunkFilter,
 ): Promise<Array<{ item: string; score: number }>> {
-  const terms = queryTerms(query);
-  if (terms.length === 0 || k <= 0) return [];
+  const terms = porterQueryTerms(query);
+  if (terms.size === 0 || k <= 0) return [];
   const [totals] = await session.rows('SELECT chunk_count, total_length FROM kb_text_stats WHERE tenant_id = ? AND kb_id = ?', [scope.tenantId, scope.kbId]);
   const chunkCount = Number(totals?.chunk_count ?? 0);
   if (chunkCount <= 0) return [];
   const averageLength = Math.max(1, Number(totals?.total_length ?? 0) / chunkCount);
 
   const frequencyRows = await session.rows(
-    `SELECT term, COUNT(*) AS df FROM chunk_terms WHERE tenant_id = ? AND kb_id = ? AND term IN (${marks(terms)}) GROUP BY term`,
-    [scope.tenantId, scope.kbId, ...terms],
+    `SELECT term, COUNT(*) AS df FROM chunk_terms WHERE tenant_id = ? AND kb_id = ? AND term IN (${marks([...terms.keys()])}) GROUP BY term`,
+    [scope.tenantId, scope.kbId, ...terms.keys()],
   );
-  const idf = new Map<string, number>();
+  // A term's weight in the score: its IDF, as many times as the query counts it.
+  const weights = new Map<string, number>();
+  const common = new Set<string>();
   for (const row of frequencyRows) {
+    const term = String(row.term);
     const df = Number(row.df);
-    idf.set(String(row.term), bm25Idf(df, chunkCount));
+    weights.set(term, (terms.get(term) ?? 1) * bm25Idf(df, chunkCount));
+    if (2 * df >= chunkCount) common.add(term);
   }
-  if (idf.size === 0) return [];
-
-  const matched = [...idf.keys()];
+  if (weights.size === 0) return [];
+  const ranking: Ranking = { scope, weights, averageLength, wanted: Math.floor(k) };
   const documentIds = filter?.documentIds ?? [];
+  if (documentIds.length > 0) return rankedInDocuments(session, ranking, documentIds);
+  // A term in half of the chunks or more weighs at most 2.2e-6 (bm25Idf): its postings, the
+  // most of any term, are left unread unless the other terms find fewer than `wanted` chunks.
+  const informative = [...weights.keys()].filter((term) => !common.has(term));
+  if (informative.length > 0 && informative.length < weights.size) {
+    const found = await rankedCurrent(session, { ...ranking, weights: new Map(informative.map((t) => [t, weights.get(t)!])) });
+    if (found.length >= ranking.wanted) return found;
+  }
+  return rankedCurrent(session, ranking);
+}
+
+/** A search's BM25 over the postings of its terms: each term's weight, the average length, how many chunks it wants. */
+interface Ranking {
+  readonly scope: KbScope;
+  readonly weights: ReadonlyMap<string, number>;
+  readonly averageLength: number;
+  readonly wanted: number;
+}
+
+/** BM25 summed over the postings `t` of the ranking's terms, in SQL, and the terms it binds first. */
+function scoreSql(ranking: Ranking): { sql: string; terms: string[] } {
+  const terms = [...ranking.weights.keys()];
   // Constants are inlined as DOUBLE literals: bound numbers would arrive as DECIMAL literals,
   // and DECIMAL division rounds to a few digits, which would blur close scores.
-  const idfCase = `CASE t.term ${matched.map((term) => `WHEN ? THEN ${doubleLiteral(idf.get(term)!)}`).join(' ')} ELSE 0e0 END`;
+  const weightCase = `CASE t.term ${terms.map((term) => `WHEN ? THEN ${doubleLiteral(ranking.weights.get(term)!)}`).join(' ')} ELSE 0e0 END`;
   // tf·(k1+1) / (tf + k1·(1 − b + b·len/avgLen)), with the constant parts folded.
-  const lengthNorm = `${doubleLiteral(BM25_K1 * (1 - BM25_B))} + ${doubleLiteral((BM25_K1 * BM25_B) / averageLength)} * t.fts_length`;
-  const score = `SUM(${idfCase} * t.tf * ${doubleLiteral(BM25_K1 + 1)} / (t.tf + ${lengthNorm}))`;
-  const wanted = Math.floor(k);
-  if (documentIds.length > 0) {
-    // A few documents: their postings are few, and joining each to its chunk first is cheap.
-    const rows = await session.rows(
-      `SELECT t.chunk_id AS id, ${score} AS score
-       FROM chunk_terms t JOIN ${CURRENT_CHUNKS} ON c.tenant_id = t.tenant_id AND c.kb_id = t.kb_id AND c.id = t.chunk_id
-       WHERE t.tenant_id = ? AND t.kb_id = ? AND t.term IN (${marks(matched)}) AND c.document_id IN (${marks(documentIds)})
-       GROUP BY t.chunk_id ORDER BY score DESC, t.chunk_id LIMIT ?`,
-      [...matched, scope.tenantId, scope.kbId, ...matched, ...documentIds, wanted],
-    );
-    return rows.map((r) => ({ item: String(r.id), score: Number(r.score) }));
-  }
+  const lengthNorm = `${doubleLiteral(BM25_K1 * (1 - BM25_B))} + ${doubleLiteral((BM25_K1 * BM25_B) / ranking.averageLength)} * t.fts_length`;
+  return { sql: `SUM(${weightCase} * t.tf * ${doubleLiteral(BM25_K1 + 1)} / (t.tf + ${lengthNorm}))`, terms };
+}
+
+/** The best current chunks of a few documents: their postings are few, and joining each to its chunk first is cheap. */
+async function rankedInDocuments(session: SqlSession, ranking: Ranking, documentIds: readonly string[]): Promise<Scored[]> {
+  const { scope, wanted } = ranking;
+  const { sql: score, terms: matched } = scoreSql(ranking);
+  const rows = await session.rows(
+    `SELECT t.chunk_id AS id, ${score} AS score
+     FROM chunk_terms t JOIN ${CURRENT_CHUNKS} ON c.tenant_id = t.tenant_id AND c.kb_id = t.kb_id AND c.id = t.chunk_id
+     WHERE t.tenant_id = ? AND t.kb_id = ? AND t.term IN (${marks(matched)}) AND c.document_id IN (${marks(documentIds)})
+     GROUP BY t.chunk_id ORDER BY score DESC, t.chunk_id LIMIT ?`,
+    [...matched, scope.tenantId, scope.kbId, ...matched, ...documentIds, wanted],
+  );
+  return rows.map((r) => ({ item: String(r.id), score: Number(r.score) }));
+}
+
+/** The `wanted` best current chunks, ranked on the postings alone, deeper while replaced versions take places. */
+async function rankedCurrent(session: SqlSession, ranking: Ranking): Promise<Scored[]> {
+  const { scope, wanted } = ranking;
+  const { sql: score, terms: matched } = scoreSql(ranking);
   for (let limit = wanted; ; limit *= DEEPER) {
     // Ranked on the postings alone (they carry their chunk's length); only the `limit` best are
     // joined to chunks and documents. Joining every posting first was ~80 % of a search: 415 ms
@@ -147,6 +184,31 @@ export async function searchChunkTexts(
   }
 }
 
+/**
+ * Migration 24's data step: the postings, chunk lengths and totals of every chunk, from its text,
+ * with the analysis search now uses (the statements before it emptied chunk_terms and
+ * kb_text_stats). One knowledge base at a time, in pages of chunks by id; an interrupted run is
+ * run again whole, as the migration is not recorded until it ends.
+ */
+export async function reanalyseChunkTexts(session: SqlSession, pageSize = 500): Promise<void> {
+  for (const kb of await session.rows('SELECT tenant_id, id FROM knowledge_bases ORDER BY tenant_id, id')) {
+    const scope = { tenantId: String(kb.tenant_id), kbId: String(kb.id) };
+    for (let after = ''; ; ) {
+      const page = await session.rows(`SELECT id, heading, text FROM chunks WHERE tenant_id = ? AND kb_id = ? AND id > ? ORDER BY id LIMIT ${pageSize}`, [scope.tenantId, scope.kbId, after]);
+      if (page.length === 0) break;
+      const texts = new Map(page.map((r) => [String(r.id), porterDocumentTerms(indexedText(String(r.heading ?? ''), String(r.text)))]));
+      await reindexChunkTexts(session, scope, texts, new Map());
+      const lengths = [...texts].flatMap(([id, terms]) => [id, terms.length]);
+      await session.exec(
+        `UPDATE chunks SET fts_length = CASE id ${page.map(() => 'WHEN ? THEN ?').join(' ')} ELSE fts_length END WHERE tenant_id = ? AND kb_id = ? AND id IN (${marks([...texts.keys()])})`,
+        [...lengths, scope.tenantId, scope.kbId, ...texts.keys()],
+      );
+      if (page.length < pageSize) break;
+      after = String(page.at(-1)!.id);
+    }
+  }
+}
+
 /** A finite number as a DOUBLE literal (exponent notation makes the server type it DOUBLE). */
 export function doubleLiteral(value: number): string {
   if (!Number.isFinite(value)) throw new RangeError('BM25 constant is not finite');
@@ -155,7 +217,7 @@ export function doubleLiteral(value: number): string {
 
 /** The MySQL family's full-text index: BM25 over chunk_terms, lengths in chunks.fts_length. */
 export const invertedIndex: FullTextIndex = {
-  analyze: (text) => ({ text, ...documentTerms(text) }),
+  analyze: (text) => ({ text, ...porterDocumentTerms(text) }),
   replace: reindexChunkTexts,
   remove: unindexChunkTexts,
   async removeKnowledgeBase(tx, scope) {

@@ -5,6 +5,7 @@ import type { ColumnSpec } from '../sql/schema/table-spec';
 import { SCHEMA_MIGRATIONS } from '../sql/schema/tables';
 import { backfillEntityNameTerms } from '../sql/entity-name-terms-sql';
 import type { SqlSession } from '../sql/sql-session';
+import { reanalyseChunkTexts } from './fulltext-index';
 import { mysqlDialect } from './mysql-dialect';
 import { blobVectorSql } from './vector-sql';
 
@@ -34,6 +35,7 @@ export interface MysqlMigration {
 /** The migrations' data steps; the dialect's vector path is not needed by any. */
 const DATA_STEPS: Readonly<Record<number, (session: SqlSession) => Promise<void>>> = {
   21: (session) => backfillEntityNameTerms(session, mysqlDialect(() => blobVectorSql)),
+  24: (session) => reanalyseChunkTexts(session),
 };
 
 function renderer(context: SchemaContext): DdlRenderer {

@@ -3,7 +3,7 @@ import type { ChunkFilter } from '../records';
 import type { SqlSession } from './sql-session';
 import type { Scored } from './vector-ranking';
 
-/** The terms of a chunk, counted, as an index of our own analyses it. */
+/** The terms of a chunk, counted (porterDocumentTerms). */
 export interface DocumentTerms {
   /** Term → occurrences in the text. */
   frequencies: ReadonlyMap<string, number>;
@@ -22,11 +22,11 @@ export interface AnalyzedText extends DocumentTerms {
 }
 
 /**
- * Full-text search over current chunks, ranked by BM25 (bm25.ts): on SQLite an inverted index
- * in the store's process, built from the chunks' text with the terms FTS5 made of it
- * (sqlite/in-memory-text-index.ts, sqlite/porter-terms.ts); on the MySQL family postings written
- * in the transactions that write and delete the chunks (mysql/fulltext-index.ts,
- * mysql/fulltext-terms.ts), because self-hosted TiDB parses FULLTEXT and ignores it.
+ * Full-text search over current chunks, with one analysis (porter-terms.ts, the terms SQLite's
+ * FTS5 made) and one ranking (bm25.ts): on SQLite an inverted index in the store's process,
+ * built from the chunks' text (sqlite/in-memory-text-index.ts); on the MySQL family postings
+ * written in the transactions that write and delete the chunks (mysql/fulltext-index.ts),
+ * because self-hosted TiDB parses FULLTEXT and ignores it.
  */
 export interface FullTextIndex {
   analyze(text: string): AnalyzedText;

@@ -7,7 +7,7 @@ import type { AnalyzedText, FullTextIndex } from '../sql/full-text';
 import { rowsWhereIn } from '../sql/sql-session';
 import type { Row, SqlSession } from '../sql/sql-session';
 import type { Scored } from '../sql/vector-ranking';
-import { porterDocumentTerms, porterQueryTerms } from './porter-terms';
+import { porterDocumentTerms, porterQueryTerms } from '../porter-terms';
 import { TextPostings } from './text-postings';
 import type { PostedChunk } from './text-postings';
 
@@ -71,7 +71,7 @@ export class InMemoryTextIndex implements FullTextIndex {
   async search(session: SqlSession, scope: KbScope, query: string, k: number, filter?: ChunkFilter): Promise<Scored[]> {
     const terms = porterQueryTerms(query);
     const wanted = Math.floor(k);
-    if (terms.length === 0 || wanted <= 0) return [];
+    if (terms.size === 0 || wanted <= 0) return [];
     const postings = await this.current(session, scope);
     const documents = filter?.documentIds?.length ? new Set(filter.documentIds) : undefined;
     return postings.search(terms, wanted, documents).map((hit) => ({ item: hit.id, score: hit.score }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
-import { porterDocumentTerms, porterQueryTerms } from './porter-terms';
+import { porterDocumentTerms, porterQueryTerms } from '../porter-terms';
 import { TextPostings } from './text-postings';
 import type { TextHit } from './text-postings';
 
@@ -21,14 +21,15 @@ function random(seed: number): () => number {
 function reference(chunks: ReadonlyMap<string, { documentId: string; text: string }>, query: string, k: number, documents?: ReadonlySet<string>): TextHit[] {
   const analysed = [...chunks].map(([id, c]) => ({ id, documentId: c.documentId, terms: porterDocumentTerms(c.text) }));
   const average = Math.max(1, analysed.reduce((n, c) => n + c.terms.length, 0) / analysed.length);
-  const df = new Map(porterQueryTerms(query).map((term) => [term, analysed.filter((c) => c.terms.frequencies.has(term)).length]));
+  const terms = porterQueryTerms(query);
+  const df = new Map([...terms.keys()].map((term) => [term, analysed.filter((c) => c.terms.frequencies.has(term)).length]));
   const hits: TextHit[] = [];
   for (const c of analysed) {
     let score = 0;
-    for (const term of porterQueryTerms(query)) {
+    for (const [term, times] of terms) {
       const tf = c.terms.frequencies.get(term) ?? 0;
       if (tf === 0) continue;
-      score += (bm25Idf(df.get(term)!, analysed.length) * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * c.terms.length) / average));
+      score += (times * bm25Idf(df.get(term)!, analysed.length) * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * c.terms.length) / average));
     }
     if (score > 0 && (documents === undefined || documents.has(c.documentId))) hits.push({ id: c.id, score });
   }

@@ -27,12 +27,6 @@ const POSTINGS_PER_TURN = 200_000;
 /** A term of the dictionary as its own string: a slice of a chunk's text would keep the whole text alive. */
 const own = (term: string): string => (term.length >= 13 ? Buffer.from(term, 'utf8').toString('utf8') : term);
 
-function countOf(terms: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const term of terms) counts.set(term, (counts.get(term) ?? 0) + 1);
-  return counts;
-}
-
 /**
  * One knowledge base's chunks as an inverted index in memory, ranked by BM25 (bm25.ts) with the
  * document frequencies and average length of the chunks it holds. Each chunk has a slot; each
@@ -121,10 +115,10 @@ export class TextPostings {
   }
 
   /**
-   * The k chunks that score best for these terms, best first, ties by id; only those of
-   * `documents` when given. A term given twice counts twice, as two FTS5 phrases did.
+   * The k chunks that score best for these terms (each with the times it counts), best first,
+   * ties by id; only those of `documents` when given.
    */
-  search(terms: readonly string[], k: number, documents?: ReadonlySet<string>): TextHit[] {
+  search(terms: ReadonlyMap<string, number>, k: number, documents?: ReadonlySet<string>): TextHit[] {
     const chunkCount = this.slots.size;
     if (chunkCount === 0 || k <= 0) return [];
     if (this.scores.length < this.ids.length) this.scores = new Float64Array(this.lengths.length);
@@ -133,7 +127,7 @@ export class TextPostings {
     // tf·(k1+1) / (tf + k1·(1 − b + b·len/avgLen)), with the constant parts folded.
     const flat = BM25_K1 * (1 - BM25_B);
     const perLength = (BM25_K1 * BM25_B) / Math.max(1, this.liveLength / chunkCount);
-    for (const [term, times] of countOf(terms)) {
+    for (const [term, times] of terms) {
       const df = this.liveCount(term);
       if (df === 0) continue;
       const weight = times * bm25Idf(df, chunkCount) * (BM25_K1 + 1);

@@ -116,6 +116,12 @@ const MIGRATIONS: readonly Migration[] = [
     name: "SQLite's full text in memory, built from the chunks' text: the FTS5 table goes",
     after: { sqlite: ['DROP TABLE IF EXISTS chunk_fts'], mysql: [] },
   },
+  {
+    version: 24,
+    name: "the MySQL family's full text analysed as the standalone store's (Porter stems, every word): postings rebuilt from the chunks",
+    // The postings go, then reanalyseChunkTexts (mysql-schema.ts) writes them again from the text.
+    before: { sqlite: [], mysql: ['TRUNCATE TABLE chunk_terms', 'DELETE FROM kb_text_stats'] },
+  },
 ];
 
 

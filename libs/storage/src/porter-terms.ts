@@ -1,6 +1,6 @@
 import stemmer from 'stemmer';
-import { cutTerm, fullTextTerms } from '../query-terms';
-import type { DocumentTerms } from '../sql/full-text';
+import { cutTerm, fullTextTerms } from './query-terms';
+import type { DocumentTerms } from './sql/full-text';
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
@@ -38,12 +38,17 @@ export function porterTerm(word: string): string {
 
 /**
  * The query's terms as SQLite's full text matched them while it was FTS5 with the `porter
- * unicode61` tokenizer: the query's distinct words worth matching (`fullTextTerms`), each stemmed.
- * Two words with one stem ('pipe', 'pipes') stay two terms, as two FTS5 phrases each added
- * their score: standalone's retrieval quality was measured with that ranking.
+ * unicode61` tokenizer, each with the number of the query's distinct words worth matching
+ * (`fullTextTerms`) that stem to it: 'pipe pipes' counts 'pipe' twice, as two FTS5 phrases each
+ * added their score. Retrieval quality was measured with that ranking.
  */
-export function porterQueryTerms(query: string): string[] {
-  return fullTextTerms(query).map(porterTerm);
+export function porterQueryTerms(query: string): Map<string, number> {
+  const terms = new Map<string, number>();
+  for (const word of fullTextTerms(query)) {
+    const term = porterTerm(word);
+    terms.set(term, (terms.get(term) ?? 0) + 1);
+  }
+  return terms;
 }
 
 /**
