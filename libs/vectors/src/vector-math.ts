@@ -9,27 +9,40 @@ export function bufferToVector(buffer: Buffer): Float32Array {
   return new Float32Array(copy.buffer);
 }
 
-/** Keeps the k best items seen; cheaper than sorting everything when k is small. */
+/**
+ * Keeps the k best items seen, by score; cheaper than sorting everything when k is small. Equal
+ * scores rank by `before` when given (which of two items comes first), else in the order offered.
+ */
 export class TopK<T> {
   private readonly items: Array<{ item: T; score: number }> = [];
 
-  constructor(private readonly k: number) {}
+  constructor(
+    private readonly k: number,
+    private readonly before: (a: T, b: T) => boolean = () => false,
+  ) {}
 
   offer(item: T, score: number): void {
+    const offered = { item, score };
     if (this.items.length < this.k) {
-      this.items.push({ item, score });
-      if (this.items.length === this.k) this.items.sort((a, b) => b.score - a.score);
+      this.items.push(offered);
+      if (this.items.length === this.k) this.items.sort(this.order);
       return;
     }
     const last = this.items[this.items.length - 1];
-    if (last === undefined || score <= last.score) return;
+    if (last === undefined || !this.ranksAbove(offered, last)) return;
     let i = this.items.length - 1;
-    while (i > 0 && this.items[i - 1]!.score < score) i--;
-    this.items.splice(i, 0, { item, score });
+    while (i > 0 && this.ranksAbove(offered, this.items[i - 1]!)) i--;
+    this.items.splice(i, 0, offered);
     this.items.pop();
   }
 
   result(): Array<{ item: T; score: number }> {
-    return [...this.items].sort((a, b) => b.score - a.score);
+    return [...this.items].sort(this.order);
   }
+
+  private ranksAbove(a: { item: T; score: number }, b: { item: T; score: number }): boolean {
+    return a.score > b.score || (a.score === b.score && this.before(a.item, b.item));
+  }
+
+  private readonly order = (a: { item: T; score: number }, b: { item: T; score: number }): number => (this.ranksAbove(a, b) ? -1 : this.ranksAbove(b, a) ? 1 : 0);
 }

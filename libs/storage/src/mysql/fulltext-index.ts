@@ -5,9 +5,8 @@ import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { CURRENT_CHUNKS, batches, marks } from '../row-mappers';
 import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
 import { porterDocumentTerms, porterQueryTerms } from '../porter-terms';
-import type { DocumentTerms } from '../sql/full-text';
 import { indexedText } from '../sql/full-text';
-import type { FullTextIndex } from '../sql/full-text';
+import type { DocumentTerms, FullTextIndex } from '../sql/full-text';
 import type { Scored } from '../sql/vector-ranking';
 
 // Full-text search over our own inverted index (chunk_terms + chunks.fts_length +

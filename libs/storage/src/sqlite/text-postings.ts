@@ -1,4 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { TopK } from '@trellis/vectors';
 import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
 import type { DocumentTerms } from '../sql/full-text';
 
@@ -35,7 +36,8 @@ const own = (term: string): string => (term.length >= 13 ? Buffer.from(term, 'ut
  * removed chunk's slot is marked dead and skipped until the next compaction rewrites the block
  * without it; a compaction yields to the event loop as it goes, and searches meanwhile read the
  * postings as they were (nothing else may change them until it ends). A search reads only its
- * terms' postings: a few milliseconds for a question whose terms are in 100k chunks, where SQLite's FTS5 spent about 1 µs per match computing bm25().
+ * terms' postings: a few milliseconds for a question whose terms are in 100k chunks, where
+ * SQLite's FTS5 spent about 1 µs per match computing bm25().
  */
 export class TextPostings {
   private ids: string[] = [];
@@ -136,12 +138,13 @@ export class TextPostings {
         scores[slot]! += (weight * tf) / (tf + flat + perLength * this.lengths[slot]!);
       });
     }
-    const best = new TopK(k, this.ids);
+    const ids = this.ids;
+    const best = new TopK<number>(k, (a, b) => ids[a]! < ids[b]!);
     for (const slot of touched) {
       if (documents === undefined || documents.has(this.documents[slot]!)) best.offer(slot, scores[slot]!);
       scores[slot] = 0;
     }
-    return best.sorted().map((slot) => ({ id: this.ids[slot]!, score: best.scoreOf(slot) }));
+    return best.result().map(({ item: slot, score }) => ({ id: ids[slot]!, score }));
   }
 
   /** Live chunks holding the term. */
@@ -238,68 +241,5 @@ export class TextPostings {
     this.postedTfs = postedTfs;
     this.recent = new Map();
     this.recentPostings = 0;
-  }
-}
-
-/** The k best slots seen, by score and then id, in a min-heap whose root is the worst kept. */
-class TopK {
-  private readonly heap: number[] = [];
-  private readonly scoreBySlot = new Map<number, number>();
-
-  constructor(
-    private readonly k: number,
-    private readonly ids: readonly string[],
-  ) {}
-
-  offer(slot: number, score: number): void {
-    if (this.heap.length < this.k) {
-      this.scoreBySlot.set(slot, score);
-      this.heap.push(slot);
-      this.up(this.heap.length - 1);
-    } else if (this.better(slot, score, this.heap[0]!)) {
-      this.scoreBySlot.delete(this.heap[0]!);
-      this.scoreBySlot.set(slot, score);
-      this.heap[0] = slot;
-      this.down(0);
-    }
-  }
-
-  scoreOf(slot: number): number {
-    return this.scoreBySlot.get(slot)!;
-  }
-
-  /** Best first. */
-  sorted(): number[] {
-    return [...this.heap].sort((a, b) => (this.better(a, this.scoreOf(a), b) ? -1 : 1));
-  }
-
-  /** Whether `slot` with `score` ranks above the kept `other`: a higher score, or the same and a smaller id. */
-  private better(slot: number, score: number, other: number): boolean {
-    const otherScore = this.scoreOf(other);
-    return score > otherScore || (score === otherScore && this.ids[slot]! < this.ids[other]!);
-  }
-
-  private up(i: number): void {
-    const heap = this.heap;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.better(heap[parent]!, this.scoreOf(heap[parent]!), heap[i]!)) break;
-      [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
-      i = parent;
-    }
-  }
-
-  private down(i: number): void {
-    const heap = this.heap;
-    for (;;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let worst = i;
-      if (left < heap.length && this.better(heap[worst]!, this.scoreOf(heap[worst]!), heap[left]!)) worst = left;
-      if (right < heap.length && this.better(heap[worst]!, this.scoreOf(heap[worst]!), heap[right]!)) worst = right;
-      if (worst === i) return;
-      [heap[worst], heap[i]] = [heap[i]!, heap[worst]!];
-      i = worst;
-    }
   }
 }

@@ -124,7 +124,6 @@ const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-
 /** Tables of the past that migrations above still create before they remove them. */
 const RETIRED_TABLES: readonly TableSpec[] = [
   // SQLite's first home of document text; migration 11 moves it to document_texts.
