@@ -19,12 +19,27 @@ export interface StandaloneProcess {
 
 const ROOT = resolve(__dirname, '../../..');
 
+/** How often a start that lost its port to another process (EADDRINUSE) is tried again on new ports. */
+const PORT_ATTEMPTS = 3;
+
 /**
  * Starts the built standalone server (`services/standalone/dist/main.js`) as a child process
  * on free ports, and waits until it answers /healthz.
  */
 export async function startStandaloneProcess(options: { env?: Record<string, string>; dataDir?: string } = {}): Promise<StandaloneProcess> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'trellis-test-'));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePorts(dataDir, options.env);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnFreePorts(dataDir: string, env: Record<string, string> | undefined): Promise<StandaloneProcess> {
   const grpcPort = await freePort();
   const httpPort = await freePort();
   let log = '';
@@ -36,7 +51,7 @@ export async function startStandaloneProcess(options: { env?: Record<string, str
       TRELLIS_GRPC_PORT: String(grpcPort),
       TRELLIS_HTTP_PORT: String(httpPort),
       TRELLIS_LOG_LEVEL: 'warn',
-      ...options.env,
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -44,20 +59,19 @@ export async function startStandaloneProcess(options: { env?: Record<string, str
   child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const httpUrl = `http://127.0.0.1:${httpPort}`;
+  const healthy = waitFor(async () => (await fetch(`${httpUrl}/healthz`).catch(() => null))?.ok, 30_000, 'the standalone server to answer /healthz');
+  const died = exited.then((code) => {
+    const message = `the standalone server exited with ${code} before it answered /healthz:\n${log}`;
+    throw log.includes('EADDRINUSE') ? new PortTaken(message) : new Error(message);
+  });
   try {
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${log}`);
-        const response = await fetch(`${httpUrl}/healthz`).catch(() => null);
-        return response?.ok;
-      },
-      30_000,
-      'the standalone server to answer /healthz',
-    );
+    await Promise.race([healthy, died]);
   } catch (error) {
     child.kill('SIGKILL');
+    await exited;
     throw error;
   }
+  died.catch(() => undefined); // a later exit is stop()'s business
   const stop = async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
     return exited;
