@@ -147,8 +147,13 @@ export class TextPostings {
     return best.result().map(({ item: slot, score }) => ({ id: ids[slot]!, score }));
   }
 
-  /** Live chunks holding the term. */
+  /** Live chunks holding the term: its postings, counted one by one only while some are of removed chunks. */
   private liveCount(term: string): number {
+    if (this.dead === 0) {
+      const index = this.termIndex.get(term);
+      const compacted = index === undefined ? 0 : this.offsets[index + 1]! - this.offsets[index]!;
+      return compacted + (this.recent.get(term)?.length ?? 0) / 2;
+    }
     let df = 0;
     this.eachPosting(term, () => df++);
     return df;
