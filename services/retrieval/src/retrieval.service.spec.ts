@@ -4,7 +4,7 @@ import { LocalHashEmbedder } from '@trellis/models';
 import type { ChatMessage, ChatModel, EmbeddingProvider } from '@trellis/models';
 import { SqliteStore } from '@trellis/storage';
 import type { EntityMentionWrite } from '@trellis/graph';
-import type { KnowledgeBaseRepository, GraphReadRepository } from '@trellis/storage';
+import type { ChunkRepository, KnowledgeBaseRepository, GraphReadRepository } from '@trellis/storage';
 import { RetrievalService } from './retrieval.service';
 
 const SETTINGS = { chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
@@ -21,6 +21,8 @@ class Counting {
   knowledgeBaseLookups = 0;
   /** Every walk starts from the relationships nearest the question. */
   graphSeeds = 0;
+  /** Each vector search of chunks: its vector and depth. */
+  readonly vectorSearches: Array<{ vector: Float32Array; k: number }> = [];
   readonly prompts: ChatMessage[][] = [];
 }
 
@@ -78,14 +80,30 @@ describe('RetrievalService.retrieve: a chat turn is one trip', () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    return new RetrievalService({ ...store.repositories, knowledgeBases, graphReads }, embedder, { llm });
+    const chunks: ChunkRepository = new Proxy(store.repositories.chunks, {
+      get: (target, property) => {
+        const value = Reflect.get(target, property) as unknown;
+        if (property !== 'searchChunksByVector') return typeof value === 'function' ? value.bind(target) : value;
+        return (scope: KbScope, vector: Float32Array, k: number, filter?: unknown) => {
+          counting.vectorSearches.push({ vector, k });
+          return target.searchChunksByVector(scope, vector, k, filter as never);
+        };
+      },
+    });
+    return new RetrievalService({ ...store.repositories, knowledgeBases, graphReads, chunks }, embedder, { llm });
   }
+
+  /** Vector searches of chunks asked for the same vector and depth more than once. */
+  const repeatedSearches = () => counting.vectorSearches.filter((a, i) => counting.vectorSearches.findIndex((b) => b.vector === a.vector && b.k === a.k) !== i);
 
   it('looks the knowledge base up once, embeds the question once and walks the graph once, with the entity refinement', async () => {
     const response = await service(null).retrieve({ tenantId: 't' }, { knowledgeBase: 'kb', query: QUESTION, topK: 2, mode: 'hybrid', depth: 0, history: [] });
     expect(counting.knowledgeBaseLookups).toBe(1);
     expect(counting.embedded.filter((t) => t === QUESTION)).toHaveLength(1);
     expect(counting.graphSeeds).toBe(1);
+    // The graph walk's dense prior is hybrid's vector signal: one search, not two.
+    expect(counting.vectorSearches.length).toBeGreaterThan(0);
+    expect(repeatedSearches()).toEqual([]);
     // The one walk is the context returned, the refinement's input and the chunks' graph signal.
     expect(response.graph!.entities.map((e) => e.name)).toContain('Radium Institute');
     expect(response.refinedQuery).toContain('Marie Curie');
@@ -129,5 +147,12 @@ describe('RetrievalService.retrieve: a chat turn is one trip', () => {
     await expect(service(null).retrieve({ tenantId: 't' }, { knowledgeBase: 'kb', query: QUESTION, topK: 2, mode: '', depth: 0, refinement: 'magic', history: [] })).rejects.toThrow(/unknown refinement "magic"/);
     const long = Array.from({ length: 21 }, () => ({ role: 'user', content: 'x' }));
     await expect(service(null).retrieve({ tenantId: 't' }, { knowledgeBase: 'kb', query: QUESTION, topK: 2, mode: '', depth: 0, history: long })).rejects.toThrow(/more than 20 messages/);
+  });
+
+  it('searches chunks by each vector once in RetrieveChunks, though hybrid mode and its graph walk both want the question\'s passages', async () => {
+    const response = await service(null).retrieveChunks({ tenantId: 't' }, { knowledgeBase: 'kb', query: QUESTION, topK: 2, mode: 'hybrid', strategy: '', filter: undefined, expansion: '', documentIds: [], additionalKnowledgeBases: [], decompose: false });
+    expect(response.chunks[0]!.signals.map((s) => s.source)).toEqual(expect.arrayContaining(['vector', 'graph']));
+    expect(counting.vectorSearches.length).toBeGreaterThan(0);
+    expect(repeatedSearches()).toEqual([]);
   });
 });

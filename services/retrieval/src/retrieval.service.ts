@@ -12,6 +12,7 @@ import { QuestionDecomposer } from './question-decomposer';
 import { ModelQuestionRefiner } from './question-refiner';
 import { GlobalRetriever } from './global-retriever';
 import { routeQuestion } from './question-router';
+import { sharedVectorSearch } from './shared-vector-search';
 import { retrievalDefaults } from './retrieval-defaults';
 import type { RetrievalDefaults } from './retrieval-defaults';
 
@@ -50,7 +51,7 @@ const MAX_METADATA_FILTERS = 64;
  */
 export class RetrievalService {
   private readonly graphs: GraphRetriever;
-  private readonly chunks: ChunkRetriever;
+  private readonly reranker: RerankerProvider | undefined;
   private readonly decomposer: QuestionDecomposer | null;
   private readonly refiner: ModelQuestionRefiner | null;
   private readonly defaults: RetrievalDefaults;
@@ -63,7 +64,7 @@ export class RetrievalService {
   ) {
     this.graphs = new GraphRetriever(repos.graphReads, repos.chunks);
     this.defaults = retrievalDefaults(embedder);
-    this.chunks = new ChunkRetriever(repos, this.defaults.weights, 'max', options.reranker);
+    this.reranker = options.reranker;
     this.decomposer = options.llm ? new QuestionDecomposer(options.llm) : null;
     this.refiner = options.llm ? new ModelQuestionRefiner(options.llm) : null;
     this.global = new GlobalRetriever(repos);
@@ -97,21 +98,22 @@ export class RetrievalService {
         const kbMode = usable ? mode : withoutVectors(mode);
         const embed = usable ? this.hopEmbedder() : undefined;
         const rankings = await Promise.all(
-          questions.map((question, i) =>
-            this.chunks.retrieve(kbMode, {
+          questions.map((question, i) => {
+            const { chunks, graphs } = this.forQuestion();
+            return chunks.retrieve(kbMode, {
               scope,
               queryVector: vectors[i]!,
               queryText: question,
               k: depth,
               filter: { documentIds: documentIds ?? [] },
               graph: lazy(() =>
-                this.graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy, filter: { documentIds: documentIds ?? [] } }),
+                graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy, filter: { documentIds: documentIds ?? [] } }),
               ),
               // The expansion rephrases the whole question, not a part of it.
               expansion: i === 0 && expansionVector ? { text: expansion, vector: expansionVector } : undefined,
               embed,
-            }),
-          ),
+            });
+          }),
         );
         return rankings.length === 1 ? rankings[0]! : fuseRankings(rankings, k);
       }),
@@ -180,13 +182,14 @@ export class RetrievalService {
     const kb = await requireKnowledgeBase(this.repos.knowledgeBases, tenant, request.knowledgeBase);
     const scope = kbScope(kb);
     const vector = await this.questionVector(kb, query);
-    const graph = await this.graphs.retrieve(scope, vector, query, { ...graphOptions(request.depth, 0), strategy });
+    const { chunks, graphs } = this.forQuestion();
+    const graph = await graphs.retrieve(scope, vector, query, { ...graphOptions(request.depth, 0), strategy });
     const refinedQuery =
       refinement === 'model' && this.refiner
         ? await this.refiner.refine(query, history, renderGraph(graph.entities, graph.relationships), validatePrompt(request.refinementPrompt))
         : refineQuestionWithEntities(query, graph.entities.map((e) => e.name));
     const [refinedVector] = refinedQuery === query ? [undefined] : await this.embedder.embed([refinedQuery]);
-    const ranked = await this.chunks.retrieve(this.vectorsUsable(kb) ? mode : withoutVectors(mode), {
+    const ranked = await chunks.retrieve(this.vectorsUsable(kb) ? mode : withoutVectors(mode), {
       scope,
       queryVector: vector,
       queryText: query,
@@ -203,6 +206,15 @@ export class RetrievalService {
    * The documents a request may retrieve from: its document ids, narrowed by the filter's
    * source-URI prefix and metadata. `null` means every document.
    */
+  /** Chunk and graph retrieval for one question, which share its vector searches (sharedVectorSearch). */
+  private forQuestion(): { chunks: ChunkRetriever; graphs: GraphRetriever } {
+    const chunks = sharedVectorSearch(this.repos.chunks);
+    return {
+      chunks: new ChunkRetriever({ chunks, graphReads: this.repos.graphReads, documents: this.repos.documents }, this.defaults.weights, 'max', this.reranker),
+      graphs: new GraphRetriever(this.repos.graphReads, chunks),
+    };
+  }
+
   /** How hybrid's second hop embeds its query; undefined where the defaults keep it to full text. */
   private hopEmbedder(): ((text: string) => Promise<Float32Array>) | undefined {
     if (!this.defaults.denseSecondHop) return undefined;
