@@ -32,7 +32,10 @@ const compareRoot = option('compare-root', undefined);
 const compareDir = option('compare-data-dir', undefined);
 if (queryOnly && !keptDir) throw new Error('--query-only needs --data-dir');
 if (compareRoot && !compareDir) throw new Error('--compare-root needs --compare-data-dir');
-const MODES = ['vector', 'fulltext', 'graph', 'hybrid'];
+// Each mode with the server's default strategy; with hash embeddings that is the weighted walk, so
+// the ppr walk that a semantic model gets by default (`npm start`) is measured beside it.
+const MODES = ['vector', 'fulltext', 'graph', 'hybrid', ...(embeddings === 'hash' ? ['graph ppr', 'hybrid ppr'] : [])];
+const request = (mode, query) => ({ knowledgeBase: 'scale', query, mode: mode.split(' ')[0], strategy: mode.split(' ')[1] ?? '', topK: 10 });
 const NOT_DONE = ['INDEX_STATUS_PENDING', 'INDEX_STATUS_CHUNKED', 'INDEX_STATUS_EMBEDDED', 'INDEX_STATUS_EXTRACTED'];
 
 const corpus = scaleCorpus(root, sizes.at(-1));
@@ -115,13 +118,13 @@ try {
     const latency = {};
     const compareLatency = {};
     for (const mode of MODES) {
-      for (const s of servers) await s.client.retrieveChunks({ knowledgeBase: 'scale', query: 'warm up', mode, topK: 10 });
+      for (const s of servers) await s.client.retrieveChunks(request(mode, 'warm up'));
       const times = servers.map(() => []);
       for (const [q, query] of queriesFor(size).entries()) {
         // Turn by turn, first one then the other first, so neither always runs on a warmer cache.
         for (const i of q % 2 === 0 ? servers.keys() : [...servers.keys()].reverse()) {
           const t = performance.now();
-          await servers[i].client.retrieveChunks({ knowledgeBase: 'scale', query, mode, topK: 10 });
+          await servers[i].client.retrieveChunks(request(mode, query));
           times[i].push(performance.now() - t);
         }
       }
@@ -138,8 +141,8 @@ try {
         `p50/p95 ms ${MODES.map((m) => `${m} ${latency[m]}`).join(', ')} (load ${row.loadAfterQueries})`,
     );
   }
-  console.log('\n| passages | ingest of the step | RSS / peak | database | vector p50/p95 | fulltext | graph | hybrid | load (ingest; queries) |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log(`\n| passages | ingest of the step | RSS / peak | database | ${MODES.map((m, i) => (i === 0 ? `${m} p50/p95` : m)).join(' | ')} | load (ingest; queries) |`);
+  console.log(`| --- | --- | --- | --- | ${MODES.map(() => '---').join(' | ')} | --- |`);
   for (const r of rows) {
     console.log(`| ${r.size.toLocaleString('en')} | ${r.rate}/s (${r.seconds.toFixed(0)} s) | ${r.rssMb} / ${r.peakMb} MB | ${r.dbMb} MB | ${MODES.map((m) => `${r.latency[m]} ms`).join(' | ')} | ${r.loadAfterIngest}; ${r.loadAfterQueries} |`);
   }

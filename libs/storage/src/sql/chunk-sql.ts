@@ -2,7 +2,7 @@ import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRecord, NewChunk, ScoredChunk } from '../records';
 import type { ChunkRepository } from '../repositories/chunk.repository';
 import type { StuckChunk } from '../repositories/stuck-work';
-import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, inIdOrder, marks, toChunk, toStuckWork } from '../row-mappers';
+import { CHUNK_COLUMNS, CURRENT_CHUNKS, batches, compareIds, inIdOrder, marks, toChunk, toStuckWork } from '../row-mappers';
 import { chunksRemainingOf, recountChunksRemaining, setChunkStatusCounted, versionsOf } from './chunk-progress-sql';
 import { chunkCountsOf } from './document-progress-sql';
 import { indexedText } from './full-text';
@@ -93,19 +93,35 @@ export class SqlChunks extends SqlRepository implements ChunkRepository {
     return rows.map((r) => ({ ...toStuckWork(r, String(r.document_id)), chunkId: String(r.id) }));
   }
 
+  /**
+   * Two reads, each led by its index: the documents by title key, then their chunks by document.
+   * As one join, SQLite (no table statistics) began from the chunks of the knowledge base and
+   * looked each one's document up: 0.9 s at 100k chunks for titles no document has.
+   */
   async chunkIdsOfDocumentsTitled(scope: KbScope, keys: readonly string[], limit: number): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     const wanted = [...new Set(keys)].filter((k) => k !== '');
     if (wanted.length === 0 || limit <= 0) return out;
-    const rows = await this.db.rows(
-      `SELECT d.title_key AS title_key, c.id AS id FROM ${CURRENT_CHUNKS}
-       WHERE d.tenant_id = ? AND d.kb_id = ? AND d.title_key IN (${marks(wanted)}) ORDER BY d.id, c.ordinal LIMIT ${Math.floor(limit)}`,
+    // Every document has a chunk at least, so no more than `limit` documents can have one kept.
+    const documents = await this.db.rows(
+      `SELECT id, version, title_key FROM documents WHERE tenant_id = ? AND kb_id = ? AND title_key IN (${marks(wanted)}) ORDER BY id LIMIT ${Math.floor(limit)}`,
       [scope.tenantId, scope.kbId, ...wanted],
     );
-    for (const r of rows) {
-      const key = String(r.title_key);
+    const current = new Map(documents.map((d) => [String(d.id), { version: Number(d.version), key: String(d.title_key) }]));
+    const chunks = await rowsWhereIn(
+      this.db,
+      (m) => `SELECT document_id, version, ordinal, id FROM chunks WHERE tenant_id = ? AND kb_id = ? AND document_id IN (${m})`,
+      [scope.tenantId, scope.kbId],
+      [...current.keys()],
+    );
+    const kept = chunks
+      .filter((c) => current.get(String(c.document_id))?.version === Number(c.version))
+      .sort((a, b) => compareIds(String(a.document_id), String(b.document_id)) || Number(a.ordinal) - Number(b.ordinal))
+      .slice(0, Math.floor(limit));
+    for (const c of kept) {
+      const key = current.get(String(c.document_id))!.key;
       if (!out.has(key)) out.set(key, []);
-      out.get(key)!.push(String(r.id));
+      out.get(key)!.push(String(c.id));
     }
     return out;
   }

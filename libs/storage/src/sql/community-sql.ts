@@ -31,7 +31,9 @@ export class SqlCommunities implements CommunityRepository {
   /** The communities (every level) holding any of these entities, whole, by level then id. */
   async listCommunitiesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<CommunityRecord[]> {
     const params = [scope.tenantId, scope.kbId];
-    const owners = await rowsWhereIn(this.db, (m) => `SELECT DISTINCT community_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND entity_id IN (${m})`, params, [
+    // No DISTINCT (the ids are deduplicated here): with it SQLite reads the primary key, in
+    // community order, across the whole knowledge base instead of the entities' index ranges.
+    const owners = await rowsWhereIn(this.db, (m) => `SELECT community_id FROM community_members WHERE tenant_id = ? AND kb_id = ? AND entity_id IN (${m})`, params, [
       ...new Set(entityIds),
     ]);
     const ids = [...new Set(owners.map((r) => String(r.community_id)))].sort();

@@ -3,7 +3,7 @@ import { deriveEntity, deriveRelationship } from '@trellis/graph';
 import type { EntityMentionWrite, RelationshipMentionWrite, Touched } from '@trellis/graph';
 import type { EntityCandidate } from '../records';
 import type { GraphWriteRepository } from '../repositories/graph-write.repository';
-import { ENTITY_COLUMNS, batches, compareIds, marks, toEntity } from '../row-mappers';
+import { ENTITY_COLUMNS, batches, compareIds, toEntity } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
 import type { SqlDialect } from './sql-dialect';
@@ -231,20 +231,19 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
   const deletedEntities = await extractedOnly(tx, dialect, scope, 'entities', goneEntities);
   await deleteByIds(tx, scope, 'entities', 'id', deletedEntities, dialect);
 
-  const dangling: string[] = [];
-  for (const batch of batches(deletedEntities)) {
-    const rows = await tx.rows(
-      `SELECT id, source_id, target_id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND (source_id IN (${marks(batch)}) OR target_id IN (${marks(batch)})) ORDER BY id${dialect.forUpdate}`,
-      [scope.tenantId, scope.kbId, ...batch, ...batch],
-    );
-    for (const r of rows) {
-      dangling.push(String(r.id));
+  const dangling = new Set<string>();
+  // One read per end, each on its endpoint index: as one OR, SQLite (no statistics) read every
+  // relationship of the knowledge base from one index's range on the scope.
+  for (const end of ['source_id', 'target_id']) {
+    const sql = (m: string) => `SELECT id, source_id, target_id FROM relationships WHERE tenant_id = ? AND kb_id = ? AND ${end} IN (${m}) ORDER BY id${dialect.forUpdate}`;
+    for (const r of await rowsWhereIn(tx, sql, [scope.tenantId, scope.kbId], deletedEntities)) {
+      dangling.add(String(r.id));
       // The entity at the other end lost a relationship: its communities changed too.
       changed.add(String(r.source_id)).add(String(r.target_id));
     }
   }
-  await deleteByIds(tx, scope, 'relationship_mentions', 'relationship_id', dangling);
-  await deleteByIds(tx, scope, 'relationships', 'id', dangling, dialect);
+  await deleteByIds(tx, scope, 'relationship_mentions', 'relationship_id', [...dangling]);
+  await deleteByIds(tx, scope, 'relationships', 'id', [...dangling], dialect);
   await applyOverrides(tx, dialect, scope, touched);
   await syncEntityNameTerms(tx, dialect, scope, touched.entityIds);
   await recordEntityChanges(tx, dialect, scope, changed);

@@ -204,6 +204,7 @@ export const TABLES: readonly TableSpec[] = [
     since: 17,
     columns: { ...SCOPE, chunk_id: ID, document_id: ID, version: INT, content_hash: varchar(128), paused_at: TIME },
     primaryKey: ['tenant_id', 'kb_id', 'chunk_id'],
+    indexes: [{ name: 'llm_paused_chunks_by_document', columns: ['tenant_id', 'kb_id', 'document_id', 'version'], since: 25 }],
   },
   // Events written with the change they announce, deleted once published (see outbox-sql.ts).
   // Deployment-wide like the leases below: the relay publishes every tenant's, oldest first.
@@ -299,7 +300,12 @@ export const TABLES: readonly TableSpec[] = [
     since: 13,
     columns: { ...SCOPE, community_id: ID, entity_id: ID },
     primaryKey: ['tenant_id', 'kb_id', 'community_id', 'entity_id'],
-    indexes: [{ name: 'community_members_by_entity', columns: ['tenant_id', 'kb_id', 'entity_id'] }],
+    indexes: [
+      { name: 'community_members_by_entity', columns: ['tenant_id', 'kb_id', 'entity_id'], until: 25 },
+      // Covering, so that SQLite (no statistics) takes it over the covering primary key, whose
+      // range on the scope alone is every membership of the knowledge base.
+      { name: 'community_members_of_entity', columns: ['tenant_id', 'kb_id', 'entity_id', 'community_id'], since: 25 },
+    ],
   },
   // When a knowledge base's graph last changed and when its communities were last refreshed
   // from it: a refresh is due once the graph has been quiet for a while (the debounce).
