@@ -249,7 +249,7 @@ describe('SqliteStore migrations', () => {
         'DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines; ' +
           'DROP TABLE community_changes; ALTER TABLE community_state DROP COLUMN changes_tracked; DROP TABLE llm_spend; DROP TABLE llm_paused_chunks; DROP TABLE outbox_events; ' +
           'DROP INDEX documents_by_title_key; ALTER TABLE documents DROP COLUMN title_key; ALTER TABLE documents DROP COLUMN title; DROP TABLE entity_name_terms; ' +
-          'DROP INDEX community_members_of_entity; CREATE INDEX community_members_by_entity ON community_members (tenant_id, kb_id, entity_id); ' +
+          'DROP INDEX community_members_of_entity; CREATE INDEX community_members_by_entity ON community_members (tenant_id, kb_id, entity_id); DROP INDEX entity_mentions_of_entity; ' +
           UNDO_22,
       );
       const insert = old.prepare('INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');

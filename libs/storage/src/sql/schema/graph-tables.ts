@@ -65,7 +65,14 @@ export const ENTITY_GRAPH_TABLES: readonly TableSpec[] = [
     name: 'entity_mentions',
     columns: { ...SCOPE, entity_id: ID, chunk_id: ID, description: TEXT, name: since(withDefault(varchar(512), "''"), 2), needs_review: since(ZERO(TINYINT), 5) },
     primaryKey: mentionKey('entity_id'),
-    indexes: [mentionsByChunk('entity_mentions')],
+    indexes: [
+      mentionsByChunk('entity_mentions'),
+      // The chunks of entities read from an index alone (chunkIdsForEntities: a graph walk reads
+      // thousands); SQLite's key (entity_id, chunk_id) leaves each row's scope to be read from
+      // the row, with its description. Scope last: led by it, the index would draw the planner
+      // away from the index by chunk. The MySQL family's key covers these reads already.
+      { name: 'entity_mentions_of_entity', columns: ['entity_id', 'chunk_id', 'tenant_id', 'kb_id'], only: 'sqlite', since: 25 },
+    ],
   },
   {
     name: 'relationship_mentions',

@@ -122,7 +122,7 @@ const MIGRATIONS: readonly Migration[] = [
     // The postings go, then reanalyseChunkTexts (mysql-schema.ts) writes them again from the text.
     before: { sqlite: [], mysql: ['TRUNCATE TABLE chunk_terms', 'DELETE FROM kb_text_stats'] },
   },
-  { version: 25, name: 'memberships and budget-paused chunks found by entity and by document through indexes of their own' },
+  { version: 25, name: 'memberships, budget-paused chunks and (SQLite) entity mentions found by entity and by document through indexes of their own' },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */
