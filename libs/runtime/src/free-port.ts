@@ -18,10 +18,12 @@ export async function freePort(): Promise<number> {
   if (ephemeralStart !== undefined && ephemeralStart - LOWEST_PORT > 1_000) {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const port = LOWEST_PORT + Math.floor(Math.random() * (ephemeralStart - LOWEST_PORT));
-      if (await canListen(port)) return port;
+      if ((await probe(port)) !== undefined) return port;
     }
   }
-  return listenAnywhere();
+  const any = await probe(0);
+  if (any === undefined) throw new Error('no free loopback port');
+  return any;
 }
 
 function ephemeralRangeStart(): number | undefined {
@@ -33,21 +35,14 @@ function ephemeralRangeStart(): number | undefined {
   }
 }
 
-function canListen(port: number): Promise<boolean> {
+/** Listens on `port` (0: any the kernel gives) and closes again: the port, or undefined if it was taken. */
+function probe(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-}
-
-function listenAnywhere(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    const server = createServer();
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : undefined));
     });
   });
 }

@@ -57,21 +57,23 @@ async function startOnFreePorts(dataDir: string, env: Record<string, string> | u
   });
   child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // 'close': exited, and its output read to the end (the reason it exited is in it).
+  const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   const httpUrl = `http://127.0.0.1:${httpPort}`;
-  const healthy = waitFor(async () => (await fetch(`${httpUrl}/healthz`).catch(() => null))?.ok, 30_000, 'the standalone server to answer /healthz');
-  const died = exited.then((code) => {
-    const message = `the standalone server exited with ${code} before it answered /healthz:\n${log}`;
-    throw log.includes('EADDRINUSE') ? new PortTaken(message) : new Error(message);
-  });
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
   try {
-    await Promise.race([healthy, died]);
+    // Until it answers or has exited: a server that exits is not waited on for 30 s.
+    await waitFor(async () => gone() || (await fetch(`${httpUrl}/healthz`).catch(() => null))?.ok, 30_000, 'the standalone server to answer /healthz');
+    if (gone()) {
+      await exited;
+      const message = `the standalone server exited with ${child.exitCode ?? child.signalCode} before it answered /healthz:\n${log}`;
+      throw log.includes('EADDRINUSE') ? new PortTaken(message) : new Error(message);
+    }
   } catch (error) {
     child.kill('SIGKILL');
     await exited;
     throw error;
   }
-  died.catch(() => undefined); // a later exit is stop()'s business
   const stop = async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
     return exited;
