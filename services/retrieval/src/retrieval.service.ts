@@ -202,10 +202,6 @@ export class RetrievalService {
     return { graph: await this.toGraphContext(scope, graph), chunks: await this.toHits(scope, ranked), refinedQuery, knowledgeBaseId: kb.id, route: '', routeReason: '', communities: [] };
   }
 
-  /**
-   * The documents a request may retrieve from: its document ids, narrowed by the filter's
-   * source-URI prefix and metadata. `null` means every document.
-   */
   /** Chunk and graph retrieval for one question, which share its vector searches (sharedVectorSearch). */
   private forQuestion(): { chunks: ChunkRetriever; graphs: GraphRetriever } {
     const chunks = sharedVectorSearch(this.repos.chunks);
@@ -233,6 +229,10 @@ export class RetrievalService {
     return vector!;
   }
 
+  /**
+   * The documents a request may retrieve from: its document ids, narrowed by the filter's
+   * source-URI prefix and metadata. `null` means every document.
+   */
   private async allowedDocuments(scope: KbScope, ids: readonly string[], { prefix, metadata }: DocumentFilter): Promise<string[] | null> {
     if (prefix === '' && metadata.length === 0) return ids.length > 0 ? [...ids] : null;
     const requested = ids.length > 0 ? new Set(ids) : null;

@@ -101,10 +101,11 @@ export class SqlChunks extends SqlRepository implements ChunkRepository {
   async chunkIdsOfDocumentsTitled(scope: KbScope, keys: readonly string[], limit: number): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
     const wanted = [...new Set(keys)].filter((k) => k !== '');
-    if (wanted.length === 0 || limit <= 0) return out;
-    // Every document has a chunk at least, so no more than `limit` documents can have one kept.
+    const max = Math.floor(limit);
+    if (wanted.length === 0 || max <= 0) return out;
+    // Every document has a chunk at least, so no more than `max` documents can have one kept.
     const documents = await this.db.rows(
-      `SELECT id, version, title_key FROM documents WHERE tenant_id = ? AND kb_id = ? AND title_key IN (${marks(wanted)}) ORDER BY id LIMIT ${Math.floor(limit)}`,
+      `SELECT id, version, title_key FROM documents WHERE tenant_id = ? AND kb_id = ? AND title_key IN (${marks(wanted)}) ORDER BY id LIMIT ${max}`,
       [scope.tenantId, scope.kbId, ...wanted],
     );
     const current = new Map(documents.map((d) => [String(d.id), { version: Number(d.version), key: String(d.title_key) }]));
@@ -117,7 +118,7 @@ export class SqlChunks extends SqlRepository implements ChunkRepository {
     const kept = chunks
       .filter((c) => current.get(String(c.document_id))?.version === Number(c.version))
       .sort((a, b) => compareIds(String(a.document_id), String(b.document_id)) || Number(a.ordinal) - Number(b.ordinal))
-      .slice(0, Math.floor(limit));
+      .slice(0, max);
     for (const c of kept) {
       const key = current.get(String(c.document_id))!.key;
       if (!out.has(key)) out.set(key, []);
