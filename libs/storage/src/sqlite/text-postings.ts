@@ -2,6 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { TopK } from '@trellis/vectors';
 import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
 import type { DocumentTerms } from '../sql/full-text';
+import { PostingLists } from './posting-lists';
 
 /** A chunk as the index takes it: its terms, its document (for filters) and what says it changed. */
 export interface PostedChunk {
@@ -31,8 +32,9 @@ const own = (term: string): string => (term.length >= 13 ? Buffer.from(term, 'ut
 /**
  * One knowledge base's chunks as an inverted index in memory, ranked by BM25 (bm25.ts) with the
  * document frequencies and average length of the chunks it holds. Each chunk has a slot; each
- * term the slots it is in, with its count there. Postings live in one compacted block (terms'
- * ranges over two typed arrays, 6 bytes a posting) plus those added since, in plain arrays; a
+ * term (numbered in a dictionary) the slots it is in, with its count there. Postings live in one
+ * compacted block (terms' ranges over two typed arrays, 6 bytes a posting) plus those added
+ * since, in lists per term (posting-lists.ts, 10 bytes a posting); a
  * removed chunk's slot is marked dead and skipped until the next compaction rewrites the block
  * without it; a compaction yields to the event loop as it goes, and searches meanwhile read the
  * postings as they were (nothing else may change them until it ends). A search reads only its
@@ -48,14 +50,14 @@ export class TextPostings {
   private readonly slots = new Map<string, number>();
   private liveLength = 0;
   private dead = 0;
-  /** Compacted postings: a term's are slots[offsets[i] .. offsets[i + 1]) with their counts in tfs. */
-  private termIndex = new Map<string, number>();
+  /** Term → its number: those below offsets.length − 1 have compacted postings. */
+  private termIds = new Map<string, number>();
+  /** Compacted postings: term i's are slots[offsets[i] .. offsets[i + 1]) with their counts in tfs. */
   private offsets = new Int32Array(1);
   private postedSlots = new Int32Array(0);
   private postedTfs = new Uint16Array(0);
-  /** Postings added since the last compaction: term → slot, count, slot, count, … */
-  private recent = new Map<string, number[]>();
-  private recentPostings = 0;
+  /** Postings added since the last compaction. */
+  private recent = new PostingLists();
   private scores = new Float64Array(0);
   /** Counts puts and removals: a compaction that saw one happen while it ran is dropped. */
   private mutations = 0;
@@ -89,14 +91,13 @@ export class TextPostings {
     this.slots.set(chunk.id, slot);
     this.liveLength += chunk.terms.length;
     for (const [term, tf] of chunk.terms.frequencies) {
-      let list = this.recent.get(term);
-      if (list === undefined) {
-        list = [];
-        this.recent.set(own(term), list);
+      let id = this.termIds.get(term);
+      if (id === undefined) {
+        id = this.termIds.size;
+        this.termIds.set(own(term), id);
       }
-      list.push(slot, Math.min(tf, 0xffff));
+      this.recent.add(id, slot, Math.min(tf, 0xffff));
     }
-    this.recentPostings += chunk.terms.frequencies.size;
   }
 
   remove(id: string): void {
@@ -111,7 +112,7 @@ export class TextPostings {
 
   /** Rewrites the postings without dead slots, once enough were added or removed since the last time. */
   async compactIfDue(): Promise<void> {
-    const recentDue = this.recentPostings > Math.max(MIN_RECENT_POSTINGS, RECENT_SHARE * this.postedSlots.length);
+    const recentDue = this.recent.size > Math.max(MIN_RECENT_POSTINGS, RECENT_SHARE * this.postedSlots.length);
     const deadDue = this.dead > Math.max(MIN_DEAD_SLOTS, DEAD_SHARE * this.ids.length);
     if (recentDue || deadDue) await this.compact();
   }
@@ -130,10 +131,11 @@ export class TextPostings {
     const flat = BM25_K1 * (1 - BM25_B);
     const perLength = (BM25_K1 * BM25_B) / Math.max(1, this.liveLength / chunkCount);
     for (const [term, times] of terms) {
-      const df = this.liveCount(term);
+      const id = this.termIds.get(term);
+      const df = id === undefined ? 0 : this.liveCount(id);
       if (df === 0) continue;
       const weight = times * bm25Idf(df, chunkCount) * (BM25_K1 + 1);
-      this.eachPosting(term, (slot, tf) => {
+      this.eachPosting(id!, (slot, tf) => {
         if (scores[slot] === 0) touched.push(slot);
         scores[slot]! += (weight * tf) / (tf + flat + perLength * this.lengths[slot]!);
       });
@@ -148,11 +150,10 @@ export class TextPostings {
   }
 
   /** Live chunks holding the term: its postings, counted one by one only while some are of removed chunks. */
-  private liveCount(term: string): number {
+  private liveCount(term: number): number {
     if (this.dead === 0) {
-      const index = this.termIndex.get(term);
-      const compacted = index === undefined ? 0 : this.offsets[index + 1]! - this.offsets[index]!;
-      return compacted + (this.recent.get(term)?.length ?? 0) / 2;
+      const compacted = term < this.offsets.length - 1 ? this.offsets[term + 1]! - this.offsets[term]! : 0;
+      return compacted + this.recent.count(term);
     }
     let df = 0;
     this.eachPosting(term, () => df++);
@@ -160,19 +161,19 @@ export class TextPostings {
   }
 
   /** Calls `visit` for each live slot holding the term, with its count there. */
-  private eachPosting(term: string, visit: (slot: number, tf: number) => void): void {
-    const index = this.termIndex.get(term);
-    if (index !== undefined) {
-      for (let p = this.offsets[index]!, end = this.offsets[index + 1]!; p < end; p++) {
-        const slot = this.postedSlots[p]!;
-        if (this.alive[slot] === 1) visit(slot, this.postedTfs[p]!);
-      }
-    }
-    const list = this.recent.get(term);
-    if (list === undefined) return;
-    for (let i = 0; i < list.length; i += 2) {
-      const slot = list[i]!;
-      if (this.alive[slot] === 1) visit(slot, list[i + 1]!);
+  private eachPosting(term: number, visit: (slot: number, tf: number) => void): void {
+    this.eachCompacted(term, visit);
+    this.recent.each(term, (slot, tf) => {
+      if (this.alive[slot] === 1) visit(slot, tf);
+    });
+  }
+
+  /** The live ones of the term's compacted postings, in slot order. */
+  private eachCompacted(term: number, visit: (slot: number, tf: number) => void): void {
+    if (term >= this.offsets.length - 1) return;
+    for (let p = this.offsets[term]!, end = this.offsets[term + 1]!; p < end; p++) {
+      const slot = this.postedSlots[p]!;
+      if (this.alive[slot] === 1) visit(slot, this.postedTfs[p]!);
     }
   }
 
@@ -208,28 +209,37 @@ export class TextPostings {
       documents.push(this.documents[slot]!);
       stamps.push(this.stamps[slot]!);
     }
-    const terms = new Set([...this.termIndex.keys(), ...this.recent.keys()]);
-    const termIndex = new Map<string, number>();
-    const counts: number[] = [];
-    for (const term of terms) {
+    // Terms no live chunk holds any more leave the dictionary; the others are numbered again.
+    const termIds = new Map<string, number>();
+    const formerIds = new Int32Array(this.termIds.size);
+    const offsets = new Int32Array(this.termIds.size + 1);
+    for (const [term, id] of this.termIds) {
       let n = 0;
-      this.eachPosting(term, () => n++);
+      this.eachPosting(id, () => n++);
       await pace(n + 1);
       if (n === 0) continue;
-      termIndex.set(term, counts.length);
-      counts.push(n);
+      const next = termIds.size;
+      termIds.set(term, next);
+      formerIds[next] = id;
+      offsets[next + 1] = offsets[next]! + n;
     }
-    const offsets = new Int32Array(counts.length + 1);
-    for (let i = 0; i < counts.length; i++) offsets[i + 1] = offsets[i]! + counts[i]!;
-    const postedSlots = new Int32Array(offsets[counts.length]!);
+    const postedSlots = new Int32Array(offsets[termIds.size]!);
     const postedTfs = new Uint16Array(postedSlots.length);
-    for (const [term, index] of termIndex) {
-      let p = offsets[index]!;
-      this.eachPosting(term, (slot, tf) => {
+    for (let term = 0; term < termIds.size; term++) {
+      const id = formerIds[term]!;
+      // Compacted postings from the start of the term's range, recent ones (newest first) from its end: slot order.
+      let p = offsets[term]!;
+      this.eachCompacted(id, (slot, tf) => {
         postedSlots[p] = renumbered[slot]!;
         postedTfs[p++] = tf;
       });
-      await pace(counts[index]! + 1);
+      let end = offsets[term + 1]!;
+      this.recent.each(id, (slot, tf) => {
+        if (this.alive[slot] !== 1) return;
+        postedSlots[--end] = renumbered[slot]!;
+        postedTfs[end] = tf;
+      });
+      await pace(offsets[term + 1]! - offsets[term]! + 1);
     }
     if (this.mutations !== mutations) throw new Error('TextPostings changed while it was compacted');
     this.ids = ids;
@@ -240,11 +250,10 @@ export class TextPostings {
     this.slots.clear();
     ids.forEach((id, slot) => this.slots.set(id, slot));
     this.dead = 0;
-    this.termIndex = termIndex;
-    this.offsets = offsets;
+    this.termIds = termIds;
+    this.offsets = offsets.slice(0, termIds.size + 1);
     this.postedSlots = postedSlots;
     this.postedTfs = postedTfs;
-    this.recent = new Map();
-    this.recentPostings = 0;
+    this.recent = new PostingLists();
   }
 }
