@@ -38,7 +38,7 @@ describe('CachingEmbedder', () => {
     // A full cache and concurrent chunk writes: the first call finds 'a' cached and waits
     // for the model to embed 'new'; meanwhile another call's texts push 'a' out of the cache.
     const { inner, held } = heldEmbedder();
-    const caching = new CachingEmbedder(inner, 2);
+    const caching = new CachingEmbedder(inner, 2 * Float32Array.BYTES_PER_ELEMENT);
     const warm = caching.embed(['a', 'bb']);
     held.shift()!();
     await warm;
@@ -49,5 +49,26 @@ describe('CachingEmbedder', () => {
     held[0]!();
     const vectors = await waiting;
     expect(vectors.map((v) => Array.from(v))).toEqual([[1], [3]]);
+  });
+
+  it('holds vectors up to its byte bound, the least recently used going first', async () => {
+    let calls = 0;
+    const inner: EmbeddingProvider = {
+      model: 'four',
+      dimensions: 4,
+      embed: async (texts) => {
+        calls += texts.length;
+        return texts.map(() => new Float32Array(4));
+      },
+    };
+    const caching = new CachingEmbedder(inner, 3 * 4 * Float32Array.BYTES_PER_ELEMENT);
+    await caching.embed(['a', 'b', 'c']);
+    await caching.embed(['a']);
+    await caching.embed(['d']);
+    expect(calls).toBe(4);
+    await caching.embed(['a', 'c', 'd']);
+    expect(calls).toBe(4);
+    await caching.embed(['b']);
+    expect(calls).toBe(5);
   });
 });
