@@ -4,6 +4,43 @@ import { stableId } from '@trellis/contracts';
 export const MAX_SUMMARY_CHARS = 2000;
 
 /**
+ * Bounds of the mentions an entity's or relationship's summary, summary hash and shown name are
+ * derived from: the first in chunk order, until their distinct descriptions reach
+ * MAX_SUMMARY_INPUT_CHARS (the largest summary a knowledge base may ask for, so a plain summary
+ * never lacks text) or MAX_SUMMARY_MENTIONS of them are read. A hub mentioned by thousands of
+ * chunks was read whole after every chunk that mentioned it (600 mentions per new mention on
+ * average at 100k passages) and summarised again for every new description, with all of them in
+ * the LLM's prompt; now a new mention changes its summary only when it falls among those first
+ * ones. Counts, weights and the review flag still count every mention.
+ */
+export const MAX_SUMMARY_INPUT_CHARS = 100_000;
+export const MAX_SUMMARY_MENTIONS = 1_000;
+
+/** Collects, in chunk order, the mentions a summary is derived from, until the bounds above are reached. */
+export class SummarySample<M extends { readonly description: string }> {
+  readonly mentions: M[] = [];
+  private readonly seen = new Set<string>();
+  private chars = 0;
+
+  get full(): boolean {
+    return this.mentions.length >= MAX_SUMMARY_MENTIONS || this.chars >= MAX_SUMMARY_INPUT_CHARS;
+  }
+
+  /** Takes the next mention; false (and not taken) once the sample is full. */
+  add(mention: M): boolean {
+    if (this.full) return false;
+    this.mentions.push(mention);
+    const d = mention.description.trim();
+    const key = d.toLowerCase();
+    if (d !== '' && !this.seen.has(key)) {
+      this.seen.add(key);
+      this.chars += d.length;
+    }
+    return true;
+  }
+}
+
+/**
  * An entity's or relationship's summary, derived from the descriptions its mentions carry:
  * distinct descriptions in mention order, joined, capped. Recomputable at any time, which is
  * what lets deletion and re-indexing leave no stale text behind.
@@ -77,15 +114,22 @@ export interface DerivedEntity {
   needsReview: boolean;
 }
 
-export function deriveEntity(mentions: ReadonlyArray<{ name: string; description: string; needsReview: boolean }>): DerivedEntity {
+/** Counted over every mention, where `mentions` are only a SummarySample of them. */
+export interface EntityTotals {
+  readonly mentionCount: number;
+  readonly needsReview: boolean;
+}
+
+/** The entity row from its mentions: all of them, or a SummarySample with the totals of all. */
+export function deriveEntity(mentions: ReadonlyArray<{ name: string; description: string; needsReview: boolean }>, totals?: EntityTotals): DerivedEntity {
   const name = preferredName(mentions.map((m) => m.name));
   const descriptions = mentions.map((m) => m.description);
   return {
     name,
     summary: summarizeDescriptions(descriptions),
     summaryHash: summaryInputsHash(name, descriptions),
-    mentionCount: mentions.length,
-    needsReview: mentions.every((m) => m.needsReview),
+    mentionCount: totals?.mentionCount ?? mentions.length,
+    needsReview: totals?.needsReview ?? mentions.every((m) => m.needsReview),
   };
 }
 
@@ -97,13 +141,20 @@ export interface DerivedRelationship {
   mentionCount: number;
 }
 
-export function deriveRelationship(mentions: ReadonlyArray<{ description: string; strength: number }>): DerivedRelationship {
+/** Counted over every mention, where `mentions` are only a SummarySample of them. */
+export interface RelationshipTotals {
+  readonly mentionCount: number;
+  readonly weight: number;
+}
+
+/** The relationship row from its mentions: all of them, or a SummarySample with the totals of all. */
+export function deriveRelationship(mentions: ReadonlyArray<{ description: string; strength: number }>, totals?: RelationshipTotals): DerivedRelationship {
   const descriptions = mentions.map((m) => m.description);
   return {
-    weight: mentions.reduce((sum, m) => sum + m.strength, 0),
+    weight: totals?.weight ?? mentions.reduce((sum, m) => sum + m.strength, 0),
     summary: summarizeDescriptions(descriptions),
     summaryHash: summaryInputsHash('', descriptions),
-    mentionCount: mentions.length,
+    mentionCount: totals?.mentionCount ?? mentions.length,
   };
 }
 

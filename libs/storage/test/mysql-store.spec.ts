@@ -16,6 +16,7 @@ import { describeChatContract } from './chat-contract';
 import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
+import { describeSummarySampleContract } from './summary-sample-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases, describeOnMysql } from './mysql-test-databases';
 import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
@@ -79,6 +80,7 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
   describeGraphEditContract('MysqlStore', freshStore);
   describeExtractionCacheContract('MysqlStore', freshStore);
   describeChunkProgressContract('MysqlStore', freshStore);
+  describeSummarySampleContract('MysqlStore', freshStore);
   describeStuckWorkContract('MysqlStore', freshStore);
   describeOutboxContract('MysqlStore', freshStore);
   describeCommunityContract('MysqlStore', freshStore);

@@ -17,6 +17,7 @@ import { describeChatContract } from './chat-contract';
 import { describeCommunityChangeContract } from './community-change-contract';
 import { describeStuckWorkContract } from './stuck-work-contract';
 import { describeOutboxContract } from './outbox-contract';
+import { describeSummarySampleContract } from './summary-sample-contract';
 import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
 import { describeSqliteQueryPlans } from './sqlite-query-plans';
 import { describeEdgeIndexUpgrade } from './edge-index-contract';
@@ -32,6 +33,7 @@ describeExtractionCacheContract('SqliteStore', async () => new SqliteStore(':mem
 describeChunkProgressContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeStuckWorkContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeOutboxContract('SqliteStore', async () => new SqliteStore(':memory:'));
+describeSummarySampleContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeChatContract('SqliteStore', async () => new SqliteStore(':memory:'));
 describeCommunityChangeContract('SqliteStore', async () => new SqliteStore(':memory:'));

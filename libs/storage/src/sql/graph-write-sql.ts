@@ -10,9 +10,9 @@ import type { SqlDialect } from './sql-dialect';
 import { takeInserted } from './sql-dialect';
 import { SqlRepository } from './sql-engine';
 import type { SqlEngine } from './sql-engine';
-import { execWhereIn, groupByOwner, rowsWhereIn } from './sql-session';
+import { execWhereIn, rowsWhereIn } from './sql-session';
 import type { SqlSession, SqlValue } from './sql-session';
-import { mentionsOf } from './mention-sql';
+import { describedEntity, sampledMentionsOf } from './mention-sql';
 import { recordEntityChanges } from './community-change-sql';
 import { CHANGED_SUMMARY } from './summary-sql';
 import { syncEntityNameTerms } from './entity-name-terms-sql';
@@ -183,15 +183,16 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
     ...touched.relationshipIds,
   ]);
   for (const r of ends) changed.add(String(r.source_id)).add(String(r.target_id));
-  const relationshipMentions = groupByOwner(await mentionsOf(tx, scope, 'relationship_mentions', 'description, strength', touched.relationshipIds));
+  const relationshipMentions = await sampledMentionsOf(tx, scope, 'relationship_mentions', 'description, strength', touched.relationshipIds, 'strength');
   const goneRelationships: string[] = [];
   for (const id of [...touched.relationshipIds].sort(compareIds)) {
-    const mentions = relationshipMentions.get(id) ?? [];
-    if (mentions.length === 0) {
+    const sampled = relationshipMentions.get(id);
+    if (sampled === undefined) {
       goneRelationships.push(id);
       continue;
     }
-    const d = deriveRelationship(mentions.map((m) => ({ description: String(m.description), strength: Number(m.strength) })));
+    const mentions = sampled.rows.map((m) => ({ description: String(m.description), strength: Number(m.strength) }));
+    const d = deriveRelationship(mentions, { mentionCount: sampled.count, weight: sampled.total });
     await tx.exec(`UPDATE relationships SET ${CHANGED_SUMMARY}, weight = ?, mention_count = ?, summary_hash = ? ${byId}`, [
       d.summaryHash,
       d.summary,
@@ -206,15 +207,18 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
   }
   await deleteByIds(tx, scope, 'relationships', 'id', await extractedOnly(tx, dialect, scope, 'relationships', goneRelationships), dialect);
 
-  const entityMentions = groupByOwner(await mentionsOf(tx, scope, 'entity_mentions', 'description, name, needs_review', touched.entityIds));
+  const entityMentions = await sampledMentionsOf(tx, scope, 'entity_mentions', 'description, name, needs_review', touched.entityIds);
   const goneEntities: string[] = [];
   for (const id of [...touched.entityIds].sort(compareIds)) {
-    const mentions = entityMentions.get(id) ?? [];
-    if (mentions.length === 0) {
+    const sampled = entityMentions.get(id);
+    if (sampled === undefined) {
       goneEntities.push(id);
       continue;
     }
-    const d = deriveEntity(mentions.map((m) => ({ name: String(m.name), description: String(m.description), needsReview: Number(m.needs_review) === 1 })));
+    const mentions = sampled.rows.map((m) => ({ name: String(m.name), description: String(m.description), needsReview: Number(m.needs_review) === 1 }));
+    // Flagged while no mention describes it: past its sample, one read says whether any other does.
+    const needsReview = mentions.every((m) => m.needsReview) && (sampled.rows.length === sampled.count || !(await describedEntity(tx, scope, id)));
+    const d = deriveEntity(mentions, { mentionCount: sampled.count, needsReview });
     await tx.exec(`UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? ${byId}`, [
       d.summaryHash,
       d.summary,

@@ -4,10 +4,9 @@ import type { GraphSummaryRepository } from '../repositories/graph-summary.repos
 import { toPendingSummaries } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { recordEntityChanges, recordRelationshipChanges } from './community-change-sql';
-import { mentionsOf } from './mention-sql';
+import { sampledMentionsOf } from './mention-sql';
 import type { MentionTable } from './mention-sql';
 import { SqlRepository } from './sql-engine';
-import { groupByOwner } from './sql-session';
 
 /**
  * Keeps a summary whose inputs hash (first parameter) is unchanged; otherwise writes the plain
@@ -31,9 +30,10 @@ export class SqlGraphSummaries extends SqlRepository implements GraphSummaryRepo
        WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ${top}`,
       params,
     );
-    const descriptions = async (table: MentionTable, rows: Row[]) => groupByOwner(await mentionsOf(this.db, scope, table, 'description', rows.map((r) => String(r.id))));
+    // The descriptions their rows were derived from (a SummarySample of each one's mentions).
+    const descriptions = (table: MentionTable, rows: Row[]) => sampledMentionsOf(this.db, scope, table, 'description', rows.map((r) => String(r.id)));
     const byKind = { entity: await descriptions('entity_mentions', entities), relationship: await descriptions('relationship_mentions', relationships) };
-    return toPendingSummaries(entities, relationships, (kind, id) => (byKind[kind].get(id) ?? []).map((m) => String(m.description)));
+    return toPendingSummaries(entities, relationships, (kind, id) => (byKind[kind].get(id)?.rows ?? []).map((m) => String(m.description)));
   }
 
   async listScopesWithPendingSummaries(): Promise<KbScope[]> {
