@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_SUMMARY_INPUT_CHARS, MAX_SUMMARY_MENTIONS, SummarySample, deriveEntity, deriveRelationship, summaryInputsHash } from './derivation';
+import { deriveEntity, deriveRelationship, summaryInputsHash } from './derivation';
 
 describe('summaryInputsHash', () => {
   it('changes with the set of descriptions and the name, not with their order or repeats', () => {
@@ -29,27 +29,8 @@ describe('deriveEntity and deriveRelationship', () => {
   });
 });
 
-describe('SummarySample', () => {
-  it('takes mentions until their distinct descriptions reach the character bound', () => {
-    const sample = new SummarySample<{ description: string }>();
-    const long = 'x'.repeat(MAX_SUMMARY_INPUT_CHARS / 4);
-    // Repeats (whatever their case) and empty descriptions do not count towards the bound.
-    for (const description of [long, long.toUpperCase(), '', `a${long}`, `b${long}`]) expect(sample.add({ description })).toBe(true);
-    expect(sample.full).toBe(false);
-    expect(sample.add({ description: `c${long}` })).toBe(true);
-    expect(sample.full).toBe(true);
-    expect(sample.add({ description: 'one more' })).toBe(false);
-    expect(sample.mentions).toHaveLength(6);
-  });
-
-  it('takes at most MAX_SUMMARY_MENTIONS mentions, described or not', () => {
-    const sample = new SummarySample<{ description: string }>();
-    let taken = 0;
-    while (sample.add({ description: '' })) taken++;
-    expect(taken).toBe(MAX_SUMMARY_MENTIONS);
-  });
-
-  it('derives counts, weight and review flag from the totals when given, the rest from the sample', () => {
+describe('deriveEntity and deriveRelationship from the first mentions', () => {
+  it('take counts, weight and review flag from the totals when given, the rest from the mentions', () => {
     const entity = deriveEntity([{ name: 'TiDB', description: 'A database.', needsReview: false }], { mentionCount: 5000, needsReview: false });
     expect(entity).toMatchObject({ name: 'TiDB', summary: 'A database.', mentionCount: 5000, summaryHash: summaryInputsHash('TiDB', ['A database.']) });
     expect(deriveRelationship([{ description: 'uses', strength: 1 }], { mentionCount: 40, weight: 37.5 })).toMatchObject({ weight: 37.5, mentionCount: 40, summary: 'uses' });

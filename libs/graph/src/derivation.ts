@@ -4,41 +4,16 @@ import { stableId } from '@trellis/contracts';
 export const MAX_SUMMARY_CHARS = 2000;
 
 /**
- * Bounds of the mentions an entity's or relationship's summary, summary hash and shown name are
- * derived from: the first in chunk order, until their distinct descriptions reach
- * MAX_SUMMARY_INPUT_CHARS (the largest summary a knowledge base may ask for, so a plain summary
- * never lacks text) or MAX_SUMMARY_MENTIONS of them are read. A hub mentioned by thousands of
- * chunks was read whole after every chunk that mentioned it (600 mentions per new mention on
- * average at 100k passages) and summarised again for every new description, with all of them in
- * the LLM's prompt; now a new mention changes its summary only when it falls among those first
- * ones. Counts, weights and the review flag still count every mention.
+ * Mentions an entity's or relationship's summary, summary hash and shown name are derived from:
+ * its first this many in chunk order (about 100,000 characters of descriptions, the largest
+ * summary a knowledge base may ask for, at the 200 characters a local description averages).
+ * A hub mentioned by thousands of chunks was read whole after every chunk that mentioned it
+ * (600 mentions per new mention on average at 100k passages) and summarised again for every new
+ * description, with all of them in the LLM's prompt; now a mention changes its summary only when
+ * it is among those first ones, which the mention key alone tells. Counts, weights and the review
+ * flag still count every mention.
  */
-export const MAX_SUMMARY_INPUT_CHARS = 100_000;
-export const MAX_SUMMARY_MENTIONS = 1_000;
-
-/** Collects, in chunk order, the mentions a summary is derived from, until the bounds above are reached. */
-export class SummarySample<M extends { readonly description: string }> {
-  readonly mentions: M[] = [];
-  private readonly seen = new Set<string>();
-  private chars = 0;
-
-  get full(): boolean {
-    return this.mentions.length >= MAX_SUMMARY_MENTIONS || this.chars >= MAX_SUMMARY_INPUT_CHARS;
-  }
-
-  /** Takes the next mention; false (and not taken) once the sample is full. */
-  add(mention: M): boolean {
-    if (this.full) return false;
-    this.mentions.push(mention);
-    const d = mention.description.trim();
-    const key = d.toLowerCase();
-    if (d !== '' && !this.seen.has(key)) {
-      this.seen.add(key);
-      this.chars += d.length;
-    }
-    return true;
-  }
-}
+export const MAX_SUMMARY_MENTIONS = 500;
 
 /**
  * An entity's or relationship's summary, derived from the descriptions its mentions carry:
@@ -114,13 +89,13 @@ export interface DerivedEntity {
   needsReview: boolean;
 }
 
-/** Counted over every mention, where `mentions` are only a SummarySample of them. */
+/** Counted over every mention, where `mentions` are only the first MAX_SUMMARY_MENTIONS of them. */
 export interface EntityTotals {
   readonly mentionCount: number;
   readonly needsReview: boolean;
 }
 
-/** The entity row from its mentions: all of them, or a SummarySample with the totals of all. */
+/** The entity row from its mentions: all of them, or the first MAX_SUMMARY_MENTIONS with the totals of all. */
 export function deriveEntity(mentions: ReadonlyArray<{ name: string; description: string; needsReview: boolean }>, totals?: EntityTotals): DerivedEntity {
   const name = preferredName(mentions.map((m) => m.name));
   const descriptions = mentions.map((m) => m.description);
@@ -141,13 +116,13 @@ export interface DerivedRelationship {
   mentionCount: number;
 }
 
-/** Counted over every mention, where `mentions` are only a SummarySample of them. */
+/** Counted over every mention, where `mentions` are only the first MAX_SUMMARY_MENTIONS of them. */
 export interface RelationshipTotals {
   readonly mentionCount: number;
   readonly weight: number;
 }
 
-/** The relationship row from its mentions: all of them, or a SummarySample with the totals of all. */
+/** The relationship row from its mentions: all of them, or the first MAX_SUMMARY_MENTIONS with the totals of all. */
 export function deriveRelationship(mentions: ReadonlyArray<{ description: string; strength: number }>, totals?: RelationshipTotals): DerivedRelationship {
   const descriptions = mentions.map((m) => m.description);
   return {

@@ -120,7 +120,7 @@ export async function writeChunkExtraction(
     );
     for (const r of batch) touched.relationshipIds.add(r.relationshipId);
   }
-  await refreshDerived(tx, dialect, scope, touched);
+  await refreshDerived(tx, dialect, scope, touched, [chunkId]);
   return true;
 }
 
@@ -137,7 +137,7 @@ export async function removeChunks(tx: SqlSession, engine: SqlEngine, scope: KbS
   await lockRows(tx, engine.dialect, scope, 'relationships', [...touched.relationshipIds]);
   for (const table of ['entity_mentions', 'relationship_mentions', 'graph_edit_chunks']) await deleteByIds(tx, scope, table, 'chunk_id', chunkIds);
   await deleteByIds(tx, scope, 'chunks', 'id', chunkIds, engine.dialect);
-  await refreshDerived(tx, engine.dialect, scope, touched);
+  await refreshDerived(tx, engine.dialect, scope, touched, chunkIds);
   // Last: the MySQL index's per-KB totals row is shared by every writer, so it is held shortest.
   await engine.fullText.remove(tx, scope, lengths);
   return chunkIds.length;
@@ -171,9 +171,10 @@ async function lockRows(tx: SqlSession, dialect: SqlDialect, scope: KbScope, tab
  * what has none left (manual rows stay: they never had any), then relationships whose end
  * entity is gone, with their mentions, so nothing dangles; then re-applies the user's
  * overrides and brings the touched entities' name terms in line. A summary is rewritten only when its inputs changed, and marked pending for the
- * graph writer to summarise and embed.
+ * graph writer to summarise and embed. `changedChunks`, when only their mentions changed, spare
+ * the reads of the hubs none of them reaches in its first mentions (sampledMentionsOf).
  */
-export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched): Promise<void> {
+export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope: KbScope, touched: Touched, changedChunks?: readonly string[]): Promise<void> {
   const byId = `WHERE ${dialect.byIdScope()} AND id = ?`;
   // What communities must look at again: the touched entities and both ends of every touched
   // relationship (read now, before a relationship without mentions is deleted), recorded once
@@ -183,12 +184,16 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
     ...touched.relationshipIds,
   ]);
   for (const r of ends) changed.add(String(r.source_id)).add(String(r.target_id));
-  const relationshipMentions = await sampledMentionsOf(tx, scope, 'relationship_mentions', 'description, strength', touched.relationshipIds, 'strength');
+  const relationshipMentions = await sampledMentionsOf(tx, scope, 'relationship_mentions', 'description, strength', touched.relationshipIds, { sum: 'strength', changedChunks });
   const goneRelationships: string[] = [];
   for (const id of [...touched.relationshipIds].sort(compareIds)) {
     const sampled = relationshipMentions.get(id);
     if (sampled === undefined) {
       goneRelationships.push(id);
+      continue;
+    }
+    if (sampled.rows === undefined) {
+      await tx.exec(`UPDATE relationships SET weight = ?, mention_count = ? ${byId}`, [sampled.total, sampled.count, scope.tenantId, scope.kbId, id]);
       continue;
     }
     const mentions = sampled.rows.map((m) => ({ description: String(m.description), strength: Number(m.strength) }));
@@ -207,7 +212,7 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
   }
   await deleteByIds(tx, scope, 'relationships', 'id', await extractedOnly(tx, dialect, scope, 'relationships', goneRelationships), dialect);
 
-  const entityMentions = await sampledMentionsOf(tx, scope, 'entity_mentions', 'description, name, needs_review', touched.entityIds);
+  const entityMentions = await sampledMentionsOf(tx, scope, 'entity_mentions', 'description, name, needs_review', touched.entityIds, { changedChunks });
   const goneEntities: string[] = [];
   for (const id of [...touched.entityIds].sort(compareIds)) {
     const sampled = entityMentions.get(id);
@@ -215,8 +220,13 @@ export async function refreshDerived(tx: SqlSession, dialect: SqlDialect, scope:
       goneEntities.push(id);
       continue;
     }
+    if (sampled.rows === undefined) {
+      const needsReview = !(await describedEntity(tx, scope, id));
+      await tx.exec(`UPDATE entities SET mention_count = ?, needs_review = ? ${byId}`, [sampled.count, needsReview ? 1 : 0, scope.tenantId, scope.kbId, id]);
+      continue;
+    }
     const mentions = sampled.rows.map((m) => ({ name: String(m.name), description: String(m.description), needsReview: Number(m.needs_review) === 1 }));
-    // Flagged while no mention describes it: past its sample, one read says whether any other does.
+    // Flagged while no mention describes it: past its first mentions, one read says whether any other does.
     const needsReview = mentions.every((m) => m.needsReview) && (sampled.rows.length === sampled.count || !(await describedEntity(tx, scope, id)));
     const d = deriveEntity(mentions, { mentionCount: sampled.count, needsReview });
     await tx.exec(`UPDATE entities SET ${CHANGED_SUMMARY}, mention_count = ?, name = COALESCE(NULLIF(?, ''), name), needs_review = ?, summary_hash = ? ${byId}`, [

@@ -30,7 +30,7 @@ export class SqlGraphSummaries extends SqlRepository implements GraphSummaryRepo
        WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ${top}`,
       params,
     );
-    // The descriptions their rows were derived from (a SummarySample of each one's mentions).
+    // The descriptions their rows were derived from (the first mentions of each).
     const descriptions = (table: MentionTable, rows: Row[]) => sampledMentionsOf(this.db, scope, table, 'description', rows.map((r) => String(r.id)));
     const byKind = { entity: await descriptions('entity_mentions', entities), relationship: await descriptions('relationship_mentions', relationships) };
     return toPendingSummaries(entities, relationships, (kind, id) => (byKind[kind].get(id)?.rows ?? []).map((m) => String(m.description)));
