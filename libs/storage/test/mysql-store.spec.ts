@@ -5,19 +5,11 @@ import { MysqlStore } from '../src/mysql/mysql-store';
 import { MYSQL_MIGRATIONS } from '../src/mysql/mysql-schema';
 import type { StoreLogger } from '../src/mysql/store-logger';
 import { VECTOR_SUPPORT_PROBE } from '../src/mysql/vector-sql';
-import { TEST_KB_SETTINGS, describeStoreContract, vectorFor } from './store-contract';
-import { describeDocumentPagingContract } from './document-paging-contract';
-import { describeFullTextContract, describeFullTextReanalysis } from './full-text-contract';
-import { describeLlmBudgetContract, describeSharedLlmBudget } from './llm-budget-contract';
-import { describeGraphEditContract } from './graph-edits-contract';
-import { describeExtractionCacheContract } from './extraction-cache-contract';
-import { describeCommunityContract } from './community-contract';
-import { describeChatContract } from './chat-contract';
-import { describeCommunityChangeContract } from './community-change-contract';
-import { describeStuckWorkContract } from './stuck-work-contract';
-import { describeOutboxContract } from './outbox-contract';
-import { describeSummarySampleContract } from './summary-sample-contract';
-import { describeChunkProgressContract, inFlightDocument } from './chunk-progress-contract';
+import { TEST_KB_SETTINGS, vectorFor } from './store-contract';
+import { describeStoreContracts } from './contract-suites';
+import { describeFullTextReanalysis } from './full-text-contract';
+import { describeSharedLlmBudget } from './llm-budget-contract';
+import { inFlightDocument } from './chunk-progress-contract';
 import { TestDatabases, describeOnMysql } from './mysql-test-databases';
 import { describeEntityNameBackfill, describeEntityNameContract } from './entity-name-contract';
 import type { NameTermRow } from './entity-name-contract';
@@ -66,26 +58,13 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
     }
   }
 
-
-  describeStoreContract('MysqlStore', freshStore);
-  describeFullTextContract('MysqlStore', freshStore);
-  describeDocumentPagingContract('MysqlStore', freshStore);
-  describeLlmBudgetContract('MysqlStore', freshStore);
+  describeStoreContracts('MysqlStore', freshStore);
   describeSharedLlmBudget('MysqlStore', async () => {
     const first = await freshStore();
     const second = await MysqlStore.connect(urlFor(databases.last), { poolSize: 4, logger });
     return [first, second];
   });
 
-  describeGraphEditContract('MysqlStore', freshStore);
-  describeExtractionCacheContract('MysqlStore', freshStore);
-  describeChunkProgressContract('MysqlStore', freshStore);
-  describeSummarySampleContract('MysqlStore', freshStore);
-  describeStuckWorkContract('MysqlStore', freshStore);
-  describeOutboxContract('MysqlStore', freshStore);
-  describeCommunityContract('MysqlStore', freshStore);
-  describeChatContract('MysqlStore', freshStore);
-  describeCommunityChangeContract('MysqlStore', freshStore);
   describeEntityNameContract('MysqlStore', freshStore, async () =>
     (await query(`SELECT tenant_id AS tenantId, kb_id AS kbId, entity_id AS entityId, term FROM \`${databases.last}\`.entity_name_terms`)) as unknown as NameTermRow[],
   );
