@@ -45,6 +45,10 @@ export class SentenceEncoder {
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
       graphOptimizationLevel: 'all',
+      // ONNX Runtime's intra-op threads spin on a core between runs by default. Here they share
+      // the cores with the event loop, the extractor and SQLite, which the spinning starved:
+      // with it off, an ingest with this model took 25 % less CPU per chunk and ran 25 % faster.
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
     });
     const window = Math.min(files.maxSequenceLength || DEFAULT_WINDOW, DEFAULT_WINDOW);
     // What the tokenizer wraps every input in ([CLS] … [SEP] for BERT): each window gets both.
