@@ -36,7 +36,6 @@ if (compareRoot && !compareDir) throw new Error('--compare-root needs --compare-
 // the ppr walk that a semantic model gets by default (`npm start`) is measured beside it.
 const MODES = ['vector', 'fulltext', 'graph', 'hybrid', ...(embeddings === 'hash' ? ['graph ppr', 'hybrid ppr'] : [])];
 const request = (mode, query) => ({ knowledgeBase: 'scale', query, mode: mode.split(' ')[0], strategy: mode.split(' ')[1] ?? '', topK: 10 });
-const NOT_DONE = ['INDEX_STATUS_PENDING', 'INDEX_STATUS_CHUNKED', 'INDEX_STATUS_EMBEDDED', 'INDEX_STATUS_EXTRACTED'];
 
 const corpus = scaleCorpus(root, sizes.at(-1));
 const digest = createHash('sha1').update(corpus.map((p) => p.id).join('\n')).digest('hex').slice(0, 12);
@@ -77,13 +76,6 @@ function databaseMb() {
   return Math.round(bytes / 2 ** 20);
 }
 
-async function indexingDone() {
-  for (const status of NOT_DONE) {
-    if ((await client.listDocuments('scale', { status, pageSize: 1 })).documents.length > 0) return false;
-  }
-  return true;
-}
-
 async function upload(passages) {
   let next = 0;
   const worker = async () => {
@@ -109,7 +101,7 @@ try {
     const started = performance.now();
     if (!queryOnly) {
       await upload(corpus.slice(indexed, size));
-      while (!(await indexingDone())) await new Promise((r) => setTimeout(r, 1000));
+      while (await client.isIndexing('scale')) await new Promise((r) => setTimeout(r, 1000));
     }
     const seconds = (performance.now() - started) / 1000;
     const loadAfterIngest = loadAverage();

@@ -67,17 +67,19 @@ async function benchOnce(embeddings) {
       }),
     );
     const uploadMs = performance.now() - ingestStart;
-    let chunks = 0;
-    for (;;) {
-      const documents = await client.listAllDocuments('bench');
-      const done = documents.filter((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED');
-      if (done.length === documents.length) {
-        chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
-        break;
+    // Follows indexing as `trellis ingest` does: the progress of the documents still indexing.
+    const pending = new Set(existing ? [] : ids);
+    while (pending.size > 0) {
+      const asked = [...pending];
+      for (let start = 0; start < asked.length; start += 1000) {
+        for (const d of (await client.getIndexingProgress('bench', asked.slice(start, start + 1000))).documents) {
+          if (d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED') pending.delete(d.id);
+        }
       }
-      await new Promise((r) => setTimeout(r, 200));
+      if (pending.size > 0) await new Promise((r) => setTimeout(r, 200));
     }
     const ingestMs = performance.now() - ingestStart;
+    const chunks = (await client.listAllDocuments('bench')).reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
     const ingestCpuMs = (treeCpuSeconds(server.pid) - cpuBefore) * 1000;
     probing = false;
     await prober;

@@ -5,6 +5,9 @@ import { loadSync } from '@grpc/proto-loader';
 import type { v1 } from '@trellis/contracts';
 import { ACTOR_HEADER, GRPC_LOADER_OPTIONS, MAX_GRPC_MESSAGE_BYTES, RETRY_AFTER_HEADER, grpcClientTracing, protoDirectory } from '@trellis/wire';
 
+/** The statuses of a document still indexing, as names: the wire carries enums by name (GRPC_LOADER_OPTIONS). */
+const UNFINISHED_STATUSES = ['INDEX_STATUS_PENDING', 'INDEX_STATUS_CHUNKED', 'INDEX_STATUS_EMBEDDED', 'INDEX_STATUS_EXTRACTED'] as unknown as readonly v1.IndexStatus[];
+
 type Unary<Req, Res> = (request: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => void;
 
 interface RawClients {
@@ -142,6 +145,20 @@ export class TrellisClient {
       pageToken = page.nextPageToken;
     } while (pageToken !== '');
     return documents;
+  }
+  /**
+   * Whether any document of the knowledge base is still indexing (not yet graphed or failed):
+   * one single-document page per unfinished status, so asking costs the same at any size.
+   */
+  async isIndexing(knowledgeBase: string): Promise<boolean> {
+    for (const status of UNFINISHED_STATUSES) {
+      if ((await this.listDocuments(knowledgeBase, { status, pageSize: 1 })).documents.length > 0) return true;
+    }
+    return false;
+  }
+  /** Status, error and chunk counts of these documents (at most 1,000 ids); see GetIndexingProgress. */
+  getIndexingProgress(knowledgeBase: string, documentIds: readonly string[]): Promise<v1.IndexingProgress> {
+    return this.unary(this.raw.knowledgeBases, 'getIndexingProgress', { knowledgeBase, documentIds: [...documentIds] });
   }
   getDocument(knowledgeBase: string, documentId: string): Promise<v1.Document> {
     return this.unary(this.raw.knowledgeBases, 'getDocument', { knowledgeBase, documentId });

@@ -86,5 +86,26 @@ export function describeDocumentPagingContract(name: string, makeStore: () => Pr
       expect(await store.repositories.documents.listProgress(scope, [])).toEqual(new Map());
       expect((await store.repositories.documents.listProgress({ tenantId: 'other', kbId: scope.kbId }, [{ documentId: 'd1', version: 1 }])).get('d1')!.chunkCounts).toEqual({});
     });
+
+    it('reads the indexing progress of the documents asked, in their order, with their current chunks and paused chunks only', async () => {
+      for (const id of ['d1', 'd2', 'd3']) await addDocument(id);
+      await saveTestDocument(store, scope, 'd2', 2);
+      await store.repositories.documents.setDocumentStatus(scope, 'd3', 1, 'failed', 'broken');
+      await store.repositories.chunks.upsertChunks(scope, [chunk('d1', 1, 0, 'one', 1), chunk('d1', 1, 1, 'two', 2), chunk('d2', 1, 0, 'old', 3), chunk('d2', 2, 0, 'new', 4)]);
+      await store.repositories.chunks.setChunkStatus(scope, chunk('d1', 1, 1, 'two', 2).id, 'graphed');
+      await store.repositories.budgetPauses.pauseChunk(scope, { chunkId: chunk('d2', 2, 0, 'new', 4).id, documentId: 'd2', version: 2, contentHash: 'h' });
+      await store.repositories.budgetPauses.pauseChunk(scope, { chunkId: chunk('d2', 1, 0, 'old', 3).id, documentId: 'd2', version: 1, contentHash: 'h' });
+      const progress = await store.repositories.documents.listIndexingProgress(scope, ['d3', 'missing', 'd2', 'd1', 'd2']);
+      expect(progress.map((p) => [p.document.id, p.document.version, p.document.status, p.document.error])).toEqual([
+        ['d3', 1, 'failed', 'broken'],
+        ['d2', 2, 'pending', null],
+        ['d1', 1, 'pending', null],
+      ]);
+      expect(progress.map((p) => p.chunkCounts)).toEqual([{}, { embedded: 1 }, { embedded: 1, graphed: 1 }]);
+      // Only the current version's pause counts.
+      expect(progress.map((p) => p.pausedChunks)).toEqual([0, 1, 0]);
+      expect(await store.repositories.documents.listIndexingProgress({ tenantId: 'other', kbId: scope.kbId }, ['d1'])).toEqual([]);
+      expect(await store.repositories.documents.listIndexingProgress(scope, [])).toEqual([]);
+    });
   });
 }

@@ -52,7 +52,7 @@ const baseUrl = process.env.TRELLIS_TEST_MYSQL_URL;
 /** Every method of every repository, and of the connection; the compiler keeps the lists complete. */
 const REPOSITORY_METHODS = {
   knowledgeBases: ['createKnowledgeBase', 'listKnowledgeBases', 'findKnowledgeBase', 'updateKnowledgeBase', 'deleteKnowledgeBase'],
-  documents: ['findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'countDocuments', 'documentTitles', 'getDocumentText', 'setDocumentStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments', 'listStuckDocuments', 'recordRedrive', 'recordStage', 'listStages', 'listProgress'],
+  documents: ['findDocumentBySource', 'saveDocumentVersion', 'saveFailedDocument', 'getDocument', 'listDocuments', 'countDocuments', 'documentTitles', 'getDocumentText', 'setDocumentStatus', 'deleteDocument', 'deleteStaleVersions', 'listUnfinishedDocuments', 'listStuckDocuments', 'recordRedrive', 'recordStage', 'listStages', 'listProgress', 'listIndexingProgress'],
   chunks: ['upsertChunks', 'getChunk', 'getChunks', 'listChunks', 'setChunkStatus', 'markChunkGraphed', 'countChunksByStatus', 'listStuckChunks', 'chunkIdsOfDocumentsTitled', 'searchChunksByVector', 'searchChunksFullText'],
   extractionCache: ['getCachedExtraction', 'putCachedExtraction'],
   graphWrites: ['applyChunkExtraction', 'listEntityCandidates', 'entityMentionsOfSameContent'],

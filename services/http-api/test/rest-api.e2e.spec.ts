@@ -233,7 +233,7 @@ describe('REST API', () => {
       ),
     );
     console.log(`OpenAPI: ${operations.length} operations (${grpcMethods.size} distinct gRPC methods, 2 of them polled by event streams) for ${proto.length} gRPC methods`);
-    expect(proto).toHaveLength(42);
+    expect(proto).toHaveLength(43);
     expect([...grpcMethods].sort()).toEqual([...proto].sort());
     expect(new Set(operations.map((o) => o.operationId)).size).toBe(operations.length);
     const docs = await api('/api/docs');

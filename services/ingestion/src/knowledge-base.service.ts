@@ -1,4 +1,4 @@
-import { TrellisError, withinLength } from '@trellis/contracts';
+import { TrellisError, validateIdList, withinLength } from '@trellis/contracts';
 import type { ExtractionSettings, IndexStatus, KbScope, KbSettings, LlmBudgetSettings, ResolutionSettings, TenantScope } from '@trellis/contracts';
 import { hasLlmBudget, readBudgetState } from '@trellis/models';
 import type { BudgetState, EmbedderInfo } from '@trellis/models';
@@ -23,6 +23,9 @@ export interface DocumentWithCounts {
   /** What holds the document up ("paused: budget (...)"), or ''. */
   statusDetail: string;
 }
+
+/** A document and its chunk counts, as GetIndexingProgress reports it. */
+export type DocumentIndexing = Pick<DocumentWithCounts, 'document' | 'chunkCounts' | 'statusDetail'>;
 
 /** The prefix of the status detail of a document whose chunks wait for the LLM budget. */
 export const PAUSED_BY_BUDGET = 'paused: budget';
@@ -148,16 +151,36 @@ export class KnowledgeBaseService {
     return (await this.withProgress(kbScope(kb), [document]))[0]!;
   }
 
+  /**
+   * How far indexing of these documents (1 to 1,000 ids) has come, without their stages or
+   * usage: what a client polls while they index. In the order asked; ids the knowledge base
+   * does not hold are left out.
+   */
+  async indexingProgress(scope: TenantScope, kbIdOrName: string, documentIds: readonly string[]): Promise<DocumentIndexing[]> {
+    const ids = validateIdList(documentIds, 'document_ids');
+    if (ids.length === 0) throw TrellisError.invalid('document_ids is empty: name the documents to report on');
+    const kb = await requireKnowledgeBase(this.repos.knowledgeBases, scope, kbIdOrName);
+    const progress = await this.repos.documents.listIndexingProgress(kbScope(kb), ids);
+    const details = await this.statusDetails(kbScope(kb), progress.map((p) => p.pausedChunks));
+    return progress.map(({ document, chunkCounts }, i) => ({ document, chunkCounts, statusDetail: details[i]! }));
+  }
+
   /** The documents with their indexing progress, read for all of them at once. */
   private async withProgress(scope: KbScope, documents: readonly DocumentRecord[]): Promise<DocumentWithCounts[]> {
     const progress = await this.repos.documents.listProgress(scope, documents.map((d) => ({ documentId: d.id, version: d.version })));
-    const paused = [...progress.values()].some((p) => p.pausedChunks > 0);
-    const kb = paused ? await this.repos.knowledgeBases.findKnowledgeBase(scope, scope.kbId) : null;
-    const budget = kb === null ? null : await readBudgetState(this.repos.llmUsage, scope, kb.settings.llmBudget);
-    return documents.map((document) => {
-      const { pausedChunks, ...rest } = progress.get(document.id)!;
-      return { document, ...rest, statusDetail: pausedChunks > 0 ? pausedDetail(pausedChunks, budget) : '' };
+    const details = await this.statusDetails(scope, documents.map((d) => progress.get(d.id)!.pausedChunks));
+    return documents.map((document, i) => {
+      const { pausedChunks: _, ...rest } = progress.get(document.id)!;
+      return { document, ...rest, statusDetail: details[i]! };
     });
+  }
+
+  /** The status detail for each count of paused chunks; the budget is read once, and only when a chunk waits for it. */
+  private async statusDetails(scope: KbScope, pausedChunks: readonly number[]): Promise<string[]> {
+    if (!pausedChunks.some((n) => n > 0)) return pausedChunks.map(() => '');
+    const kb = await this.repos.knowledgeBases.findKnowledgeBase(scope, scope.kbId);
+    const budget = kb === null ? null : await readBudgetState(this.repos.llmUsage, scope, kb.settings.llmBudget);
+    return pausedChunks.map((n) => (n > 0 ? pausedDetail(n, budget) : ''));
   }
 
   async deleteDocument(scope: TenantScope, kbIdOrName: string, documentId: string): Promise<void> {

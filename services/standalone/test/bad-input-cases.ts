@@ -62,6 +62,15 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   { name: 'delete an unknown document', call: (c) => c.client.deleteDocument(c.kb, 'doc_missing'), code: status.NOT_FOUND, says: /doc_missing/ },
   { name: 'reindex an unknown document', call: (c) => c.client.reindexDocument(c.kb, 'doc_missing'), code: status.NOT_FOUND, says: /doc_missing/ },
   { name: 'ListDocuments page_size 5000', call: (c) => c.client.listDocuments(c.kb, { pageSize: 5000 }), code: status.INVALID_ARGUMENT, says: /page_size/ },
+  { name: 'GetIndexingProgress without ids', call: (c) => c.client.getIndexingProgress(c.kb, []), code: status.INVALID_ARGUMENT, says: /document_ids is empty/ },
+  {
+    name: 'GetIndexingProgress of 1,001 documents',
+    call: (c) => c.client.getIndexingProgress(c.kb, Array.from({ length: 1001 }, (_, i) => `doc-${i}`)),
+    code: status.INVALID_ARGUMENT,
+    says: /document_ids has more than 1000 ids/,
+  },
+  { name: 'GetIndexingProgress of an empty id', call: (c) => c.client.getIndexingProgress(c.kb, [c.documentId, ' ']), code: status.INVALID_ARGUMENT, says: /empty id/ },
+  { name: 'GetIndexingProgress of an unknown knowledge base', call: (c) => c.client.getIndexingProgress('no-such-kb', [c.documentId]), code: status.NOT_FOUND, says: /no-such-kb/ },
   { name: 'ListDocuments page token not given by the server', call: (c) => c.client.listDocuments(c.kb, { pageToken: '%%%' }), code: status.INVALID_ARGUMENT, says: /page_token/ },
   // URLs
   { name: 'URL with ftp scheme', call: (c) => c.client.addDocumentFromUrl({ knowledgeBase: c.kb, url: 'ftp://example.org/doc' }), code: status.INVALID_ARGUMENT, says: /http/ },

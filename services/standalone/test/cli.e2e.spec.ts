@@ -5,9 +5,10 @@ import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
 import type { Client, ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStandaloneProcess } from '@trellis/testing';
+import { startStandaloneProcess, waitFor } from '@trellis/testing';
 import type { StandaloneProcess } from '@trellis/testing';
-import { trellis } from './helpers';
+import { TrellisClient } from '@trellis/client';
+import { trellis, uploadExamples } from './helpers';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -106,6 +107,48 @@ describe('the trellis CLI', () => {
       const unreachable = await trellis(['--server', '127.0.0.1:1', 'kb', 'list']);
       expect(unreachable.code).toBe(1);
       expect(unreachable.stderr).toMatch(/cannot reach the Trellis server/);
+    });
+
+    it('reports the indexing progress of the documents asked, and follows an ingest with it', async () => {
+      const client = new TrellisClient({ address: server.grpcAddress });
+      try {
+        await client.createKnowledgeBase({ name: 'followed' });
+        await client.createKnowledgeBase({ name: 'elsewhere' });
+        const [first, second] = (await uploadExamples(client, 'followed')).slice(0, 2);
+        // A file with no text is refused, and recorded as failed with the reason.
+        await expect(client.uploadDocument({ knowledgeBase: 'followed', filename: 'empty.mdx', sourceUri: 'empty.mdx' }, Buffer.from("import X from 'x'\n<X />\n"))).rejects.toThrow(/no text/);
+        const broken = (await client.listAllDocuments('followed')).find((d) => d.sourceUri === 'empty.mdx')!;
+        const [foreign] = await uploadExamples(client, 'elsewhere');
+        const asked = [second!.id, 'no-such-document', broken.id, foreign!.id, first!.id];
+        const done = await waitFor(
+          async () => {
+            const { documents } = await client.getIndexingProgress('followed', asked);
+            return documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED') ? documents : undefined;
+          },
+          60_000,
+          'the followed documents to be indexed',
+        );
+        // In the order asked; an unknown id and another knowledge base's document are left out.
+        expect(done.map((d) => d.id)).toEqual([second!.id, broken.id, first!.id]);
+        expect(done[1]).toMatchObject({ sourceUri: 'empty.mdx', status: 'INDEX_STATUS_FAILED', error: expect.stringMatching(/text/), chunkCounts: [] });
+        for (const d of [done[0]!, done[2]!]) {
+          const listed = await client.getDocument('followed', d.id);
+          expect(d).toMatchObject({ version: 1, error: '', statusDetail: '', status: 'INDEX_STATUS_GRAPHED' });
+          expect(d.chunkCounts).toEqual(listed.chunkCounts);
+          expect(d.chunkCounts.every((c) => c.status === 'INDEX_STATUS_GRAPHED' && c.count > 0)).toBe(true);
+        }
+        expect(await client.isIndexing('followed')).toBe(false);
+
+        // `trellis ingest` follows its uploads with it: one more file, and the bar's summary line.
+        const dir = mkdtempSync(join(tmpdir(), 'trellis-follow-'));
+        writeFileSync(join(dir, 'more.txt'), 'Pierre Curie taught physics at the Sorbonne in Paris.');
+        const cli = await trellis(['--server', server.grpcAddress, 'ingest', 'followed', dir]);
+        rmSync(dir, { recursive: true, force: true });
+        expect(cli.code).toBe(0);
+        expect(cli.stdout).toMatch(/indexed 1 document\(s\)\n/);
+      } finally {
+        client.close();
+      }
     });
 
     it('edits the graph: merge, log, unmerge, set-weight', async () => {

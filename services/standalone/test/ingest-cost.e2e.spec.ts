@@ -155,6 +155,8 @@ describe('ingest cost: EstimateIngest and knowledge-base LLM budgets (standalone
     );
     expect(paused.status).not.toBe('INDEX_STATUS_GRAPHED');
     expect(paused.statusDetail).toMatch(/^paused: budget \(1 chunk wait: daily token budget of 1 reached; resumes when the budget is raised or at \d{4}-\d\d-\d\dT00:00:00\.000Z\)$/);
+    // The progress a client polls tells the same, without the document's stages.
+    expect((await client.getIndexingProgress('budgeted', [waiting.id])).documents).toMatchObject([{ id: waiting.id, statusDetail: paused.statusDetail }]);
     const kb = await client.getKnowledgeBase('budgeted');
     expect(kb.budget).toMatchObject({ exhausted: 'daily token budget of 1 reached', pausedChunks: 1 });
     expect(kb.budget!.today!.tokens).toBeGreaterThan(1);

@@ -33,6 +33,15 @@ export interface DocumentProgress {
   readonly pausedChunks: number;
 }
 
+/** A document and how far its current version's indexing has come, without its stages or usage. */
+export interface DocumentIndexingProgress {
+  readonly document: DocumentRecord;
+  /** Chunks of the current version, by status. */
+  readonly chunkCounts: Partial<Record<IndexStatus, number>>;
+  /** Chunks of the current version whose LLM extraction waits for the knowledge base's budget. */
+  readonly pausedChunks: number;
+}
+
 /** Documents with their versions, texts, index status and pipeline stage timings. */
 export interface DocumentRepository {
   findDocumentBySource(scope: KbScope, sourceUri: string): Promise<DocumentRecord | null>;
@@ -81,4 +90,10 @@ export interface DocumentRepository {
    * their number (a page of ListDocuments); every asked document is in the map.
    */
   listProgress(scope: KbScope, versions: readonly DocumentVersionRef[]): Promise<Map<string, DocumentProgress>>;
+  /**
+   * These documents (at most 1,000 ids) with their chunk counts, in three queries whatever
+   * the size of the knowledge base: what a client polls while they index. In the order asked,
+   * each once; ids the knowledge base does not hold are left out.
+   */
+  listIndexingProgress(scope: KbScope, documentIds: readonly string[]): Promise<DocumentIndexingProgress[]>;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { TrellisError, titleKey } from '@trellis/contracts';
 import type { IndexStatus, KbScope, OutboxEvent } from '@trellis/contracts';
 import type { DocumentRecord, NewDocumentVersion, StageEvent, StageRecord } from '../records';
-import type { DocumentPage, DocumentProgress, DocumentRepository, DocumentVersionRef, UnfinishedDocument } from '../repositories/document.repository';
+import type { DocumentIndexingProgress, DocumentPage, DocumentProgress, DocumentRepository, DocumentVersionRef, UnfinishedDocument } from '../repositories/document.repository';
 import type { StuckDocument } from '../repositories/stuck-work';
 import { toDocument, toStuckWork } from '../row-mappers';
 import { chunkCountsOf, pausedOf, stagesOf, usageOf } from './document-progress-sql';
@@ -152,6 +152,18 @@ export class SqlDocuments extends SqlRepository implements DocumentRepository {
       pausedOf(this.db, scope, versions),
     ]);
     return new Map(ids.map((id) => [id, { chunkCounts: counts.get(id)!, stages: stages.get(id)!, llmUsage: usage.get(id)!, pausedChunks: paused.get(id)! }]));
+  }
+
+  async listIndexingProgress(scope: KbScope, documentIds: readonly string[]): Promise<DocumentIndexingProgress[]> {
+    const asked = [...new Set(documentIds)];
+    const sql = (m: string) => `SELECT * FROM documents WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
+    const found = new Map((await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], asked)).map((row) => [String(row.id), toDocument(row)]));
+    const documents = asked.flatMap((id) => found.get(id) ?? []);
+    const [counts, paused] = await Promise.all([
+      chunkCountsOf(this.db, scope, documents.map((d) => d.id)),
+      pausedOf(this.db, scope, documents.map((d) => ({ documentId: d.id, version: d.version }))),
+    ]);
+    return documents.map((document) => ({ document, chunkCounts: counts.get(document.id)!, pausedChunks: paused.get(document.id)! }));
   }
 
   deleteDocument(scope: KbScope, documentId: string): Promise<boolean> {

@@ -9,7 +9,7 @@ import { DocumentReindexService } from '../document-reindex.service';
 import { IngestEstimator } from '../estimate/ingest-estimator';
 import { KnowledgeBaseService } from '../knowledge-base.service';
 import type { KnowledgeBaseRecord } from '@trellis/storage';
-import { fromBudgetMessage, fromExtractionMessage, fromResolutionMessage, fromStatusMessage, toBudgetStatusMessage, toDocumentMessage, toEstimateMessage, toKnowledgeBaseMessage, toSitePageMessage } from './messages';
+import { fromBudgetMessage, fromExtractionMessage, fromResolutionMessage, fromStatusMessage, toBudgetStatusMessage, toDocumentMessage, toDocumentProgressMessage, toEstimateMessage, toKnowledgeBaseMessage, toSitePageMessage } from './messages';
 
 interface UploadState {
   metadata?: v1.UploadMetadata;
@@ -144,6 +144,11 @@ export class KnowledgeBaseController implements v1.KnowledgeBaseServiceControlle
   async getDocument(request: v1.GetDocumentRequest, metadata?: Metadata): Promise<v1.Document> {
     const d = await this.knowledgeBases.getDocument(this.tenants.resolve(metadata), request.knowledgeBase, request.documentId);
     return toDocumentMessage(d.document, d.chunkCounts, false, d.stages, d.llmUsage, d.statusDetail);
+  }
+
+  async getIndexingProgress(request: v1.GetIndexingProgressRequest, metadata?: Metadata): Promise<v1.IndexingProgress> {
+    const progress = await this.knowledgeBases.indexingProgress(this.tenants.resolve(metadata), request.knowledgeBase, request.documentIds);
+    return { documents: progress.map((p) => toDocumentProgressMessage(p.document, p.chunkCounts, p.statusDetail)) };
   }
 
   async deleteDocument(request: v1.DeleteDocumentRequest, metadata?: Metadata): Promise<v1.DeleteDocumentResponse> {

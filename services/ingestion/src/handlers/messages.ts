@@ -98,6 +98,19 @@ export function currentStage(status: IndexStatus, chunkCounts: Partial<Record<In
   }
 }
 
+/** A document's indexing progress as GetIndexingProgress answers it. */
+export function toDocumentProgressMessage(d: DocumentRecord, chunkCounts: Partial<Record<IndexStatus, number>>, statusDetail: string): v1.DocumentProgress {
+  return {
+    id: d.id,
+    sourceUri: d.sourceUri,
+    version: d.version,
+    status: STATUS[d.status],
+    error: d.error ?? '',
+    chunkCounts: chunkCountMessages(chunkCounts),
+    statusDetail,
+  };
+}
+
 export function toDocumentMessage(
   d: DocumentRecord,
   chunkCounts: Partial<Record<IndexStatus, number>>,
@@ -117,7 +130,7 @@ export function toDocumentMessage(
     status: STATUS[d.status],
     error: d.error ?? '',
     sizeBytes: d.sizeBytes,
-    chunkCounts: Object.entries(chunkCounts).map(([status, count]) => ({ status: STATUS[status as IndexStatus], count: count ?? 0 })),
+    chunkCounts: chunkCountMessages(chunkCounts),
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
     metadata: d.metadata,
@@ -152,4 +165,8 @@ export function toSitePageMessage(page: PageResult): v1.SitePage {
     done: page.done,
     found: page.found,
   };
+}
+
+function chunkCountMessages(chunkCounts: Partial<Record<IndexStatus, number>>): v1.ChunkStatusCount[] {
+  return Object.entries(chunkCounts).map(([status, count]) => ({ status: STATUS[status as IndexStatus], count: count ?? 0 }));
 }

@@ -2,9 +2,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { cpus, totalmem, loadavg } from 'node:os';
 import type { TrellisClient } from '@trellis/client';
+import type { v1 } from '@trellis/contracts';
 import { parseCorpus, parseQuestions, retrievePassages, summarize } from '@trellis/evaluation';
 import type { EvalPassage, EvalSummary, QuestionResult } from '@trellis/evaluation';
-import { statusName, table } from './output';
+import { table } from './output';
 
 const POLL_MS = 500;
 /** Modes whose ranking depends on the graph strategy. */
@@ -96,24 +97,22 @@ async function ingestCorpus(client: TrellisClient, passages: readonly EvalPassag
   return name;
 }
 
-/** Waits until every document of the KB is graphed (or failed), so the eval sees the whole index. */
+/**
+ * Waits until every document of the KB is graphed (or failed), so the eval sees the whole
+ * index; polls with a few one-document pages (isIndexing), not the whole document list.
+ */
 async function waitForIndexing(client: TrellisClient, kb: string, timeoutSeconds: number, out: NodeJS.WriteStream): Promise<void> {
   const deadline = Date.now() + timeoutSeconds * 1000;
+  if ((await client.listDocuments(kb, { pageSize: 1 })).documents.length === 0) throw new Error(`knowledge base ${kb} has no documents: omit --kb to ingest the corpus`);
   let announced = false;
-  for (;;) {
-    const documents = await client.listAllDocuments(kb);
-    if (documents.length === 0) throw new Error(`knowledge base ${kb} has no documents: omit --kb to ingest the corpus`);
-    const pending = documents.filter((d) => !['graphed', 'failed'].includes(statusName(d.status)));
-    if (pending.length === 0) {
-      const failed = documents.filter((d) => statusName(d.status) === 'failed').length;
-      if (failed > 0) out.write(`warning: ${failed} document(s) failed to index; their passages cannot be retrieved\n`);
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`still indexing after ${timeoutSeconds}s: ${pending.length} document(s) pending in ${kb}`);
-    if (!announced) out.write(`waiting for ${pending.length} document(s) to be indexed\n`);
+  while (await client.isIndexing(kb)) {
+    if (Date.now() > deadline) throw new Error(`still indexing after ${timeoutSeconds}s: documents are pending in ${kb}`);
+    if (!announced) out.write('waiting for the documents to be indexed\n');
     announced = true;
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
+  const failed = (await client.listAllDocuments(kb, 'INDEX_STATUS_FAILED' as unknown as v1.IndexStatus)).length;
+  if (failed > 0) out.write(`warning: ${failed} document(s) failed to index; their passages cannot be retrieved\n`);
 }
 
 /** Option parser: a comma-separated list drawn from `allowed`, without repeats. */

@@ -9,6 +9,8 @@ import type { Outcome } from './in-order';
 import { describeError, statusName } from './output';
 
 const POLL_MS = 250;
+/** Documents one GetIndexingProgress call may name (the server's MAX_REQUEST_IDS; not imported, to keep the CLI's start-up light). */
+const PROGRESS_IDS_PER_CALL = 1000;
 /**
  * Files uploaded at the same time: the server parses, stores and announces one while the next
  * is on the wire, and indexing keeps pace (one at a time, the client was the bottleneck).
@@ -97,27 +99,43 @@ async function addSite(client: TrellisClient, kb: string, site: SiteIngest, out:
   return { accepted, failures };
 }
 
-/** Follows the documents until each is graphed or failed; returns how many failed. */
+/**
+ * Follows the documents until each is graphed or failed; returns how many failed. Each poll
+ * asks GetIndexingProgress for the documents still indexing only, so following a large ingest
+ * costs the server little, whatever the size of the knowledge base.
+ */
 export async function waitForIndexing(client: TrellisClient, kb: string, documents: v1.Document[], timeoutSeconds: number, out: NodeJS.WriteStream): Promise<number> {
   const bar = out.isTTY ? new SingleBar({ format: '  indexing [{bar}] {value}/{total} chunks · {docs} documents done', hideCursor: true }) : null;
   bar?.start(1, 0, { docs: `0/${documents.length}` });
   const pending = new Map(documents.map((d) => [d.id, d]));
-  const followed = new Set(pending.keys());
+  // Chunks of each document as last reported: a finished document's are final and not asked again.
+  const chunks = new Map<string, { total: number; graphed: number }>();
   const deadline = Date.now() + timeoutSeconds * 1000;
   let failed = 0;
+  let deleted = 0;
   const finalLines: string[] = [];
   while (pending.size > 0 && Date.now() < deadline) {
-    const current = await client.listAllDocuments(kb);
-    let total = 0;
-    let graphed = 0;
-    for (const d of current) {
-      if (!followed.has(d.id)) continue;
+    const asked = [...pending.values()];
+    const progress: v1.DocumentProgress[] = [];
+    for (let start = 0; start < asked.length; start += PROGRESS_IDS_PER_CALL) {
+      progress.push(...(await client.getIndexingProgress(kb, asked.slice(start, start + PROGRESS_IDS_PER_CALL).map((d) => d.id))).documents);
+    }
+    const reported = new Set(progress.map((d) => d.id));
+    for (const d of asked) {
+      if (reported.has(d.id)) continue;
+      pending.delete(d.id);
+      deleted++;
+      finalLines.push(`  - ${d.sourceUri}  deleted before it was indexed`);
+    }
+    for (const d of progress) {
+      const counts = { total: 0, graphed: 0 };
       for (const c of d.chunkCounts) {
-        total += c.count;
-        if (statusName(c.status) === 'graphed') graphed += c.count;
+        counts.total += c.count;
+        if (statusName(c.status) === 'graphed') counts.graphed += c.count;
       }
+      chunks.set(d.id, counts);
       const state = statusName(d.status);
-      if (pending.has(d.id) && (state === 'graphed' || state === 'failed')) {
+      if (state === 'graphed' || state === 'failed') {
         pending.delete(d.id);
         if (state === 'failed') {
           failed++;
@@ -125,10 +143,11 @@ export async function waitForIndexing(client: TrellisClient, kb: string, documen
         }
       }
     }
-    bar?.setTotal(Math.max(total, 1));
-    bar?.update(graphed, { docs: `${documents.length - pending.size}/${documents.length}` });
+    const sum = (key: 'total' | 'graphed') => [...chunks.values()].reduce((n, c) => n + c[key], 0);
+    bar?.setTotal(Math.max(sum('total'), 1));
+    bar?.update(sum('graphed'), { docs: `${documents.length - pending.size}/${documents.length}` });
     // Waiting on a spent budget would wait for the next day or a raise: say so and stop.
-    const paused = current.filter((d) => pending.has(d.id) && d.statusDetail.startsWith('paused: budget'));
+    const paused = progress.filter((d) => pending.has(d.id) && d.statusDetail.startsWith('paused: budget'));
     if (pending.size > 0 && paused.length === pending.size) {
       bar?.stop();
       for (const line of finalLines) out.write(`${line}\n`);
@@ -144,6 +163,6 @@ export async function waitForIndexing(client: TrellisClient, kb: string, documen
     out.write(`  still indexing after ${timeoutSeconds}s: ${pending.size} document(s); follow with \`trellis status ${kb}\`\n`);
     return 0;
   }
-  out.write(`  indexed ${documents.length - failed} document(s)${failed > 0 ? `, ${failed} failed` : ''}\n`);
+  out.write(`  indexed ${documents.length - failed - deleted} document(s)${failed > 0 ? `, ${failed} failed` : ''}\n`);
   return failed;
 }
