@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { embedDescribed } from './described-vectors';
+import { embedDescribed, entityHeading, relationshipItem } from './described-vectors';
 
 /** Each text points along its own axis, scaled by 3 (embedDescribed must not depend on the scale). */
 function axisEmbedder(axes: readonly string[]) {
@@ -40,5 +40,26 @@ describe('embedDescribed', () => {
     expect([...(await embedDescribed(embed, [{ heading: 'Hint (concept)', descriptions: [] }]))[0]!]).toEqual([1]);
     expect(await embedDescribed(embed, [])).toEqual([]);
     expect(calls).toHaveLength(1);
+  });
+
+  it("makes a relationship's heading from its ends' headings and its label, which the chunk's entities embed anyway", async () => {
+    const sentence = 'Marie Curie discovered polonium.';
+    const curie = { name: 'Marie Curie', type: 'person' };
+    const polonium = { name: 'polonium', type: 'element' };
+    const { calls, embed } = axisEmbedder([entityHeading(curie.name, curie.type), entityHeading(polonium.name, polonium.type), 'discovered', sentence]);
+    const relationship = relationshipItem(curie, 'discovered', polonium, [sentence]);
+    expect(relationship.heading).toBe('Marie Curie discovered polonium');
+    const [, , vector] = await embedDescribed(embed, [
+      { heading: 'Marie Curie (person)', descriptions: [sentence] },
+      { heading: 'polonium (element)', descriptions: [sentence] },
+      relationship,
+    ]);
+    // No text of its own: the model is asked for the two entity headings, the sentence and the label.
+    expect(calls).toEqual([['Marie Curie (person)', sentence, 'polonium (element)', 'discovered']]);
+    // The heading weighs by its own length (31 characters), spread evenly over its three parts;
+    // the sentence by its length (32).
+    const part = 31 / Math.sqrt(3);
+    const norm = Math.hypot(part, part, part, 32);
+    expect([...vector!].map((v) => v.toFixed(4))).toEqual([part / norm, part / norm, part / norm, 32 / norm].map((v) => v.toFixed(4)));
   });
 });

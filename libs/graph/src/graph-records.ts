@@ -35,8 +35,10 @@ export interface PendingSummary {
   kind: 'entity' | 'relationship';
   id: string;
   summaryHash: string;
-  /** What the embedded text starts with: "name (type)" or "source label target". */
+  /** "name (type)" or "source label target": what an LLM summary is told the item is. */
   heading: string;
+  /** For a relationship, what its heading's vector is made of (see relationshipItem). */
+  headingParts?: readonly string[];
   /** Distinct mention descriptions, in chunk order. */
   descriptions: string[];
 }

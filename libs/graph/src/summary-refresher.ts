@@ -62,7 +62,7 @@ export class SummaryRefresher {
 
   private async compute(pending: readonly PendingSummary[], maxChars: number, onUsage: ((usage: SummaryUsage) => void) | undefined): Promise<SummaryUpdate[]> {
     const parts = await Promise.all(pending.map((item) => this.summaryOf(item, maxChars, onUsage)));
-    const vectors = await embedDescribed((texts) => this.models.embed(texts), pending.map((item, i) => ({ heading: item.heading, descriptions: parts[i]! })));
+    const vectors = await embedDescribed((texts) => this.models.embed(texts), pending.map((item, i) => ({ heading: item.heading, headingParts: item.headingParts, descriptions: parts[i]! })));
     return pending.map((item, i) => ({
       kind: item.kind,
       id: item.id,

@@ -1,5 +1,5 @@
 import type { IndexStatus, KbSettings } from '@trellis/contracts';
-import { distinctDescriptions } from '@trellis/graph';
+import { distinctDescriptions, entityHeading, relationshipItem } from '@trellis/graph';
 import type { PendingSummary } from '@trellis/graph';
 import { PIPELINE_STAGES } from './records';
 import type { ChunkRecord, DocumentRecord, EntityRecord, KnowledgeBaseRecord, PipelineStage, RelationshipEdge, RelationshipRecord, StageRecord } from './records';
@@ -141,7 +141,7 @@ export function byPipelineOrder(a: StageRecord, b: StageRecord): number {
 
 /**
  * Pending entity rows (id, name, type, summary_hash) and relationship rows (id, label,
- * summary_hash, source_name, target_name) as summaries to compute; `descriptionsOf` gives a
+ * summary_hash, source_name, source_type, target_name, target_type) as summaries to compute; `descriptionsOf` gives a
  * row's mention descriptions in chunk order.
  */
 export function toPendingSummaries(
@@ -154,15 +154,13 @@ export function toPendingSummaries(
       kind: 'entity' as const,
       id: String(r.id),
       summaryHash: String(r.summary_hash),
-      heading: `${String(r.name)} (${String(r.type)})`,
+      heading: entityHeading(String(r.name), String(r.type)),
       descriptions: distinctDescriptions(descriptionsOf('entity', String(r.id))),
     })),
-    ...relationships.map((r) => ({
-      kind: 'relationship' as const,
-      id: String(r.id),
-      summaryHash: String(r.summary_hash),
-      heading: `${String(r.source_name)} ${String(r.label)} ${String(r.target_name)}`,
-      descriptions: distinctDescriptions(descriptionsOf('relationship', String(r.id))),
-    })),
+    ...relationships.map((r) => {
+      const descriptions = distinctDescriptions(descriptionsOf('relationship', String(r.id)));
+      const item = relationshipItem({ name: String(r.source_name), type: String(r.source_type) }, String(r.label), { name: String(r.target_name), type: String(r.target_type) }, descriptions);
+      return { kind: 'relationship' as const, id: String(r.id), summaryHash: String(r.summary_hash), ...item, descriptions };
+    }),
   ];
 }

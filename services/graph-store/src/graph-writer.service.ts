@@ -3,7 +3,7 @@ import type { KbScope, events } from '@trellis/contracts';
 import type { ResolutionDefaults } from '@trellis/config';
 import type { EmbeddingProvider, TokenUsage } from '@trellis/models';
 import { knowledgeBaseOfEvent } from '@trellis/storage';
-import { embedDescribed } from '@trellis/graph';
+import { embedDescribed, entityHeading, relationshipItem } from '@trellis/graph';
 import type { EntityMentionWrite, RelationshipMentionWrite, SummaryRefresher } from '@trellis/graph';
 import type { ExtractionResult, KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import { normalizeEntityName } from './entity-names';
@@ -119,8 +119,9 @@ export class GraphWriterService {
     const embedded = await embedDescribed(
       (texts) => this.embedder.embed(texts),
       [
-        ...chunkEntities.map((e) => ({ heading: `${e.name} (${e.type})`, descriptions: [e.description] })),
-        ...ends.map(({ r }) => ({ heading: `${r.source} ${r.label} ${r.target}`, descriptions: [r.description] })),
+        ...chunkEntities.map((e) => ({ heading: entityHeading(e.name, e.type), descriptions: [e.description] })),
+        // An end without a name is dropped below; its item only keeps the vectors in step.
+        ...ends.map(({ r, source, target }) => relationshipItem(source ?? { name: r.source, type: 'concept' }, r.label, target ?? { name: r.target, type: 'concept' }, [r.description])),
       ],
     );
 

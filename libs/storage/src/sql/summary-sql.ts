@@ -24,7 +24,7 @@ export class SqlGraphSummaries extends SqlRepository implements GraphSummaryRepo
     const top = Math.max(0, Math.floor(limit));
     const entities = await this.db.rows(`SELECT id, name, type, summary_hash FROM entities WHERE tenant_id = ? AND kb_id = ? AND summary_pending = 1 ORDER BY id LIMIT ${top}`, params);
     const relationships = await this.db.rows(
-      `SELECT r.id, r.label, r.summary_hash, s.name AS source_name, t.name AS target_name FROM relationships r
+      `SELECT r.id, r.label, r.summary_hash, s.name AS source_name, s.type AS source_type, t.name AS target_name, t.type AS target_type FROM relationships r
        JOIN entities s ON s.tenant_id = r.tenant_id AND s.kb_id = r.kb_id AND s.id = r.source_id
        JOIN entities t ON t.tenant_id = r.tenant_id AND t.kb_id = r.kb_id AND t.id = r.target_id
        WHERE r.tenant_id = ? AND r.kb_id = ? AND r.summary_pending = 1 ORDER BY r.id LIMIT ${top}`,
