@@ -104,6 +104,13 @@ describe('local sentence-embedding model', () => {
     expect(longestGap).toBeLessThan(500);
   });
 
+  it('gives a text the same vector whatever it is embedded beside (batches are padded, not mixed)', async () => {
+    const [heading, sentence, long] = ['Marie Curie (person)', TEXTS[1]!, `${TEXTS[2]!} ${TEXTS[1]!} ${TEXTS[0]!}`];
+    const together = await embedder.embed([heading, sentence, long]);
+    const alone = [...(await embedder.embed([heading])), ...(await embedder.embed([sentence])), ...(await embedder.embed([long]))];
+    for (let i = 0; i < 3; i++) expect(cosine(together[i]!, alone[i]!)).toBeGreaterThan(0.9999);
+  });
+
   it('leaves the cores alone between runs: its threads do not spin waiting for the next', async () => {
     const texts = Array.from({ length: 32 }, (_, i) => `Sentence ${i} about rivers, the towns on their banks and the trade between them.`);
     await embedder.embed(texts);
