@@ -51,7 +51,8 @@ export const projectBoundaries = {
 //   library  libs/<name>/src/**: each driver is imported by its own adapter folder only, Nest by
 //            libs/runtime and libs/grpc-edge only; the gRPC wire (grpc-edge, libs/wire, and the
 //            client that uses libs/wire alone) stays free of the process (runtime, storage,
-//            messaging, models); libs/vectors (the exact vector index) imports no Trellis library.
+//            messaging, models); libs/vectors (the exact vector index) imports no Trellis library,
+//            libs/text-search (terms and BM25) none but libs/vectors.
 //   tests    *.spec.ts, test/**, libs/testing: anything.
 // ---------------------------------------------------------------------------------------------
 
@@ -96,6 +97,10 @@ const TRELLIS_IN_VECTORS = banned(
   '@trellis/*',
   'The vector index is plain computation that storage builds on: it imports no other Trellis library (and so can never reach back into storage).',
 );
+const TRELLIS_IN_TEXT_SEARCH = {
+  regex: '^@trellis/(?!vectors$).*',
+  message: 'Text analysis and BM25 are plain computation that storage and the services build on: they import no Trellis library but @trellis/vectors (its top-k heap).',
+};
 const TESTING = ['@trellis/testing', 'vitest'].map((name) => banned(name, `${name} is for tests (*.spec.ts, test/): production code does not ship test helpers.`));
 
 const TESTS = ['**/*.spec.ts', '**/test/**'];
@@ -122,6 +127,7 @@ export const fileBoundaries = [
   zone(['libs/client/src/**/*.ts'], [NEST_IN_LIB, EDGE_IN_CLIENT, ...PROCESS_IN_WIRE, ...driversOutside(), ...TESTING]),
   zone(['libs/wire/src/**/*.ts'], [NEST_IN_LIB, ...PROCESS_IN_WIRE, banned('@trellis/*', 'The wire is what every gRPC client loads: it imports no other Trellis library.'), ...driversOutside(), ...TESTING]),
   zone(['libs/vectors/src/**/*.ts'], [NEST_IN_LIB, GRPC_IN_LIB, TRELLIS_IN_VECTORS, ...driversOutside(), ...TESTING]),
+  zone(['libs/text-search/src/**/*.ts'], [NEST_IN_LIB, GRPC_IN_LIB, TRELLIS_IN_TEXT_SEARCH, ...driversOutside(), ...TESTING]),
   // Driver homes come after the library block; `libs/models/src` (openai) before its
   // `local-embedding` folder (openai and onnxruntime-node).
   ...[...new Set(DRIVERS.map((d) => d.home))]

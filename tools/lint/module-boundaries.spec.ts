@@ -154,6 +154,15 @@ describe('libraries', () => {
     }
     expect(await problems('libs/storage/src/sql/vector-ranking.ts', '@trellis/vectors')).toEqual([]);
   });
+
+  it('keep text search below storage: it imports no Trellis library but the vector index', async () => {
+    for (const module of ['@trellis/storage', '@trellis/contracts', '@trellis/models']) {
+      expect(await problems('libs/text-search/src/text-postings.ts', module), module).toContainEqual(expect.stringMatching(/^no-restricted-imports: .*no Trellis library but @trellis\/vectors/));
+    }
+    expect(await problems('libs/text-search/src/text-postings.ts', '@trellis/vectors')).toEqual([]);
+    expect(await problems('libs/text-search/src/porter-terms.ts', 'better-sqlite3')).toEqual([expect.stringMatching(/^no-restricted-imports: /)]);
+    expect(await problems('libs/storage/src/sqlite/in-memory-text-index.ts', '@trellis/text-search')).toEqual([]);
+  });
 });
 
 describe('projects (Nx tags)', () => {

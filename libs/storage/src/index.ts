@@ -17,7 +17,6 @@ export * from './repositories/community.repository';
 export * from './repositories/outbox.repository';
 export * from './repositories/stuck-work';
 export * from './repositories/store-connection';
-export * from './query-terms';
 export * from './sqlite/sqlite-store';
 export * from './lookups';
 export * from './mysql/mysql-store';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { KbScope } from '@trellis/contracts';
-import { fullTextTerms } from '../src/query-terms';
+import { fullTextTerms } from '@trellis/text-search';
 import type { TrellisStore } from '../src/trellis-store';
 import { TEST_KB_SETTINGS, chunk, eachStoreWithKnowledgeBase, saveTestDocument } from './store-contract';
 

@@ -1,6 +1,6 @@
 import type { v1 } from '@trellis/contracts';
 import type { ChatMessage, ChatModel, EmbeddingProvider } from '@trellis/models';
-import { fullTextTerms } from '@trellis/storage';
+import { fullTextTerms } from '@trellis/text-search';
 import { cosineSimilarity } from '@trellis/models';
 import { answerPassages } from './answer-passages';
 import type { AnswerPassage } from './answer-passages';

@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import { fullTextTerms } from '@trellis/storage';
+import { fullTextTerms } from '@trellis/text-search';
 import type { GraphReadRepository } from '@trellis/storage';
 
 /** Entities whose names share words with the question, considered as named by it. */

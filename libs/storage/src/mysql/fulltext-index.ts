@@ -3,17 +3,17 @@ import type { ChunkFilter } from '../records';
 import { execWhereIn } from '../sql/sql-session';
 import type { SqlSession, SqlValue } from '../sql/sql-session';
 import { CURRENT_CHUNKS, batches, marks } from '../row-mappers';
-import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
-import { porterDocumentTerms, porterQueryTerms } from '../porter-terms';
+import { BM25_B, BM25_K1, bm25Idf, porterDocumentTerms, porterQueryTerms } from '@trellis/text-search';
+import type { DocumentTerms } from '@trellis/text-search';
 import { indexedText } from '../sql/full-text';
-import type { DocumentTerms, FullTextIndex } from '../sql/full-text';
+import type { FullTextIndex } from '../sql/full-text';
 import type { Scored } from '../sql/vector-ranking';
 
 // Full-text search over our own inverted index (chunk_terms + chunks.fts_length +
 // kb_text_stats), because self-hosted TiDB parses FULLTEXT and ignores it. Postings are written
 // in the transaction that writes or deletes the chunk, so search never sees a half-indexed
-// chunk. Terms are the standalone store's (porter-terms.ts: FTS5's porter unicode61), ranking is
-// Okapi BM25 (bm25.ts) computed by the server over the postings of the query's terms, so both
+// chunk. Terms are the standalone store's (@trellis/text-search: FTS5's porter unicode61), ranking is
+// Okapi BM25 (also @trellis/text-search) computed by the server over the postings of the query's terms, so both
 // engines rank alike.
 
 /**

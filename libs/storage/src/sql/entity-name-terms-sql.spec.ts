@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { MAX_TERM_LENGTH } from '../query-terms';
+import { MAX_TERM_LENGTH } from '@trellis/text-search';
 import { SqliteDatabase } from '../sqlite/sqlite-database';
 import { sqliteDialect } from '../sqlite/sqlite-dialect';
 import { migrateSqlite } from '../sqlite/sqlite-schema';

@@ -1,5 +1,5 @@
 import type { KbScope } from '@trellis/contracts';
-import { cutTerm, fullTextTerms } from '../query-terms';
+import { cutTerm, fullTextTerms } from '@trellis/text-search';
 import { batches, compareIds, marks } from '../row-mappers';
 import type { SqlDialect } from './sql-dialect';
 import { execWhereIn, rowsWhereIn } from './sql-session';

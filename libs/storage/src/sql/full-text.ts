@@ -1,15 +1,9 @@
 import type { KbScope } from '@trellis/contracts';
+import type { DocumentTerms } from '@trellis/text-search';
 import type { ChunkFilter } from '../records';
 import type { SqlSession } from './sql-session';
 import type { Scored } from './vector-ranking';
 
-/** The terms of a chunk, counted (porterDocumentTerms). */
-export interface DocumentTerms {
-  /** Term → occurrences in the text. */
-  frequencies: ReadonlyMap<string, number>;
-  /** Number of indexed terms in the text: BM25's document length. */
-  length: number;
-}
 
 /**
  * A chunk's text as the full-text index takes it, analysed outside the write transaction: its
@@ -22,8 +16,8 @@ export interface AnalyzedText extends DocumentTerms {
 }
 
 /**
- * Full-text search over current chunks, with one analysis (porter-terms.ts, the terms SQLite's
- * FTS5 made) and one ranking (bm25.ts): on SQLite an inverted index in the store's process,
+ * Full-text search over current chunks, with one analysis and one ranking
+ * (@trellis/text-search: the Porter terms SQLite's FTS5 made, Okapi BM25): on SQLite an inverted index in the store's process,
  * built from the chunks' text (sqlite/in-memory-text-index.ts); on the MySQL family postings
  * written in the transactions that write and delete the chunks (mysql/fulltext-index.ts),
  * because self-hosted TiDB parses FULLTEXT and ignores it.

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import { rankEntitiesByName } from '@trellis/graph';
-import { fullTextTerms } from '../query-terms';
+import { fullTextTerms } from '@trellis/text-search';
 import type { EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 import type { GraphReadRepository } from '../repositories/graph-read.repository';
 import { EDGE_SELECT, ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEdge, toEntity, toRelationship } from '../row-mappers';

@@ -7,9 +7,8 @@ import type { AnalyzedText, FullTextIndex } from '../sql/full-text';
 import { rowsWhereIn } from '../sql/sql-session';
 import type { Row, SqlSession } from '../sql/sql-session';
 import type { Scored } from '../sql/vector-ranking';
-import { porterDocumentTerms, porterQueryTerms } from '../porter-terms';
-import { TextPostings } from './text-postings';
-import type { PostedChunk } from './text-postings';
+import { porterDocumentTerms, porterQueryTerms, TextPostings } from '@trellis/text-search';
+import type { PostedChunk } from '@trellis/text-search';
 
 const NO_TERMS: ReadonlyMap<string, number> = new Map();
 
@@ -37,7 +36,7 @@ const keyOf = (scope: KbScope) => `${scope.tenantId}\u0000${scope.kbId}`;
  * brought up to date after writes from what changed. SQLite has one writer, this process, so a
  * write marks the index stale (`changed`) and the next search refreshes it: one read of the
  * current chunks' ids and content hashes, then the text of those that are new or changed, and
- * chunks gone are dropped. Its terms (porter-terms.ts) and BM25 (bm25.ts) are those of the FTS5
+ * chunks gone are dropped. Its terms and BM25 (@trellis/text-search) are those of the FTS5
  * table it replaced, so it ranks as FTS5 did (every standalone quality figure before it was
  * measured with FTS5), an order of magnitude faster (docs/benchmarks.md). Nothing is written
  * with the chunks: their text is the index's only source, and a restart builds it again

@@ -1,6 +1,6 @@
 import type { v1 } from '@trellis/contracts';
 import type { ChatModel } from '@trellis/models';
-import { fullTextTerms } from '@trellis/storage';
+import { fullTextTerms } from '@trellis/text-search';
 import type { Condensed, QuestionCondenser } from './rule-condenser';
 
 /** The default instructions of the model's rewrite (a chat engine may replace them). */

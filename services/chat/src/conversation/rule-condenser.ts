@@ -1,6 +1,6 @@
 import type { v1 } from '@trellis/contracts';
 import { questionNames } from '@trellis/models';
-import { fullTextTerms } from '@trellis/storage';
+import { fullTextTerms } from '@trellis/text-search';
 
 /** The follow-up question rewritten to stand alone, and how. */
 export interface Condensed {

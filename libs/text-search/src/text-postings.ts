@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { TopK } from '@trellis/vectors';
-import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
-import type { DocumentTerms } from '../sql/full-text';
+import { BM25_B, BM25_K1, bm25Idf } from './bm25';
+import type { DocumentTerms } from './document-terms';
 import { PostingLists } from './posting-lists';
 
 /** A chunk as the index takes it: its terms, its document (for filters) and what says it changed. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BM25_B, BM25_K1, bm25Idf } from '../bm25';
-import { porterDocumentTerms, porterQueryTerms } from '../porter-terms';
+import { BM25_B, BM25_K1, bm25Idf } from './bm25';
+import { porterDocumentTerms, porterQueryTerms } from './porter-terms';
 import { TextPostings } from './text-postings';
 import type { TextHit } from './text-postings';
 

@@ -1,6 +1,6 @@
 import stemmer from 'stemmer';
 import { cutTerm, fullTextTerms } from './query-terms';
-import type { DocumentTerms } from './sql/full-text';
+import type { DocumentTerms } from './document-terms';
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
