@@ -53,6 +53,26 @@ describe('VectorIndex', () => {
     expect(refreshed.search(changed, 1)[0]!.item).toBe('v1');
   });
 
+  it('finds the k best of every row, as a sort of all similarities does, with groups and tied rows', () => {
+    // Tied rows: copies of rows already present (a scan that passes over rows below the k-th
+    // best must still keep the first of equals, as the sort below does).
+    const tied = [...rows.slice(0, 300), ...rows.slice(0, 300)];
+    const tiedIds = ids(tied.length);
+    const groups = tiedIds.map((_, i) => (i % 3 === 0 ? 'a' : 'b'));
+    for (const precision of ['float32', 'int8'] as const) {
+      const index = VectorIndex.of(tiedIds, tied, { precision, groups });
+      for (const q of queries.slice(0, 5)) {
+        const all = [...index.similarities(q, tiedIds)].map(([item, score]) => ({ item, score, row: tiedIds.indexOf(item) }));
+        // The scan's scores are float32; by-id similarities are computed in doubles.
+        const sorted = (rows: typeof all) => rows.sort((x, y) => Math.fround(y.score) - Math.fround(x.score) || x.row - y.row).map((h) => h.item);
+        const found = index.search(q, 25);
+        expect(found.map((h) => h.item)).toEqual(sorted([...all]).slice(0, 25));
+        for (const hit of found) expect(hit.score).toBeCloseTo(all.find((h) => h.item === hit.item)!.score, 5);
+        expect(index.search(q, 7, new Set(['a'])).map((h) => h.item)).toEqual(sorted(all.filter((h) => groups[h.row] === 'a')).slice(0, 7));
+      }
+    }
+  });
+
   it('refuses to assemble rows of different shapes', () => {
     expect(VectorIndex.assembled(['v0'], [VectorIndex.of(['x'], vectors(1, 8)), exact])).toBeNull();
     expect(VectorIndex.assembled(['v0'], [VectorIndex.of(['v0'], [rows[0]!]), quantised])).toBeNull();

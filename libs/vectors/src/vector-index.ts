@@ -156,9 +156,13 @@ export class VectorIndex {
   search(query: Float32Array, k: number, groups?: ReadonlySet<string>): Array<{ item: string; score: number }> {
     const scores = this.scoreAll(this.queryOf(query));
     const top = new TopK<string>(k);
+    // Most rows score below the k-th best so far: they are passed over with one comparison.
+    let floor = top.floor;
     for (let row = 0; row < this.ids.length; row++) {
-      if (groups && !groups.has(this.groups[row]!)) continue;
-      top.offer(this.ids[row]!, scores[row]!);
+      const score = scores[row]!;
+      if (score < floor || (groups && !groups.has(this.groups[row]!))) continue;
+      top.offer(this.ids[row]!, score);
+      floor = top.floor;
     }
     return top.result();
   }

@@ -21,15 +21,25 @@ export class TopK<T> {
     private readonly before: (a: T, b: T) => boolean = () => false,
   ) {}
 
+  /**
+   * The score an item must reach to be kept: −∞ while fewer than k are held (+∞ when k is 0). A
+   * scan can skip the offer of anything below it; an equal score may still rank above by `before`.
+   */
+  get floor(): number {
+    if (this.items.length < this.k) return -Infinity;
+    return this.items[this.items.length - 1]?.score ?? Infinity;
+  }
+
   offer(item: T, score: number): void {
-    const offered = { item, score };
     if (this.items.length < this.k) {
-      this.items.push(offered);
+      this.items.push({ item, score });
       if (this.items.length === this.k) this.items.sort(this.order);
       return;
     }
     const last = this.items[this.items.length - 1];
-    if (last === undefined || !this.ranksAbove(offered, last)) return;
+    // Rejected before anything is allocated: a scan offers every row and keeps a handful.
+    if (last === undefined || !(score > last.score || (score === last.score && this.before(item, last.item)))) return;
+    const offered = { item, score };
     let i = this.items.length - 1;
     while (i > 0 && this.ranksAbove(offered, this.items[i - 1]!)) i--;
     this.items.splice(i, 0, offered);
