@@ -167,13 +167,23 @@ export class VectorIndex {
     return top.result();
   }
 
-  /** Similarity of the query to each listed id that is in the index. */
+  /** Similarity of the query to each listed id that is in the index, in float32 as a search's scores are. */
   similarities(query: Float32Array, ids: readonly string[]): Map<string, number> {
     const q = this.queryOf(query);
     const out = new Map<string, number>();
+    const found: string[] = [];
+    const rows: number[] = [];
     for (const id of ids) {
       const row = this.rowOf.get(id);
-      if (row !== undefined) out.set(id, this.score(q, row));
+      if (row === undefined) continue;
+      found.push(id);
+      rows.push(row);
+    }
+    if (this.memory !== null) {
+      const scores = this.precision === 'int8' ? this.memory.scoreRows(q.codes, q.unit, rows) : this.memory.scoreRows(q.vector, 1, rows);
+      found.forEach((id, i) => out.set(id, scores[i]!));
+    } else {
+      found.forEach((id, i) => out.set(id, this.score(q, rows[i]!)));
     }
     return out;
   }
@@ -191,9 +201,10 @@ export class VectorIndex {
     else this.units[row] = quantise(v, this.rows, row * this.dimensions);
   }
 
+  /** In float32, as the kernel's scores are (and bit for bit the same, for int8 rows). */
   private score(q: Query, row: number): number {
     const d = this.dimensions;
-    return this.rows instanceof Float32Array ? dot(q.vector, this.rows, row * d, d) : codeDot(q.codes, this.rows, row * d, d) * q.unit * this.units[row]!;
+    return Math.fround(this.rows instanceof Float32Array ? dot(q.vector, this.rows, row * d, d) : codeDot(q.codes, this.rows, row * d, d) * q.unit * this.units[row]!);
   }
 
   /**
