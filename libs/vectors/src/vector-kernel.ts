@@ -316,18 +316,18 @@ export class ScanMemory {
 
   /**
    * The scores of the listed rows only, as a scan gives them, by the same kernel run on one row
-   * at a time: a walk scores a few thousand rows by id, which the JS loops took 2.7 µs a row for
-   * (the kernel about 0.1). `codes` and `unit` for int8 rows; float32 rows take the query itself.
+   * at a time: a walk scores a few thousand rows by id, which the JS loops did at 2.7 µs a row
+   * (3,000 rows of 384 int8 codes: 8 ms, here 1.4–2.4). `codes` and `unit` for int8 rows; float32
+   * rows take the query itself.
    */
   scoreRows(query: Float32Array | Int8Array, unit: number, rows: readonly number[]): Float32Array {
     this.query.set(query);
     const d = this.query.length;
     const out = new Float32Array(rows.length);
     const int8 = this.rows instanceof Int8Array;
-    const bytes = int8 ? 1 : 4;
     rows.forEach((row, i) => {
       if (int8) this.kernel.scanCodes(this.query.byteOffset, row * d, this.units.byteOffset + row * 4, 1, d, unit, this.scores.byteOffset);
-      else this.kernel.scanFloat(this.query.byteOffset, row * d * bytes, 1, d, this.scores.byteOffset);
+      else this.kernel.scanFloat(this.query.byteOffset, row * d * 4, 1, d, this.scores.byteOffset);
       out[i] = this.scores[0]!;
     });
     return out;

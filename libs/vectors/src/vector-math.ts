@@ -38,7 +38,7 @@ export class TopK<T> {
     }
     const last = this.items[this.items.length - 1];
     // Rejected before anything is allocated: a scan offers every row and keeps a handful.
-    if (last === undefined || !(score > last.score || (score === last.score && this.before(item, last.item)))) return;
+    if (last === undefined || !this.beats(item, score, last)) return;
     const offered = { item, score };
     let i = this.items.length - 1;
     while (i > 0 && this.ranksAbove(offered, this.items[i - 1]!)) i--;
@@ -51,7 +51,11 @@ export class TopK<T> {
   }
 
   private ranksAbove(a: { item: T; score: number }, b: { item: T; score: number }): boolean {
-    return a.score > b.score || (a.score === b.score && this.before(a.item, b.item));
+    return this.beats(a.item, a.score, b);
+  }
+
+  private beats(item: T, score: number, other: { item: T; score: number }): boolean {
+    return score > other.score || (score === other.score && this.before(item, other.item));
   }
 
   private readonly order = (a: { item: T; score: number }, b: { item: T; score: number }): number => (this.ranksAbove(a, b) ? -1 : this.ranksAbove(b, a) ? 1 : 0);
