@@ -4,7 +4,6 @@ import type { ChunkFilter } from '../records';
 import type { SqlSession } from './sql-session';
 import type { Scored } from './vector-ranking';
 
-
 /**
  * A chunk's text as the full-text index takes it, analysed outside the write transaction: its
  * length is kept in chunks.fts_length. Empty terms and length 0 where the index analyses the
@@ -16,9 +15,9 @@ export interface AnalyzedText extends DocumentTerms {
 }
 
 /**
- * Full-text search over current chunks, with one analysis and one ranking
- * (@trellis/text-search: the Porter terms SQLite's FTS5 made, Okapi BM25): on SQLite an inverted index in the store's process,
- * built from the chunks' text (sqlite/in-memory-text-index.ts); on the MySQL family postings
+ * Full-text search over current chunks, with one analysis and one ranking (@trellis/text-search:
+ * the Porter terms SQLite's FTS5 made, Okapi BM25): on SQLite an inverted index in the store's
+ * process, built from the chunks' text (sqlite/in-memory-text-index.ts); on the MySQL family postings
  * written in the transactions that write and delete the chunks (mysql/fulltext-index.ts),
  * because self-hosted TiDB parses FULLTEXT and ignores it.
  */
