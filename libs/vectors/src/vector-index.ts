@@ -169,8 +169,6 @@ export class VectorIndex {
 
   /** Similarity of the query to each listed id that is in the index, in float32 as a search's scores are. */
   similarities(query: Float32Array, ids: readonly string[]): Map<string, number> {
-    const q = this.queryOf(query);
-    const out = new Map<string, number>();
     const found: string[] = [];
     const rows: number[] = [];
     for (const id of ids) {
@@ -179,13 +177,8 @@ export class VectorIndex {
       found.push(id);
       rows.push(row);
     }
-    if (this.memory !== null) {
-      const scores = this.precision === 'int8' ? this.memory.scoreRows(q.codes, q.unit, rows) : this.memory.scoreRows(q.vector, 1, rows);
-      found.forEach((id, i) => out.set(id, scores[i]!));
-    } else {
-      found.forEach((id, i) => out.set(id, this.score(q, rows[i]!)));
-    }
-    return out;
+    const scores = this.scoreRows(this.queryOf(query), rows);
+    return new Map(found.map((id, i) => [id, scores[i]!]));
   }
 
   /** The query as the rows are kept: normalised, and with int8 rows quantised the same way. */
@@ -201,10 +194,15 @@ export class VectorIndex {
     else this.units[row] = quantise(v, this.rows, row * this.dimensions);
   }
 
-  /** In float32, as the kernel's scores are (and bit for bit the same, for int8 rows). */
   private score(q: Query, row: number): number {
     const d = this.dimensions;
-    return Math.fround(this.rows instanceof Float32Array ? dot(q.vector, this.rows, row * d, d) : codeDot(q.codes, this.rows, row * d, d) * q.unit * this.units[row]!);
+    return this.rows instanceof Float32Array ? dot(q.vector, this.rows, row * d, d) : codeDot(q.codes, this.rows, row * d, d) * q.unit * this.units[row]!;
+  }
+
+  /** The listed rows' dot products with q, in float32 as scoreAll gives them (bit for bit the same, for int8 rows). */
+  private scoreRows(q: Query, rows: readonly number[]): Float32Array {
+    if (this.memory !== null) return this.precision === 'int8' ? this.memory.scoreRows(q.codes, q.unit, rows) : this.memory.scoreRows(q.vector, 1, rows);
+    return Float32Array.from(rows, (row) => this.score(q, row));
   }
 
   /**

@@ -12,9 +12,9 @@ import type { Scored } from '../sql/vector-ranking';
 // Full-text search over our own inverted index (chunk_terms + chunks.fts_length +
 // kb_text_stats), because self-hosted TiDB parses FULLTEXT and ignores it. Postings are written
 // in the transaction that writes or deletes the chunk, so search never sees a half-indexed
-// chunk. Terms are the standalone store's (@trellis/text-search: FTS5's porter unicode61), ranking is
-// Okapi BM25 (also @trellis/text-search) computed by the server over the postings of the query's terms, so both
-// engines rank alike.
+// chunk. Terms are the standalone store's and ranking is Okapi BM25, both from
+// @trellis/text-search (FTS5's porter unicode61 terms), computed by the server over the postings
+// of the query's terms, so both engines rank alike.
 
 /**
  * Chunks ranked first are fetched this many times over k: the postings of a replaced document
