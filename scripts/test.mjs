@@ -27,9 +27,9 @@ if (existsSync(join(root, 'scripts/install-deploy-tools.sh')) && run('bash', ['s
   console.error('could not install helm, kubeconform and grpcurl for the deployment and reflection checks');
   process.exit(1);
 }
-// The web console's browser test drives Debian's chromium; a clean machine gets it from apt.
+// The web console's browser test drives Debian's chromium headless shell; a clean machine gets it from apt.
 if (run('bash', ['deploy/local/chromium.sh', 'install']) !== 0) {
-  console.error('could not install chromium for the web console test (deploy/local/chromium.sh install)');
+  console.error('could not install chromium-headless-shell for the web console test (deploy/local/chromium.sh install)');
   process.exit(1);
 }
 // TiDB's SQL parser, built once with Go, judges every statement the MySQL-family adapter sends.

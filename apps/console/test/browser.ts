@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { BrowserContext } from 'playwright-core';
 
-/** Debian's chromium (deploy/local/chromium.sh installs it); TRELLIS_CHROMIUM names another binary. */
-export const CHROMIUM = process.env.TRELLIS_CHROMIUM ?? '/usr/bin/chromium';
+/**
+ * Debian's chromium headless shell (deploy/local/chromium.sh installs it, and says why not the
+ * full browser); TRELLIS_CHROMIUM names another binary.
+ */
+export const CHROMIUM = process.env.TRELLIS_CHROMIUM ?? '/usr/bin/chromium-headless-shell';
 
 /**
  * Flags that let headless chromium run on a machine without a GPU, a sandbox or an open
@@ -23,7 +26,7 @@ export interface Browser {
  * never skips) when the binary is missing or does not start.
  */
 export async function launchBrowser(viewport = { width: 1280, height: 800 }): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: run deploy/local/chromium.sh install (apt-get install chromium), or set TRELLIS_CHROMIUM`);
+  if (!existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: run deploy/local/chromium.sh install (apt-get install chromium-headless-shell), or set TRELLIS_CHROMIUM`);
   const profile = mkdtempSync(join(tmpdir(), 'trellis-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport, timeout: 60_000 });
