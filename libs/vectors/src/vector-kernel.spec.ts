@@ -22,8 +22,8 @@ describe('the SIMD vector scan', () => {
     expect(kernelModule()).not.toBeNull();
   });
 
-  // 384 and 512 are whole 16-value steps; 385 leaves a tail of one value past 4 and 16, 7 is all tail.
-  for (const d of [384, 385, 512, 7]) {
+  // Whole steps at 384 and 512 (16 floats, 32 codes); 385 leaves a tail of one, 400 one step of 16 codes, 7 is all tail.
+  for (const d of [384, 385, 400, 512, 7]) {
     for (const precision of ['float32', 'int8'] as const satisfies readonly MatrixPrecision[]) {
       it(`scores ${precision} rows of ${d} dimensions as the JS loops do`, () => {
         const n = 700;

@@ -31,6 +31,7 @@ const LOCAL_SET = 0x21;
 const LOCAL_TEE = 0x22;
 const F32_LOAD = 0x2a;
 const I32_LOAD8_S = 0x2c;
+const I32_LOAD16_S = 0x2e;
 const F32_STORE = 0x38;
 const I32_CONST = 0x41;
 const I32_GE_U = 0x4f;
@@ -46,11 +47,10 @@ const F64_CONVERT_I32_S = 0xb7;
 const F64_PROMOTE_F32 = 0xbb;
 const SIMD = 0xfd;
 const V128_LOAD = 0x00;
+const V128_LOAD8X8_S = 0x01;
 const V128_CONST = 0x0c;
 const I32X4_EXTRACT_LANE = 0x1b;
 const F32X4_EXTRACT_LANE = 0x1f;
-const I16X8_EXTEND_LOW_I8X16_S = 0x87;
-const I16X8_EXTEND_HIGH_I8X16_S = 0x88;
 const I32X4_ADD = 0xae;
 const I32X4_DOT_I16X8_S = 0xba;
 const F32X4_ADD = 0xe4;
@@ -145,32 +145,35 @@ function floatScan(): number[] {
 /**
  * scanCodes(query, rows, units, n, d, unit, out): out[r] = (Σ query[i] · rows[r·d + i]) · unit ·
  * units[r] for r < n, the sum over int8 codes in int32 and the product in float64 (as the JS loop
- * does, so both give the same float32). 16 codes a step: each half sign-extended to 8 int16 lanes,
- * whose pairwise products i32x4.dot adds into 4 int32 lanes; a sum of 512 codes stays below 2^23.
+ * does, so both give the same float32). The query comes widened to int16 (written once per scan),
+ * so a step reads 8 row codes sign-extended to int16 lanes by the load itself, and i32x4.dot adds
+ * their pairwise products with the query's into 4 int32 lanes: four such steps (32 codes) per loop
+ * turn into four accumulators, then one of 16 codes, then the last d mod 16 one at a time. A sum
+ * of 512 codes stays below 2^23.
  */
 function codeScan(): number[] {
   const [query, row, units, n, d, unit, out] = [0, 1, 2, 3, 4, 5, 6];
-  const [q, end, blockEnd, rowEnd, sum, r, c, a0, a1] = [7, 8, 9, 10, 11, 12, 13, 14, 15];
-  const locals = [[5, I32], [4, V128]];
-  const half = (acc: number, extend: number) => [...get(acc), ...get(r), ...simd(extend), ...get(c), ...simd(extend), ...simd(I32X4_DOT_I16X8_S), ...simd(I32X4_ADD), ...set(acc)];
+  const [q, end, blockEnd, stepEnd, rowEnd, sum, a0, a1, a2, a3] = [7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+  const locals = [[6, I32], [4, V128]];
+  /** acc += dot(8 row codes at row + codes, their 8 widened query codes). */
+  const eight = (acc: number, codes: number) => [
+    ...get(acc), ...get(row), ...simd(V128_LOAD8X8_S, ...at(codes)), ...get(q), ...simd(V128_LOAD, ...at(codes * 2)), ...simd(I32X4_DOT_I16X8_S), ...simd(I32X4_ADD), ...set(acc),
+  ];
   const body = [
     ...get(out), ...get(n), ...i32(2), I32_SHL, I32_ADD, ...set(end),
     ...whileBelow(out, end, [
-      ...zeroV128(), ...tee(a0), ...set(a1),
+      ...zeroV128(), ...tee(a0), ...tee(a1), ...tee(a2), ...set(a3),
       ...get(query), ...set(q),
-      ...get(row), ...get(d), ...i32(-16), I32_AND, I32_ADD, ...set(blockEnd),
+      ...get(row), ...get(d), ...i32(-32), I32_AND, I32_ADD, ...set(blockEnd),
+      ...get(row), ...get(d), ...i32(-16), I32_AND, I32_ADD, ...set(stepEnd),
       ...get(row), ...get(d), I32_ADD, ...set(rowEnd),
-      ...whileBelow(row, blockEnd, [
-        ...get(row), ...simd(V128_LOAD, ...at(0)), ...set(r),
-        ...get(q), ...simd(V128_LOAD, ...at(0)), ...set(c),
-        ...half(a0, I16X8_EXTEND_LOW_I8X16_S), ...half(a1, I16X8_EXTEND_HIGH_I8X16_S),
-        ...advance(row, 16), ...advance(q, 16),
-      ]),
-      ...get(a0), ...get(a1), ...simd(I32X4_ADD), ...set(a0),
+      ...whileBelow(row, blockEnd, [...eight(a0, 0), ...eight(a1, 8), ...eight(a2, 16), ...eight(a3, 24), ...advance(row, 32), ...advance(q, 64)]),
+      ...whileBelow(row, stepEnd, [...eight(a0, 0), ...eight(a1, 8), ...advance(row, 16), ...advance(q, 32)]),
+      ...get(a0), ...get(a1), ...simd(I32X4_ADD), ...get(a2), ...get(a3), ...simd(I32X4_ADD), ...simd(I32X4_ADD), ...set(a0),
       ...laneSum(a0, I32X4_EXTRACT_LANE, I32_ADD), ...set(sum),
       ...whileBelow(row, rowEnd, [
-        ...get(sum), ...get(row), I32_LOAD8_S, ...at(0), ...get(q), I32_LOAD8_S, ...at(0), I32_MUL, I32_ADD, ...set(sum),
-        ...advance(row, 1), ...advance(q, 1),
+        ...get(sum), ...get(row), I32_LOAD8_S, ...at(0), ...get(q), I32_LOAD16_S, ...at(0), I32_MUL, I32_ADD, ...set(sum),
+        ...advance(row, 1), ...advance(q, 2),
       ]),
       ...get(out),
       ...get(sum), F64_CONVERT_I32_S, ...get(unit), F64_MUL, ...get(units), F32_LOAD, ...at(0), F64_PROMOTE_F32, F64_MUL, F32_DEMOTE_F64,
@@ -261,7 +264,8 @@ interface Layout {
 function layout(valueBytes: 1 | 4, n: number, d: number): Layout {
   const units = align16(n * d * valueBytes);
   const query = units + align16(valueBytes === 1 ? n * 4 : 0);
-  const scores = query + align16(d * valueBytes);
+  // An int8 query is kept widened to int16 (codeScan).
+  const scores = query + align16(d * valueBytes * (valueBytes === 1 ? 2 : 1));
   return { units, query, scores, pages: Math.ceil((scores + n * 4) / PAGE) };
 }
 
@@ -273,7 +277,8 @@ function layout(valueBytes: 1 | 4, n: number, d: number): Layout {
 export class ScanMemory {
   readonly rows: Float32Array | Int8Array;
   readonly units: Float32Array;
-  private readonly query: Float32Array | Int8Array;
+  /** The query as the kernel reads it: float32, or int8 codes widened to int16. */
+  private readonly query: Float32Array | Int16Array;
   private readonly scores: Float32Array;
   private readonly kernel: KernelExports;
 
@@ -281,7 +286,7 @@ export class ScanMemory {
     const memory = new api.Memory({ initial: at.pages, maximum: at.pages });
     this.rows = int8 ? new Int8Array(memory.buffer, 0, n * d) : new Float32Array(memory.buffer, 0, n * d);
     this.units = new Float32Array(memory.buffer, at.units, int8 ? n : 0);
-    this.query = int8 ? new Int8Array(memory.buffer, at.query, d) : new Float32Array(memory.buffer, at.query, d);
+    this.query = int8 ? new Int16Array(memory.buffer, at.query, d) : new Float32Array(memory.buffer, at.query, d);
     this.scores = new Float32Array(memory.buffer, at.scores, n);
     this.kernel = new api.Instance(module, { env: { memory } }).exports as KernelExports;
   }
