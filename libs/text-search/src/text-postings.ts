@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { TopK } from '@trellis/vectors';
+import { stampDigest, TopK } from '@trellis/vectors';
 import { BM25_B, BM25_K1, bm25Idf } from './bm25';
 import type { DocumentTerms } from './document-terms';
 import { PostingLists } from './posting-lists';
@@ -44,7 +44,8 @@ const own = (term: string): string => (term.length >= 13 ? Buffer.from(term, 'ut
 export class TextPostings {
   private ids: string[] = [];
   private documents: string[] = [];
-  private stamps: string[] = [];
+  /** Each slot's stamp as its digest (stampDigest). */
+  private stamps = new Float64Array(1024);
   private lengths = new Int32Array(1024);
   private alive = new Uint8Array(1024);
   private readonly slots = new Map<string, number>();
@@ -67,9 +68,10 @@ export class TextPostings {
     return this.slots.size;
   }
 
-  stampOf(id: string): string | undefined {
+  /** Whether the index holds the chunk `id` as of `stamp`. */
+  holds(id: string, stamp: string): boolean {
     const slot = this.slots.get(id);
-    return slot === undefined ? undefined : this.stamps[slot];
+    return slot !== undefined && this.stamps[slot] === stampDigest(stamp);
   }
 
   /** Ids of the chunks held. */
@@ -84,8 +86,10 @@ export class TextPostings {
     const slot = this.ids.length;
     if (slot === this.lengths.length) this.grow();
     this.ids.push(chunk.id);
-    this.documents.push(chunk.documentId);
-    this.stamps.push(chunk.stamp);
+    // A document's chunks come one after another: they share its id's string.
+    const previous = this.documents.at(-1);
+    this.documents.push(previous === chunk.documentId ? previous : chunk.documentId);
+    this.stamps[slot] = stampDigest(chunk.stamp);
     this.lengths[slot] = chunk.terms.length;
     this.alive[slot] = 1;
     this.slots.set(chunk.id, slot);
@@ -182,8 +186,11 @@ export class TextPostings {
     lengths.set(this.lengths);
     const alive = new Uint8Array(lengths.length);
     alive.set(this.alive);
+    const stamps = new Float64Array(lengths.length);
+    stamps.set(this.stamps);
     this.lengths = lengths;
     this.alive = alive;
+    this.stamps = stamps;
   }
 
   /** Slots renumbered without the dead ones, and every term's postings in one block again. */
@@ -199,15 +206,15 @@ export class TextPostings {
     const renumbered = new Int32Array(this.ids.length).fill(-1);
     const ids: string[] = [];
     const documents: string[] = [];
-    const stamps: string[] = [];
     const lengths = new Int32Array(Math.max(1024, this.slots.size * 2));
+    const stamps = new Float64Array(lengths.length);
     for (let slot = 0; slot < this.ids.length; slot++) {
       if (this.alive[slot] !== 1) continue;
       renumbered[slot] = ids.length;
       lengths[ids.length] = this.lengths[slot]!;
+      stamps[ids.length] = this.stamps[slot]!;
       ids.push(this.ids[slot]!);
       documents.push(this.documents[slot]!);
-      stamps.push(this.stamps[slot]!);
     }
     // Terms no live chunk holds any more leave the dictionary; the others are numbered again.
     const termIds = new Map<string, number>();

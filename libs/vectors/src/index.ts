@@ -3,3 +3,4 @@
 export * from './vector-index';
 export type { ScanKernel } from './vector-kernel';
 export * from './vector-math';
+export * from './stamp-digest';

@@ -45,7 +45,7 @@ describe('VectorIndex', () => {
     const batch = VectorIndex.of(['v1', 'new'], [changed, rows[3]!], { precision: 'int8' });
     const refreshed = VectorIndex.assembled(['v0', 'v1', 'new'], [batch, quantised], { stamps: ['a', 'b', 'c'] })!;
     expect(refreshed.precision).toBe('int8');
-    expect(refreshed.stampOf('new')).toBe('c');
+    expect([refreshed.holds('new', 'c'), refreshed.holds('new', 'b'), refreshed.holds('gone', 'c')]).toEqual([true, false, false]);
     const q = queries[0]!;
     // Kept rows are copied bit for bit, changed ones come from the batch.
     expect(refreshed.similarities(q, ['v0']).get('v0')).toBe(quantised.similarities(q, ['v0']).get('v0'));
@@ -103,7 +103,7 @@ describe('VectorIndex.filling', () => {
       const query = rows[1234]!;
       expect(filled.search(query, 10)).toEqual(VectorIndex.of(names, rows, { precision }).search(query, 10));
       expect(filled.search(query, 1)[0]!.item).toBe('v1234');
-      expect([filled.size, filled.stampOf('v9999')]).toEqual([10_000, 'stamp of v9999']);
+      expect([filled.size, filled.holds('v9999', 'stamp of v9999'), filled.holds('v9999', 'stamp of v9998')]).toEqual([10_000, true, false]);
     }
   });
 

@@ -1,3 +1,4 @@
+import { interner, stampDigest } from './stamp-digest';
 import { ScanMemory } from './vector-kernel';
 import type { ScanKernel } from './vector-kernel';
 import { TopK } from './vector-math';
@@ -14,7 +15,7 @@ export type MatrixPrecision = 'float32' | 'int8';
 export interface VectorIndexOptions {
   /** Optional group per row (the chunk's document, whether a relationship is retrievable), for filtered search. */
   readonly groups?: readonly string[];
-  /** Optional stamp per row: what changes when the row's vector does (see refreshMatrix). */
+  /** Optional stamp per row: what changes when the row's vector does (see refreshMatrix); kept as its digest. */
   readonly stamps?: readonly string[];
   readonly precision?: MatrixPrecision;
   /**
@@ -59,7 +60,8 @@ export class VectorIndex {
   private readonly memory: ScanMemory | null;
   private readonly rowOf = new Map<string, number>();
   readonly groups: readonly string[];
-  readonly stamps: readonly string[];
+  /** Each row's stamp as its digest (stampDigest); 0 where no stamps were given. */
+  private readonly digests: Float64Array;
   readonly precision: MatrixPrecision;
   readonly kernel: ScanKernel;
 
@@ -71,7 +73,8 @@ export class VectorIndex {
     capacity = ids.length,
   ) {
     this.groups = options.groups ?? [];
-    this.stamps = options.stamps ?? [];
+    this.digests = new Float64Array(capacity);
+    options.stamps?.forEach((stamp, row) => (this.digests[row] = stampDigest(stamp)));
     this.precision = options.precision ?? 'float32';
     const n = capacity;
     const simd = options.kernel === 'simd' || (options.kernel === undefined && n * dimensions >= SIMD_MIN_VALUES);
@@ -84,7 +87,7 @@ export class VectorIndex {
 
   /** An index of these vectors, one per id. */
   static of(ids: readonly string[], vectors: readonly Float32Array[], options: VectorIndexOptions = {}): VectorIndex {
-    const index = new VectorIndex(ids, vectors[0]?.length ?? 0, options);
+    const index = new VectorIndex(ids, vectors[0]?.length ?? 0, withSharedGroups(options));
     vectors.forEach((v, row) => index.store(row, normalized(v, index.dimensions)));
     return index;
   }
@@ -98,16 +101,16 @@ export class VectorIndex {
   static filling(count: number, dimensions: number, options: Pick<VectorIndexOptions, 'precision' | 'kernel'> = {}): VectorIndexFilling {
     const ids: string[] = [];
     const groups: string[] = [];
-    const stamps: string[] = [];
-    const index = new VectorIndex(ids, dimensions, { ...options, groups, stamps }, count);
+    const shared = interner();
+    const index = new VectorIndex(ids, dimensions, { ...options, groups }, count);
     return {
       add: (slice) => {
         if (ids.length + slice.ids.length > count) throw new Error(`a matrix sized for ${count} rows was sent more`);
         slice.ids.forEach((id, i) => {
           const row = ids.push(id) - 1;
           index.rowOf.set(id, row);
-          stamps.push(slice.stamps[i]!);
-          if (slice.groups.length > 0) groups.push(slice.groups[i]!);
+          index.digests[row] = stampDigest(slice.stamps[i]!);
+          if (slice.groups.length > 0) groups.push(shared(slice.groups[i]!));
           index.store(row, normalized(slice.vectors.subarray(i * dimensions, (i + 1) * dimensions), dimensions));
         });
       },
@@ -126,7 +129,7 @@ export class VectorIndex {
   static assembled(ids: readonly string[], sources: readonly VectorIndex[], options: Omit<VectorIndexOptions, 'precision'> = {}): VectorIndex | null {
     const first = sources.find((s) => s.size > 0) ?? sources[0];
     if (first === undefined || sources.some((s) => s.size > 0 && (s.dimensions !== first.dimensions || s.precision !== first.precision))) return null;
-    const index = new VectorIndex(ids, first.dimensions, { ...options, precision: first.precision });
+    const index = new VectorIndex(ids, first.dimensions, { ...withSharedGroups(options), precision: first.precision });
     const d = index.dimensions;
     ids.forEach((id, row) => {
       const source = sources.find((s) => s.rowOf.has(id))!;
@@ -146,10 +149,10 @@ export class VectorIndex {
     return this.rows.byteLength + this.units.byteLength;
   }
 
-  /** The stamp the row of `id` was loaded with; undefined when the id is not in the index. */
-  stampOf(id: string): string | undefined {
+  /** Whether the index holds `id` as of `stamp` (the row was loaded with that stamp). */
+  holds(id: string, stamp: string): boolean {
     const row = this.rowOf.get(id);
-    return row === undefined ? undefined : this.stamps[row];
+    return row !== undefined && this.digests[row] === stampDigest(stamp);
   }
 
   /** The k most similar rows, optionally only rows whose group is in `groups`. */
@@ -224,6 +227,11 @@ export class VectorIndex {
     for (let row = 0, offset = 0; row < out.length; row++, offset += d) out[row] = codeDot(codes, m, offset, d) * scale * units[row]!;
     return out;
   }
+}
+
+/** The options with one string object per distinct group (a group per row is mostly repeats). */
+function withSharedGroups<T extends VectorIndexOptions>(options: T): T {
+  return options.groups === undefined ? options : { ...options, groups: options.groups.map(interner()) };
 }
 
 /** A query ready for either kind of row. */

@@ -239,13 +239,13 @@ const REFRESH_BATCH = 500;
  */
 export async function refreshMatrix(session: SqlSession, c: VectorCandidates, previous: VectorIndex): Promise<VectorIndex> {
   const rows = await candidateStamps(session, c);
-  const changed = rows.filter((r) => previous.stampOf(r.id) !== r.stamp).map((r) => r.id);
+  const changed = rows.filter((r) => !previous.holds(r.id, r.stamp)).map((r) => r.id);
   if (changed.length > rows.length * REFRESH_LIMIT) return loadMatrix(session, c);
   const batches: VectorIndex[] = [];
   for (let start = 0; start < changed.length; start += REFRESH_BATCH) batches.push(await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH))));
   const fresh = new Set(batches.flatMap((b) => b.ids));
   // A row may have changed again between the two reads: it is left out now and found next time.
-  const kept = rows.filter((r) => fresh.has(r.id) || previous.stampOf(r.id) === r.stamp);
+  const kept = rows.filter((r) => fresh.has(r.id) || previous.holds(r.id, r.stamp));
   const options = { groups: c.groupColumn ? kept.map((r) => r.group) : [], stamps: kept.map((r) => r.stamp) };
   // New rows first, so a changed row is taken from its batch; null when the vectors changed shape (another embedding model).
   return VectorIndex.assembled(kept.map((r) => r.id), [...batches, previous], options) ?? loadMatrix(session, c);

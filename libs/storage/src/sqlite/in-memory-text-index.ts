@@ -102,7 +102,7 @@ export class InMemoryTextIndex implements FullTextIndex {
     const generation = this.generation;
     const { tenantId, kbId } = kb.scope;
     const current = await session.rows(`SELECT c.id AS id, c.content_hash AS stamp FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ?`, [tenantId, kbId]);
-    const changed = current.filter((row) => kb.postings.stampOf(String(row.id)) !== String(row.stamp)).map((row) => String(row.id));
+    const changed = current.filter((row) => !kb.postings.holds(String(row.id), String(row.stamp))).map((row) => String(row.id));
     if (kb.appliedAt < 0 || changed.length > current.length * REFRESH_LIMIT) {
       kb.postings = await readAll(session, kb.scope);
     } else {
