@@ -4,106 +4,20 @@
  * (float32) or a sixteenth (int8) of the loads and a quarter of the adds.
  *
  * The module is written here byte by byte instead of committed as a binary or compiled from text,
- * so there is no build step and nothing to trust that cannot be read: two functions of about
- * forty instructions each are small enough to emit by hand.
+ * so there is no build step and nothing to trust that cannot be read: functions of some forty
+ * instructions each are small enough to emit by hand (wasm-binary.ts has the format).
  */
+
+import {
+  I32, F32, F64, V128, FUNC_TYPE, SECTION, EXTERN, F32_LOAD, I32_LOAD8_S, I32_LOAD16_S, F32_STORE,
+  I32_ADD, I32_MUL, I32_AND, I32_SHL, F32_ADD, F32_MUL, F64_MUL, F32_DEMOTE_F64, F64_CONVERT_I32_S,
+  F64_PROMOTE_F32, V128_LOAD, V128_LOAD8X8_S, I32X4_EXTRACT_LANE, F32X4_EXTRACT_LANE, I32X4_ADD,
+  I32X4_DOT_I16X8_S, F32X4_ADD, F32X4_MUL, get, set, tee, i32, simd, at, zeroV128, advance,
+  whileBelow, laneSum, functionBody, vector, name, section
+} from './wasm-binary';
 
 /** Which loop scores the rows: the WebAssembly SIMD kernel, or the scalar JS loops. */
 export type ScanKernel = 'simd' | 'js';
-
-// Value types, section ids and instructions of the WebAssembly binary format (core spec §5, SIMD
-// instructions after the 0xfd prefix). Only what the two kernels use.
-const I32 = 0x7f;
-const F32 = 0x7d;
-const F64 = 0x7c;
-const V128 = 0x7b;
-const FUNC_TYPE = 0x60;
-const SECTION = { type: 1, import: 2, function: 3, export: 7, code: 10 } as const;
-const EXTERN = { func: 0x00, memory: 0x02 } as const;
-const EMPTY_BLOCK = 0x40;
-const BLOCK = 0x02;
-const LOOP = 0x03;
-const END = 0x0b;
-const BR = 0x0c;
-const BR_IF = 0x0d;
-const LOCAL_GET = 0x20;
-const LOCAL_SET = 0x21;
-const LOCAL_TEE = 0x22;
-const F32_LOAD = 0x2a;
-const I32_LOAD8_S = 0x2c;
-const I32_LOAD16_S = 0x2e;
-const F32_STORE = 0x38;
-const I32_CONST = 0x41;
-const I32_GE_U = 0x4f;
-const I32_ADD = 0x6a;
-const I32_MUL = 0x6c;
-const I32_AND = 0x71;
-const I32_SHL = 0x74;
-const F32_ADD = 0x92;
-const F32_MUL = 0x94;
-const F64_MUL = 0xa2;
-const F32_DEMOTE_F64 = 0xb6;
-const F64_CONVERT_I32_S = 0xb7;
-const F64_PROMOTE_F32 = 0xbb;
-const SIMD = 0xfd;
-const V128_LOAD = 0x00;
-const V128_LOAD8X8_S = 0x01;
-const V128_CONST = 0x0c;
-const I32X4_EXTRACT_LANE = 0x1b;
-const F32X4_EXTRACT_LANE = 0x1f;
-const I32X4_ADD = 0xae;
-const I32X4_DOT_I16X8_S = 0xba;
-const F32X4_ADD = 0xe4;
-const F32X4_MUL = 0xe6;
-
-/** Unsigned LEB128, the binary format's encoding of every index, count and SIMD opcode. */
-function leb(value: number): number[] {
-  const out: number[] = [];
-  do {
-    const byte = value & 0x7f;
-    value >>>= 7;
-    out.push(value === 0 ? byte : byte | 0x80);
-  } while (value !== 0);
-  return out;
-}
-
-/** Signed LEB128, for i32.const (small masks only). */
-function sleb(value: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = value & 0x7f;
-    value >>= 7;
-    const done = (value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0);
-    out.push(done ? byte : byte | 0x80);
-    if (done) return out;
-  }
-}
-
-const get = (local: number) => [LOCAL_GET, local];
-const set = (local: number) => [LOCAL_SET, local];
-const tee = (local: number) => [LOCAL_TEE, local];
-const i32 = (value: number) => [I32_CONST, ...sleb(value)];
-const simd = (opcode: number, ...immediates: number[]) => [SIMD, ...leb(opcode), ...immediates];
-/**
- * A memory access's immediates: alignment hint 2^0 (rows of d mod 4 ≠ 0 dimensions start anywhere;
- * the hint only promises, it never changes the result) and a constant offset.
- */
-const at = (offset: number) => [0, ...leb(offset)];
-const zeroV128 = () => simd(V128_CONST, ...new Array<number>(16).fill(0));
-/** `local += step`. */
-const advance = (local: number, step: number) => [...get(local), ...i32(step), I32_ADD, ...set(local)];
-/** A loop that runs `body` while `pointer < end` (both i32 locals). */
-const whileBelow = (pointer: number, end: number, body: number[]) => [
-  BLOCK, EMPTY_BLOCK, LOOP, EMPTY_BLOCK,
-  ...get(pointer), ...get(end), I32_GE_U, BR_IF, 1,
-  ...body,
-  BR, 0, END, END,
-];
-/** Adds the lanes of the v128 in `local` with `add`, after reading each with `extract`. */
-const laneSum = (local: number, extract: number, add: number) => [
-  ...get(local), ...simd(extract, 0),
-  ...[1, 2, 3].flatMap((lane) => [...get(local), ...simd(extract, lane), add]),
-];
 
 /**
  * scanFloat(query, rows, n, d, out): out[r] = Σ query[i] · rows[r·d + i], float32, for r < n.
@@ -183,15 +97,6 @@ function codeScan(): number[] {
   ];
   return functionBody(locals, body);
 }
-
-function functionBody(locals: number[][], body: number[]): number[] {
-  const code = [...leb(locals.length), ...locals.flatMap(([count, type]) => [...leb(count!), type!]), ...body, END];
-  return [...leb(code.length), ...code];
-}
-
-const vector = (items: number[][]) => [...leb(items.length), ...items.flat()];
-const name = (text: string) => [...leb(text.length), ...Array.from(text, (char) => char.charCodeAt(0))];
-const section = (id: number, content: number[]) => [id, ...leb(content.length), ...content];
 
 /** The module: imports its memory as env.memory (each index brings its own), exports the two scans. */
 export function kernelBytes(): Uint8Array {
