@@ -2,15 +2,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ScanMemory, signBytes } from './vector-kernel';
 import { VectorIndex } from './vector-index';
 
-/** A fast deterministic generator in [-0.5, 0.5) (xorshift32). */
+/** A deterministic generator in [-0.5, 0.5) (a linear congruential one, as vector-kernel.spec's). */
 function random(seed: number): () => number {
   let state = seed;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32 - 0.5;
-  };
+  return () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5;
 }
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `v${i}`);
