@@ -47,13 +47,29 @@ describe('the sign-bit prefilter', () => {
       const memory = ScanMemory.create('int8', n, d)!;
       const next = random(d);
       for (let i = 0; i < n * d; i++) memory.rows[i] = Math.round(next() * 254);
-      for (let row = 0; row < n; row++) memory.markSigns(row);
       const query = Float32Array.from({ length: d }, next);
       const distances = Array.from(memory.hammingDistances(query));
       expect(distances).toEqual(Array.from({ length: n }, (_, row) => signDistance(memory.rows.subarray(row * d, (row + 1) * d), query)));
       expect(memory.hasSigns).toBe(true);
     });
   }
+
+  it("takes a copied row's sign bits from its source once they are written there, and writes the others", () => {
+    const [n, d] = [64, 384];
+    const next = random(5);
+    const source = ScanMemory.create('int8', n, d)!;
+    for (let i = 0; i < n * d; i++) source.rows[i] = Math.round(next() * 254);
+    const query = Float32Array.from({ length: d }, next);
+    source.hammingDistances(query);
+    // Rows in reverse order, the first half copied with their signs, the rest left to be written.
+    const copy = ScanMemory.create('int8', n, d)!;
+    for (let row = 0; row < n; row++) {
+      copy.rows.set(source.rows.subarray((n - 1 - row) * d, (n - row) * d), row * d);
+      if (row < n / 2) copy.copySigns(row, source, n - 1 - row);
+    }
+    const distances = Array.from(copy.hammingDistances(query));
+    expect(distances).toEqual(Array.from({ length: n }, (_, row) => signDistance(copy.rows.subarray(row * d, (row + 1) * d), query)));
+  });
 
   it('keeps no sign bits past 3,968 dimensions, where byte lanes could overflow', () => {
     expect([signBytes(3968), signBytes(3969)]).toEqual([496, 0]);

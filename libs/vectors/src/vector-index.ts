@@ -154,7 +154,7 @@ export class VectorIndex {
       const from = source.rowOf.get(id)!;
       index.rows.set(source.rows.subarray(from * d, (from + 1) * d), row * d);
       if (index.precision === 'int8') index.units[row] = source.units[from]!;
-      index.memory?.markSigns(row);
+      index.memory?.copySigns(row, source.memory, from);
     });
     return index;
   }
@@ -208,9 +208,10 @@ export class VectorIndex {
    * leaves fewer than half that many rows near the query.
    */
   private prefiltered(q: Query, k: number, groups?: ReadonlySet<string>): Array<{ item: string; score: number }> | null {
-    if (this.memory === null || !this.memory.hasSigns) return null;
     const n = this.ids.length;
     const wanted = shortlistSize(k, n);
+    // A shortlist of every row would score every row, after ranking them.
+    if (wanted >= n || this.memory === null || !this.memory.hasSigns) return null;
     const distances = this.memory.hammingDistances(q.vector);
     const counts = new Int32Array(this.dimensions + 1);
     for (let row = 0; row < n; row++) counts[distances[row]!]!++;
@@ -251,7 +252,6 @@ export class VectorIndex {
   private store(row: number, v: Float32Array): void {
     if (this.rows instanceof Float32Array) this.rows.set(v, row * this.dimensions);
     else this.units[row] = quantise(v, this.rows, row * this.dimensions);
-    this.memory?.markSigns(row);
   }
 
   private score(q: Query, row: number): number {
