@@ -1,10 +1,11 @@
 // What the bench:* scripts share: options, corpus files, free ports, percentiles, the machine
 // and its load average (printed beside every figure: our machines are shared).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const args = process.argv.slice(2);
 
@@ -50,15 +51,19 @@ export const runBench = (main, describe = (error) => error) =>
 
 /**
  * The built standalone server of `checkout` on `dataDir` with local models only (no LLM), on free
- * ports, once /healthz answers: its process, addresses and how long it took to boot.
+ * ports, once /healthz answers: its process, addresses and how long it took to boot. It starts
+ * with the environment `npm start` gives it in that checkout (scripts/server-env.mjs, when the
+ * checkout has one).
  */
 export async function startBuiltServer({ checkout, dataDir, embeddings, nodeArgs = [] }) {
   const grpcPort = await freePort();
   const httpPort = await freePort();
+  const envModule = join(checkout, 'scripts/server-env.mjs');
+  const env = existsSync(envModule) ? (await import(pathToFileURL(envModule).href)).serverEnv(process.env) : process.env;
   const started = performance.now();
   const child = spawn(process.execPath, [...nodeArgs, join(checkout, 'services/standalone/dist/main.js')], {
     cwd: checkout,
-    env: { ...process.env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
+    env: { ...env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`the server at ${checkout} exited (code ${code}) before it was healthy`))));

@@ -1,5 +1,6 @@
 // npm run bench:scale [-- --sizes 10000,100000] [--embeddings hash|local] [--concurrency 8] [--queries 50]
 //   [--data-dir DIR] [--query-only] [--compare-root CHECKOUT --compare-data-dir DIR]
+//   [--node-args "ARGS"] [--compare-node-args "ARGS"]
 // Standalone at scale: one built server with a fresh data directory ingests passages of public
 // text already on the machine (scripts/scale-corpus.mjs) up to each size in turn, and at each
 // size prints the ingest rate of the step, the server's RSS (now and peak), the database's size
@@ -27,6 +28,9 @@ const embeddings = option('embeddings', 'hash');
 const concurrency = Number(option('concurrency', '8'));
 const queryCount = Number(option('queries', '50'));
 const keptDir = option('data-dir', undefined);
+// Node and V8 flags of each server (split on spaces), to compare settings of one build side by side.
+const nodeArgs = (option('node-args', '') ?? '').split(' ').filter(Boolean);
+const compareNodeArgs = (option('compare-node-args', '') ?? '').split(' ').filter(Boolean);
 const queryOnly = process.argv.includes('--query-only');
 const compareRoot = option('compare-root', undefined);
 const compareDir = option('compare-data-dir', undefined);
@@ -46,8 +50,8 @@ console.log(`corpus: ${corpus.length} passages (digest ${digest}; ${bySource.map
 const dataDir = keptDir ? resolve(keptDir) : mkdtempSync(join(tmpdir(), 'trellis-scale-'));
 
 /** A built standalone server of `checkout` on `directory`, and a client of it, once it is healthy. */
-async function startServer(checkout, directory) {
-  const server = await startBuiltServer({ checkout, dataDir: directory, embeddings });
+async function startServer(checkout, directory, args) {
+  const server = await startBuiltServer({ checkout, dataDir: directory, embeddings, nodeArgs: args });
   return { process: server.process, client: new TrellisClient({ address: server.grpcAddress, timeoutMs: 300_000 }) };
 }
 
@@ -58,15 +62,15 @@ if (compareRoot && queryOnly && !existsSync(join(resolve(compareDir), 'trellis.d
   for (const file of ['trellis.db', 'trellis.db-wal']) if (existsSync(join(dataDir, file))) copyFileSync(join(dataDir, file), join(resolve(compareDir), file));
 }
 
-const main = await startServer(root, dataDir);
+const main = await startServer(root, dataDir, nodeArgs);
 const server = main.process;
 const client = main.client;
-const compared = compareRoot ? await startServer(resolve(compareRoot), resolve(compareDir)) : null;
+const compared = compareRoot ? await startServer(resolve(compareRoot), resolve(compareDir), compareNodeArgs) : null;
 const servers = [{ name: 'this checkout', client }, ...(compared ? [{ name: compareRoot, client: compared.client }] : [])];
 
-/** The server's resident memory now and at its peak (Linux /proc). */
-function memory() {
-  const status = readFileSync(`/proc/${server.pid}/status`, 'utf8');
+/** A server's resident memory now and at its peak (Linux /proc). */
+function memory(pid = server.pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
 }
@@ -126,7 +130,10 @@ try {
       latency[mode] = figure(times[0]);
       if (compared) compareLatency[mode] = figure(times[1]);
     }
-    if (compared) console.log(`${size} passages, ${compareRoot}: p50/p95 ms ${MODES.map((m) => `${m} ${compareLatency[m]}`).join(', ')} (load ${loadAverage()})`);
+    if (compared) {
+      const { rssMb, peakMb } = memory(compared.process.pid);
+      console.log(`${size} passages, ${compareRoot} ${compareNodeArgs.join(' ')}: RSS ${rssMb} MB (peak ${peakMb}); p50/p95 ms ${MODES.map((m) => `${m} ${compareLatency[m]}`).join(', ')} (load ${loadAverage()})`);
+    }
     const { rssMb, peakMb } = memory();
     const row = { size, seconds, rate: queryOnly ? 'query only' : (chunks / seconds).toFixed(1), rssMb, peakMb, dbMb: databaseMb(), latency, loadAfterIngest, loadAfterQueries: loadAverage() };
     rows.push(row);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { ensureInstalled } from './ensure-installed.mjs';
 import { fetchEmbeddingModel } from './fetch-embedding-model.mjs';
+import { serverEnv } from './server-env.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const step = (label, command, args) => {
@@ -28,6 +29,6 @@ if (defaultModel && !process.env.TRELLIS_EMBEDDING_MODEL_DIR && (process.env.TRE
   }
 }
 
-const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], { cwd: root, stdio: 'inherit' });
+const server = spawn(process.execPath, [join(root, 'services/standalone/dist/main.js')], { cwd: root, env: serverEnv(), stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

@@ -140,6 +140,14 @@ describe('Dockerfile', () => {
     expect(deps?.instructions.some((i) => i.keyword === 'RUN' && /npm ci --omit=dev/.test(i.args))).toBe(true);
   });
 
+  it('starts every service with the environment `npm start` gives the standalone server (scripts/server-env.mjs)', async () => {
+    const { SERVER_ENV } = (await import(join(root, 'scripts/server-env.mjs'))) as { SERVER_ENV: Record<string, string> };
+    const runtime = stages.at(-1) as Stage;
+    const env = new Map(runtime.instructions.filter((i) => i.keyword === 'ENV').flatMap((i) => i.args.split(/\s+/).map((pair) => pair.split('=') as [string, string])));
+    expect(Object.keys(SERVER_ENV).length).toBeGreaterThan(0);
+    for (const [name, value] of Object.entries(SERVER_ENV)) expect([name, env.get(name)]).toEqual([name, value]);
+  });
+
   it('copies from the build context only files that exist and that .dockerignore lets through', () => {
     const fromContext = copies(stages).filter((c) => c.from === undefined);
     expect(fromContext.length).toBeGreaterThan(0);

@@ -20,6 +20,7 @@ import {
 } from '@trellis/grpc-edge';
 import type { TrellisGrpcService } from '@trellis/grpc-edge';
 import { documentBacklog } from './document-backlog';
+import { applyHeapGrowth } from './heap-growth';
 import { coreSockets, startCoreFront } from './front/core-front';
 import { outboxRelaySchedule } from './event-outbox.factory';
 import type { CoreFront, CoreSockets } from './front/core-front';
@@ -75,6 +76,7 @@ export interface RunningProcess {
  */
 export async function startTrellisProcess(spec: ProcessSpec): Promise<RunningProcess> {
   const { config } = spec;
+  applyHeapGrowth(config.heapGrowthPercent);
   const telemetry = spec.telemetry ?? loadTelemetrySettings(process.env);
   const tracing: TracingHandle = telemetry.tracingEnabled
     ? startTracing({ serviceName: telemetry.serviceName ?? config.serviceName })
