@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BM25_B, BM25_K1, bm25Idf } from './bm25';
 import { porterDocumentTerms, porterQueryTerms } from './porter-terms';
 import { TextPostings } from './text-postings';
@@ -17,9 +17,14 @@ function random(seed: number): () => number {
   };
 }
 
+type Analysed = ReadonlyArray<{ id: string; documentId: string; terms: ReturnType<typeof porterDocumentTerms> }>;
+
 /** BM25 of every chunk, written out from the formula: what the index must return. */
 function reference(chunks: ReadonlyMap<string, { documentId: string; text: string }>, query: string, k: number, documents?: ReadonlySet<string>): TextHit[] {
-  const analysed = [...chunks].map(([id, c]) => ({ id, documentId: c.documentId, terms: porterDocumentTerms(c.text) }));
+  return referenceOf([...chunks].map(([id, c]) => ({ id, documentId: c.documentId, terms: porterDocumentTerms(c.text) })), query, k, documents);
+}
+
+function referenceOf(analysed: Analysed, query: string, k: number, documents?: ReadonlySet<string>): TextHit[] {
   const average = Math.max(1, analysed.reduce((n, c) => n + c.terms.length, 0) / analysed.length);
   const terms = porterQueryTerms(query);
   const df = new Map([...terms.keys()].map((term) => [term, analysed.filter((c) => c.terms.frequencies.has(term)).length]));
@@ -114,5 +119,33 @@ describe('TextPostings', () => {
     expect(index.search(porterQueryTerms('walrus'), 10).map((h) => h.id)).toEqual(['rare']);
     expect(index.search(porterQueryTerms('colony walrus'), 1)[0]!.score).not.toBeCloseTo(before, 6);
     expect(index.search(porterQueryTerms('walrus'), 0)).toEqual([]);
+  });
+
+  it('reads the common terms of a question only for the chunks that can still rank, with the ranking BM25 written out gives', async () => {
+    // Words drawn by a Zipf law, as in text: a few in most chunks, most in a few.
+    const vocabulary = Array.from({ length: 3_000 }, (_, i) => `w${i.toString(36)}x`);
+    const next = random(11);
+    const zipf = () => vocabulary[Math.min(vocabulary.length - 1, Math.floor(1 / (next() + 1 / vocabulary.length)) - 1)]!;
+    const index = new TextPostings();
+    const analysed: Array<{ id: string; documentId: string; terms: ReturnType<typeof porterDocumentTerms> }> = [];
+    for (let i = 0; i < 12_000; i++) {
+      const text = Array.from({ length: 8 + Math.floor(next() * 40) }, zipf).join(' ');
+      const chunk = { id: `c${i}`, documentId: `d${i % 300}`, terms: porterDocumentTerms(text) };
+      analysed.push(chunk);
+      index.put({ ...chunk, stamp: text });
+      // Half compacted, half still recent postings: both are looked up.
+      if (i === 6_000) await index.compact();
+    }
+    const read = vi.spyOn(index as unknown as { eachPosting: (term: number, visit: unknown) => void }, 'eachPosting');
+    const queries = ['w1x w2x w3x w1a2x w2bcx', 'w0x w4x w5x w7x w9x w1000x', 'w2x w3x w5x w8x w13x w21x w34x w55x w89x w144x w233x w377x', 'w1x w2x'];
+    for (const [i, query] of queries.entries()) {
+      for (const k of [1, 10, 30]) expectSame(index.search(porterQueryTerms(query), k), referenceOf(analysed, query, k));
+      const documents = new Set([`d${i}`, `d${i + 7}`, `d${i + 99}`]);
+      expectSame(index.search(porterQueryTerms(query), 5, documents), referenceOf(analysed, query, 5, documents));
+    }
+    // The rare terms were read through; for the long question with k = 1, its six most common of twelve were not.
+    read.mockClear();
+    index.search(porterQueryTerms(queries[2]!), 1);
+    expect(read.mock.calls.length).toBe(6);
   });
 });

@@ -124,33 +124,104 @@ export class TextPostings {
   /**
    * The k chunks that score best for these terms (each with the times it counts), best first,
    * ties by id; only those of `documents` when given.
+   *
+   * Exact, without reading every posting of the common terms (MaxScore, Turtle and Flood): what a
+   * term adds to a chunk's score is below its weight (idf · (k1 + 1) · times, as tf / (tf + K) < 1
+   * for K > 0), so terms are read by weight, rarest first, and once the k-th best score so far is
+   * above what the terms left could add to a chunk no term has reached yet, no such chunk can
+   * enter. The terms left are then looked up only for the chunks that may still reach that score
+   * (a search in the term's compacted postings, which are in slot order), not read through.
    */
   search(terms: ReadonlyMap<string, number>, k: number, documents?: ReadonlySet<string>): TextHit[] {
     const chunkCount = this.slots.size;
     if (chunkCount === 0 || k <= 0) return [];
     if (this.scores.length < this.ids.length) this.scores = new Float64Array(this.lengths.length);
     const scores = this.scores;
-    const touched: number[] = [];
+    const lengths = this.lengths;
     // tf·(k1+1) / (tf + k1·(1 − b + b·len/avgLen)), with the constant parts folded.
     const flat = BM25_K1 * (1 - BM25_B);
     const perLength = (BM25_K1 * BM25_B) / Math.max(1, this.liveLength / chunkCount);
-    for (const [term, times] of terms) {
-      const id = this.termIds.get(term);
-      const df = id === undefined ? 0 : this.liveCount(id);
-      if (df === 0) continue;
-      const weight = times * bm25Idf(df, chunkCount) * (BM25_K1 + 1);
-      this.eachPosting(id!, (slot, tf) => {
+    const weighted: Array<{ term: number; weight: number; df: number }> = [];
+    for (const [text, times] of terms) {
+      const term = this.termIds.get(text);
+      const df = term === undefined ? 0 : this.liveCount(term);
+      if (df > 0) weighted.push({ term: term!, weight: times * bm25Idf(df, chunkCount) * (BM25_K1 + 1), df });
+    }
+    weighted.sort((a, b) => b.weight - a.weight);
+    // left[i]: the most terms i… can add to one chunk's score; unread[i]: their postings.
+    const left = new Float64Array(weighted.length + 1);
+    const unread = new Float64Array(weighted.length + 1);
+    for (let i = weighted.length - 1; i >= 0; i--) {
+      left[i] = left[i + 1]! + weighted[i]!.weight;
+      unread[i] = unread[i + 1]! + weighted[i]!.df;
+    }
+    const touched: number[] = [];
+    const allowed = (slot: number) => documents === undefined || documents.has(this.documents[slot]!);
+    let next = 0;
+    let floor = -Infinity;
+    for (; next < weighted.length; next++) {
+      // The k-th score costs a pass over the chunks touched: taken only while that is less than reading the rest.
+      if (touched.length >= k && touched.length < unread[next]!) {
+        floor = kthScore(touched, scores, k, allowed);
+        if (floor > left[next]!) break;
+      }
+      const { term, weight } = weighted[next]!;
+      this.eachPosting(term, (slot, tf) => {
         if (scores[slot] === 0) touched.push(slot);
-        scores[slot]! += (weight * tf) / (tf + flat + perLength * this.lengths[slot]!);
+        scores[slot]! += (weight * tf) / (tf + flat + perLength * lengths[slot]!);
       });
+    }
+    let candidates = touched;
+    if (next < weighted.length) {
+      candidates = touched.filter((slot) => allowed(slot) && scores[slot]! + left[next]! >= floor).sort((a, b) => a - b);
+      for (; next < weighted.length; next++) {
+        const { term, weight } = weighted[next]!;
+        this.eachPostingOf(term, candidates, (slot, tf) => {
+          scores[slot]! += (weight * tf) / (tf + flat + perLength * lengths[slot]!);
+        });
+      }
     }
     const ids = this.ids;
     const best = new TopK<number>(k, (a, b) => ids[a]! < ids[b]!);
-    for (const slot of touched) {
-      if (documents === undefined || documents.has(this.documents[slot]!)) best.offer(slot, scores[slot]!);
-      scores[slot] = 0;
-    }
+    for (const slot of candidates) if (allowed(slot)) best.offer(slot, scores[slot]!);
+    for (const slot of touched) scores[slot] = 0;
     return best.result().map(({ item: slot, score }) => ({ id: ids[slot]!, score }));
+  }
+
+  /**
+   * Calls `visit` for each of `slots` (live, in ascending order) that holds the term, with its
+   * count there: compacted postings by a galloping search from the last one found, recent ones
+   * (few, kept only until the next compaction) read through.
+   */
+  private eachPostingOf(term: number, slots: readonly number[], visit: (slot: number, tf: number) => void): void {
+    if (term < this.offsets.length - 1) {
+      const posted = this.postedSlots;
+      const end = this.offsets[term + 1]!;
+      let p = this.offsets[term]!;
+      for (const slot of slots) {
+        if (p >= end) break;
+        // Gallop to a posting at or past the slot, then search the last step's range.
+        let step = 1;
+        let low = p;
+        while (p + step < end && posted[p + step]! < slot) {
+          low = p + step;
+          step *= 2;
+        }
+        let high = Math.min(p + step, end);
+        while (low < high) {
+          const middle = (low + high) >>> 1;
+          if (posted[middle]! < slot) low = middle + 1;
+          else high = middle;
+        }
+        p = low;
+        if (p < end && posted[p] === slot) visit(slot, this.postedTfs[p]!);
+      }
+    }
+    if (this.recent.count(term) === 0) return;
+    const wanted = new Set(slots);
+    this.recent.each(term, (slot, tf) => {
+      if (wanted.has(slot)) visit(slot, tf);
+    });
   }
 
   /** Live chunks holding the term: its postings, counted one by one only while some are of removed chunks. */
@@ -263,4 +334,37 @@ export class TextPostings {
     this.postedTfs = postedTfs;
     this.recent = new PostingLists();
   }
+}
+
+/** The k-th best score among the touched slots `allowed` keeps (−∞ while fewer): a min-heap of k. */
+function kthScore(touched: readonly number[], scores: Float64Array, k: number, allowed: (slot: number) => boolean): number {
+  const heap = new Float64Array(k);
+  let size = 0;
+  for (const slot of touched) {
+    const score = scores[slot]!;
+    if (size === k && score <= heap[0]!) continue;
+    if (!allowed(slot)) continue;
+    if (size < k) {
+      // Sift up.
+      let i = size++;
+      while (i > 0 && heap[(i - 1) >> 1]! > score) {
+        heap[i] = heap[(i - 1) >> 1]!;
+        i = (i - 1) >> 1;
+      }
+      heap[i] = score;
+    } else {
+      // Replace the least and sift down.
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= k) break;
+        const c = l + 1 < k && heap[l + 1]! < heap[l]! ? l + 1 : l;
+        if (heap[c]! >= score) break;
+        heap[i] = heap[c]!;
+        i = c;
+      }
+      heap[i] = score;
+    }
+  }
+  return size < k ? -Infinity : heap[0]!;
 }
