@@ -9,7 +9,8 @@
 // --query-only skips the ingest: the data directory (--data-dir) already holds the largest size.
 // --compare-root runs a second server, built in another checkout, on its own copy of the data
 // (--compare-data-dir; with --query-only the script copies the database there when it holds none) beside the first; the two answer each question in turn, so before/after
-// figures share the machine's load.
+// figures share the machine's load; the compared server's line also gives, per mode, the share of
+// this checkout's results the compared one returned too (agree).
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -118,17 +119,26 @@ try {
     for (const mode of MODES) for (const s of servers) await s.client.retrieveChunks(request(mode, 'warm up'));
     for (const mode of MODES) {
       const times = servers.map(() => []);
+      let shared = 0;
+      let asked = 0;
+      const answers = servers.map(() => []);
       for (const [q, query] of queriesFor(size).entries()) {
         // Turn by turn, first one then the other first, so neither always runs on a warmer cache.
         for (const i of q % 2 === 0 ? servers.keys() : [...servers.keys()].reverse()) {
           const t = performance.now();
-          await servers[i].client.retrieveChunks(request(mode, query));
+          const { chunks } = await servers[i].client.retrieveChunks(request(mode, query));
           times[i].push(performance.now() - t);
+          answers[i] = chunks.map((c) => c.chunkId);
+        }
+        // How many of this checkout's results the compared server also returned.
+        if (compared) {
+          shared += answers[0].filter((id) => answers[1].includes(id)).length;
+          asked += answers[0].length;
         }
       }
       const figure = (values) => `${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)}`;
       latency[mode] = figure(times[0]);
-      if (compared) compareLatency[mode] = figure(times[1]);
+      if (compared) compareLatency[mode] = `${figure(times[1])} (agree ${asked === 0 ? '-' : ((100 * shared) / asked).toFixed(1)} %)`;
     }
     if (compared) {
       const { rssMb, peakMb } = memory(compared.process.pid);

@@ -107,6 +107,29 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       return [c1!, c2!, c3!];
     }
 
+    it('reads at most n edges per entity and end, the heaviest, and an edge of a hub still through its other end', async () => {
+      const [c1] = await addChunks('hub', ['The hub and its neighbours']);
+      const hub = entity('Hub', '');
+      const others = [1, 2, 3, 4, 5, 6, 7].map((i) => entity(`Neighbour ${i}`, ''));
+      const out = others.slice(0, 5).map((other, i) => relationship(hub, other, 'links', '', i + 1));
+      const into = [relationship(others[5]!, hub, 'points at', '', 9), relationship(others[6]!, hub, 'points at', '', 2)];
+      await store.repositories.graphWrites.applyChunkExtraction(scope, c1!, [hub, ...others], [...out, ...into]);
+      const reads = store.repositories.graphReads;
+      const ids = (edges: ReadonlyArray<{ id: string }>) => edges.map((e) => e.id);
+      const inIdOrder = (list: ReadonlyArray<{ relationshipId: string }>) => list.map((r) => r.relationshipId).sort();
+      expect(ids(await reads.relationshipEdgesOfEntities(scope, [hub.entityId]))).toEqual(inIdOrder([...out, ...into]));
+      // Strengths 5 and 4 out of the hub, 9 and 2 into it.
+      expect(ids(await reads.relationshipEdgesOfEntities(scope, [hub.entityId], 2))).toEqual(inIdOrder([out[4]!, out[3]!, ...into]));
+      expect(ids(await reads.relationshipEdgesOfEntities(scope, [hub.entityId, others[0]!.entityId], 2))).toEqual(inIdOrder([out[4]!, out[3]!, out[0]!, ...into]));
+      const edges = await reads.relationshipEdgesOfEntities(scope, [hub.entityId], 1);
+      expect(edges.map((e) => [e.id, e.weight])).toEqual(
+        [
+          [out[4]!.relationshipId, 5],
+          [into[0]!.relationshipId, 9],
+        ].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+      );
+    });
+
     it('merges an entity into another: mentions, relationships (duplicates combined) and provenance move', async () => {
       const [c1, c2, c3] = await indexCurie();
       const target = await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());

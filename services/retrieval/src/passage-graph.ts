@@ -35,6 +35,13 @@ const PASSAGE_SHARE = 0.5;
  * count says it is a hub).
  */
 const MAX_ENTITY_PASSAGES = 100;
+/**
+ * Relationships read per entity and end, the heaviest first: a walker at an entity with more
+ * links than this passes less than a hundredth of its mass along each, as at a hub's passages,
+ * and a hub seed's thousands of edges (6,220 at 100k chunks) cost more to read than the rest of
+ * the walk. An edge a hub shares with an entity that is not one is still read from that end.
+ */
+const MAX_ENTITY_RELATIONSHIPS = MAX_ENTITY_PASSAGES;
 /** Passages of pages about the seeds read at most per question (see restartAtPagesAbout). */
 const MAX_TITLED_PASSAGES = 1_000;
 /** Entities in the walked neighbourhood at most (seeds and the entities of the prior passages come first). */
@@ -91,7 +98,7 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
   // The neighbourhood: seeds, their relationships' other ends, and the entities of the prior passages.
   const entityIds = new Set(seedWeights.keys());
   const [relationships, ofPassages] = await Promise.all([
-    entityIds.size > 0 ? reads.graphReads.relationshipEdgesOfEntities(scope, [...entityIds]) : Promise.resolve([]),
+    entityIds.size > 0 ? reads.graphReads.relationshipEdgesOfEntities(scope, [...entityIds], MAX_ENTITY_RELATIONSHIPS) : Promise.resolve([]),
     reads.graphReads.entityIdsForChunks(scope, [...prior.keys()]),
   ]);
   const walked = relationships.filter((r) => r.weight >= 0);

@@ -15,8 +15,12 @@ export interface GraphReadRepository {
   getRelationships(scope: KbScope, ids: readonly string[]): Promise<RelationshipRecord[]>;
   /** Relationships with either end in `entityIds`. */
   relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]>;
-  /** The same relationships as {@link relationshipsOfEntities}, as edges only (no rows read): what a walk needs. */
-  relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipEdge[]>;
+  /**
+   * The same relationships as {@link relationshipsOfEntities}, as edges only (no rows read): what a
+   * walk needs. With `perEntity`, at most that many per entity and end, the heaviest (ties by id):
+   * not a hub's thousands.
+   */
+  relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]>;
   /** Chunk ids that mention each relationship. */
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
   /** Chunk ids that mention each entity. */

@@ -79,19 +79,33 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
 
   /** In id order. */
   relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
-    return this.ofEntities(scope, entityIds, RELATIONSHIP_SELECT, toRelationship);
+    return this.ofEntities(scope, entityIds, (end, m) => `${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`, toRelationship);
   }
 
-  /** In id order; every column read is in the endpoint indexes (relationship_edges_by_*), so no row is. */
-  relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipEdge[]> {
-    return this.ofEntities(scope, entityIds, EDGE_SELECT, toEdge);
+  /**
+   * In id order; every column read is in the endpoint indexes (relationship_edges_by_*), so no
+   * row is. With `perEntity`, each end's edges are numbered per entity, heaviest first, in SQL,
+   * and only the first `perEntity` come back: a hub's edges are still read from the index, but
+   * not turned into rows.
+   */
+  relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]> {
+    if (perEntity === undefined) return this.ofEntities(scope, entityIds, (end, m) => `${EDGE_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`, toEdge);
+    const limit = Math.max(1, Math.floor(perEntity));
+    return this.ofEntities(
+      scope,
+      entityIds,
+      (end, m) =>
+        `SELECT id, source_id, target_id, weight FROM (SELECT r.id, r.source_id, r.target_id, r.weight, ROW_NUMBER() OVER (PARTITION BY r.${end} ORDER BY r.weight DESC, r.id) AS nth
+         FROM relationships r WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})) numbered WHERE nth <= ${limit}`,
+      toEdge,
+    );
   }
 
   /** Relationships with either end in `entityIds`, in id order: one indexed lookup per end, rather than an OR a planner may turn into a scan. */
-  private async ofEntities<T extends { id: string }>(scope: KbScope, entityIds: readonly string[], select: string, map: (row: Row) => T): Promise<T[]> {
+  private async ofEntities<T extends { id: string }>(scope: KbScope, entityIds: readonly string[], select: (end: string, marks: string) => string, map: (row: Row) => T): Promise<T[]> {
     const seen = new Map<string, T>();
     for (const end of ['source_id', 'target_id']) {
-      const sql = (m: string) => `${select} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`;
+      const sql = (m: string) => select(end, m);
       for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), map(row));
     }
     return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
