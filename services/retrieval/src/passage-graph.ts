@@ -3,8 +3,8 @@ import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter, ChunkRepository, EntityRecord, GraphReadRepository, RelationshipEdge } from '@trellis/storage';
 import { namedEntities } from './named-entities';
 import { secondHopNames } from './second-hop';
-import { DEFAULT_PAGERANK_OPTIONS, personalizedPageRank } from './personalized-pagerank';
-import type { WeightedEdge } from './personalized-pagerank';
+import { DEFAULT_PAGERANK_OPTIONS, WalkGraph, walk } from './personalized-pagerank';
+import type { WalkSeed } from './personalized-pagerank';
 
 /** What the passage graph reads: the graph around the question, and dense passage search for the prior. */
 export interface PassageGraphReads {
@@ -59,9 +59,9 @@ export interface PassageGraphResult {
   readonly seeds: ReadonlySet<string>;
 }
 
-/** Passage and entity ids share one walk: prefixes keep them apart. */
-const PASSAGE = 'p:';
-const ENTITY = 'e:';
+/** Passage and entity ids share one walk as nodes of two kinds. */
+const ENTITY = 0;
+const PASSAGE = 1;
 
 /**
  * Personalized PageRank over entities and passages, after HippoRAG 2. Passages are nodes beside
@@ -109,32 +109,27 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
   const mentions = await reads.graphReads.chunkIdsForEntities(scope, linkable);
   const passageCounts = new Map(entities.map((e) => [e.id, mentions.get(e.id)?.length ?? e.mentionCount]));
 
-  const edges: WeightedEdge[] = [];
+  const graph = new WalkGraph(2);
   const kept = walked.filter((r) => entityIds.has(r.sourceId) && entityIds.has(r.targetId));
-  for (const r of kept) {
-    edges.push({ source: ENTITY + r.sourceId, target: ENTITY + r.targetId, weight: 1 + Math.log1p(Math.max(0, r.weight)) });
-  }
+  for (const r of kept) graph.link(ENTITY, r.sourceId, ENTITY, r.targetId, 1 + Math.log1p(Math.max(0, r.weight)));
   for (const [entityId, chunkIds] of mentions) {
     if (chunkIds.length > MAX_ENTITY_PASSAGES) continue;
     // A passage's walker prefers its specific entities: an entity it shares with few passages says more about it.
     const weight = 1 / Math.log2(1 + chunkIds.length);
-    for (const chunkId of chunkIds) edges.push({ source: ENTITY + entityId, target: PASSAGE + chunkId, weight });
+    for (const chunkId of chunkIds) graph.link(ENTITY, entityId, PASSAGE, chunkId, weight);
   }
-  edges.push(...sameNameEdges(entities));
+  linkSameNames(graph, entities);
   await restartAtPagesAbout(reads.chunks, scope, entities, seedWeights, prior);
 
-  const reset = new Map<string, number>();
+  const seeds: WalkSeed[] = [];
   const specific = new Map([...seedWeights].map(([id, w]) => [id, w / Math.max(1, passageCounts.get(id) ?? 1)]));
-  addShare(reset, specific, ENTITY, prior.size > 0 ? 1 - PASSAGE_SHARE : 1);
-  addShare(reset, prior, PASSAGE, specific.size > 0 ? PASSAGE_SHARE : 1);
-  const rank = personalizedPageRank(edges, reset);
+  addShare(seeds, specific, ENTITY, prior.size > 0 ? 1 - PASSAGE_SHARE : 1);
+  addShare(seeds, prior, PASSAGE, specific.size > 0 ? PASSAGE_SHARE : 1);
+  const ranked = walk(graph, seeds);
 
   const passageScores = new Map<string, number>();
   const entityScores = new Map<string, number>();
-  for (const [id, value] of [...rank.entries()].sort((a, b) => b[1] - a[1])) {
-    if (id.startsWith(PASSAGE)) passageScores.set(id.slice(PASSAGE.length), value);
-    else entityScores.set(id.slice(ENTITY.length), value);
-  }
+  for (const { kind, id, value } of ranked.sort((a, b) => b.value - a.value)) (kind === PASSAGE ? passageScores : entityScores).set(id, value);
   return { passageScores, entityScores, entities, relationships: kept, seeds: new Set(seedWeights.keys()) };
 }
 
@@ -187,19 +182,17 @@ function densePrior(scored: ReadonlyArray<{ id: string; score: number }>): Map<s
 }
 
 /** Entities of one normalised name that resolution kept apart are still one name: a synonym edge joins them. */
-function sameNameEdges(entities: readonly EntityRecord[]): WeightedEdge[] {
+function linkSameNames(graph: WalkGraph, entities: readonly EntityRecord[]): void {
   const byName = new Map<string, string[]>();
   for (const e of entities) byName.set(e.normalizedName, [...(byName.get(e.normalizedName) ?? []), e.id]);
-  const edges: WeightedEdge[] = [];
   for (const ids of byName.values()) {
-    for (let i = 1; i < ids.length; i++) edges.push({ source: ENTITY + ids[0]!, target: ENTITY + ids[i]!, weight: 1 });
+    for (let i = 1; i < ids.length; i++) graph.link(ENTITY, ids[0]!, ENTITY, ids[i]!, 1);
   }
-  return edges;
 }
 
-/** Adds weights to `reset` under `prefix`, scaled so that together they carry `share` of the restart mass. */
-function addShare(reset: Map<string, number>, weights: ReadonlyMap<string, number>, prefix: string, share: number): void {
+/** Seeds of this kind from `weights`, scaled so that together they carry `share` of the restart mass. */
+function addShare(seeds: WalkSeed[], weights: ReadonlyMap<string, number>, kind: number, share: number): void {
   const total = [...weights.values()].reduce((sum, w) => sum + Math.max(0, w), 0);
   if (total <= 0 || share <= 0) return;
-  for (const [id, w] of weights) if (w > 0) reset.set(prefix + id, (reset.get(prefix + id) ?? 0) + (share * w) / total);
+  for (const [id, w] of weights) if (w > 0) seeds.push({ kind, id, weight: (share * w) / total });
 }

@@ -16,21 +16,92 @@ export interface PageRankOptions {
 export const DEFAULT_PAGERANK_OPTIONS: PageRankOptions = { damping: 0.5, maxIterations: 50, tolerance: 1e-6 };
 
 /**
+ * An undirected weighted graph, built edge by edge, whose nodes are ids of a few kinds (entities
+ * and passages): each id is numbered once, where it first appears, and edges are kept as pairs
+ * of numbers, so a walk over tens of thousands of links makes no string or object per link.
+ * Edges of weight ≤ 0 and loops are left out.
+ */
+export class WalkGraph {
+  private readonly numbers: Array<Map<string, number>>;
+  /** Node i is ids[i] of kind kinds[i]. */
+  readonly ids: string[] = [];
+  readonly kinds: number[] = [];
+  private readonly ends: number[] = [];
+  private readonly weights: number[] = [];
+
+  constructor(kindCount = 1) {
+    this.numbers = Array.from({ length: kindCount }, () => new Map<string, number>());
+  }
+
+  link(sourceKind: number, source: string, targetKind: number, target: string, weight: number): void {
+    if (!(weight > 0) || (sourceKind === targetKind && source === target)) return;
+    this.ends.push(this.node(sourceKind, source), this.node(targetKind, target));
+    this.weights.push(weight);
+  }
+
+  /** The node's number, numbering it now if it is new. */
+  node(kind: number, id: string): number {
+    const numbers = this.numbers[kind]!;
+    let i = numbers.get(id);
+    if (i === undefined) {
+      i = this.ids.length;
+      numbers.set(id, i);
+      this.ids.push(id);
+      this.kinds.push(kind);
+    }
+    return i;
+  }
+
+  /** Compressed adjacency, both directions. */
+  adjacency(): CompactGraph {
+    const n = this.ids.length;
+    const edgeCount = this.weights.length;
+    const offsets = new Int32Array(n + 1);
+    for (const end of this.ends) offsets[end + 1]!++;
+    for (let i = 0; i < n; i++) offsets[i + 1]! += offsets[i]!;
+    const fill = offsets.slice(0, n);
+    const neighbours = new Int32Array(2 * edgeCount);
+    const weights = new Float64Array(2 * edgeCount);
+    const strength = new Float64Array(n);
+    for (let e = 0; e < edgeCount; e++) {
+      const a = this.ends[2 * e]!;
+      const b = this.ends[2 * e + 1]!;
+      const weight = this.weights[e]!;
+      neighbours[fill[a]!] = b;
+      weights[fill[a]!++] = weight;
+      neighbours[fill[b]!] = a;
+      weights[fill[b]!++] = weight;
+      strength[a]! += weight;
+      strength[b]! += weight;
+    }
+    return { offsets, neighbours, weights, strength };
+  }
+}
+
+/** A seed of the walk: a node (numbered if new) and its restart weight. */
+export interface WalkSeed {
+  readonly kind: number;
+  readonly id: string;
+  readonly weight: number;
+}
+
+/**
  * Personalized PageRank by power iteration over an undirected weighted graph: a random walker
  * follows edges in proportion to their weight and, with probability 1 − damping (and always
  * from a node with no edges), jumps back to a seed chosen by the seed weights. The result is
- * the walker's stationary distribution (sums to 1); nodes it never reaches are absent.
- *
- * Nodes are numbered once and the graph is held as compressed adjacency arrays, so one
- * iteration over thousands of nodes costs microseconds rather than map lookups.
+ * the walker's stationary distribution (sums to 1) over the nodes it reaches, in node order;
+ * nodes it never reaches are absent.
  */
-export function personalizedPageRank(edges: readonly WeightedEdge[], seeds: ReadonlyMap<string, number>, options: PageRankOptions = DEFAULT_PAGERANK_OPTIONS): Map<string, number> {
-  const seedTotal = [...seeds.values()].reduce((sum, w) => sum + Math.max(0, w), 0);
-  if (seedTotal <= 0) return new Map();
-  const graph = compact(edges, [...seeds.keys()]);
+export function walk(graph: WalkGraph, seeds: readonly WalkSeed[], options: PageRankOptions = DEFAULT_PAGERANK_OPTIONS): Array<{ readonly kind: number; readonly id: string; readonly value: number }> {
+  const seedTotal = seeds.reduce((sum, s) => sum + Math.max(0, s.weight), 0);
+  if (seedTotal <= 0) return [];
+  const seedNodes = seeds.map((s) => graph.node(s.kind, s.id));
+  const { offsets, neighbours, weights, strength } = graph.adjacency();
   const n = graph.ids.length;
   const reset = new Float64Array(n);
-  for (const [id, w] of seeds) if (w > 0) reset[graph.index.get(id)!] = w / seedTotal;
+  seeds.forEach((s, i) => {
+    if (s.weight > 0) reset[seedNodes[i]!] = s.weight / seedTotal;
+  });
 
   let rank = Float64Array.from(reset);
   let next = new Float64Array(n);
@@ -42,15 +113,14 @@ export function personalizedPageRank(edges: readonly WeightedEdge[], seeds: Read
     for (let i = 0; i < n; i++) {
       const mass = rank[i]!;
       if (mass === 0) continue;
-      const strength = graph.strength[i]!;
-      if (strength === 0) {
+      if (strength[i] === 0) {
         jump += mass;
         continue;
       }
-      const share = (options.damping * mass) / strength;
-      for (let j = graph.offsets[i]!; j < graph.offsets[i + 1]!; j++) {
-        const to = graph.neighbours[j]!;
-        next[to] = next[to]! + share * graph.weights[j]!;
+      const share = (options.damping * mass) / strength[i]!;
+      for (let j = offsets[i]!; j < offsets[i + 1]!; j++) {
+        const to = neighbours[j]!;
+        next[to] = next[to]! + share * weights[j]!;
         reached[to] = 1;
       }
       jump += (1 - options.damping) * mass;
@@ -63,57 +133,24 @@ export function personalizedPageRank(edges: readonly WeightedEdge[], seeds: Read
     [rank, next] = [next, rank];
     if (change < options.tolerance) break;
   }
-  const result = new Map<string, number>();
-  for (let i = 0; i < n; i++) if (reached[i]) result.set(graph.ids[i]!, rank[i]!);
+  const result: Array<{ kind: number; id: string; value: number }> = [];
+  for (let i = 0; i < n; i++) if (reached[i]) result.push({ kind: graph.kinds[i]!, id: graph.ids[i]!, value: rank[i]! });
   return result;
 }
 
-/** An undirected weighted graph as numbered nodes with compressed adjacency, both directions. */
+/** {@link walk} over edges between ids of one kind, seeded by id → weight. */
+export function personalizedPageRank(edges: readonly WeightedEdge[], seeds: ReadonlyMap<string, number>, options: PageRankOptions = DEFAULT_PAGERANK_OPTIONS): Map<string, number> {
+  const graph = new WalkGraph();
+  for (const e of edges) graph.link(0, e.source, 0, e.target, e.weight);
+  const ranked = walk(graph, [...seeds].map(([id, weight]) => ({ kind: 0, id, weight })), options);
+  return new Map(ranked.map((r) => [r.id, r.value]));
+}
+
+/** Node i's neighbours are neighbours[offsets[i]] .. neighbours[offsets[i + 1] - 1]. */
 interface CompactGraph {
-  readonly ids: string[];
-  readonly index: Map<string, number>;
-  /** Node i's neighbours are neighbours[offsets[i]] .. neighbours[offsets[i + 1] - 1]. */
   readonly offsets: Int32Array;
   readonly neighbours: Int32Array;
   readonly weights: Float64Array;
   /** Sum of the weights of each node's edges. */
   readonly strength: Float64Array;
-}
-
-function compact(edges: readonly WeightedEdge[], extraNodes: readonly string[]): CompactGraph {
-  const index = new Map<string, number>();
-  const ids: string[] = [];
-  const node = (id: string): number => {
-    let i = index.get(id);
-    if (i === undefined) {
-      i = ids.length;
-      index.set(id, i);
-      ids.push(id);
-    }
-    return i;
-  };
-  const usable = edges.filter((e) => e.weight > 0 && e.source !== e.target);
-  const ends = usable.map((e) => [node(e.source), node(e.target)] as const);
-  for (const id of extraNodes) node(id);
-  const n = ids.length;
-  const offsets = new Int32Array(n + 1);
-  for (const [a, b] of ends) {
-    offsets[a + 1]!++;
-    offsets[b + 1]!++;
-  }
-  for (let i = 0; i < n; i++) offsets[i + 1]! += offsets[i]!;
-  const fill = offsets.slice(0, n);
-  const neighbours = new Int32Array(2 * ends.length);
-  const weights = new Float64Array(2 * ends.length);
-  const strength = new Float64Array(n);
-  ends.forEach(([a, b], i) => {
-    const weight = usable[i]!.weight;
-    neighbours[fill[a]!] = b;
-    weights[fill[a]!++] = weight;
-    neighbours[fill[b]!] = a;
-    weights[fill[b]!++] = weight;
-    strength[a]! += weight;
-    strength[b]! += weight;
-  });
-  return { ids, index, offsets, neighbours, weights, strength };
 }
