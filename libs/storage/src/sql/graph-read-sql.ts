@@ -79,7 +79,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
 
   /** In id order. */
   relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]> {
-    return this.ofEntities(scope, entityIds, (end, m) => `${RELATIONSHIP_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`, toRelationship);
+    return this.ofEntities(scope, entityIds, (_end, where) => `${RELATIONSHIP_SELECT} WHERE ${where}`, toRelationship);
   }
 
   /**
@@ -89,23 +89,23 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
    * not turned into rows.
    */
   relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]> {
-    if (perEntity === undefined) return this.ofEntities(scope, entityIds, (end, m) => `${EDGE_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`, toEdge);
+    if (perEntity === undefined) return this.ofEntities(scope, entityIds, (_end, where) => `${EDGE_SELECT} WHERE ${where}`, toEdge);
     const limit = Math.max(1, Math.floor(perEntity));
     return this.ofEntities(
       scope,
       entityIds,
-      (end, m) =>
+      (end, where) =>
         `SELECT id, source_id, target_id, weight FROM (SELECT r.id, r.source_id, r.target_id, r.weight, ROW_NUMBER() OVER (PARTITION BY r.${end} ORDER BY r.weight DESC, r.id) AS nth
-         FROM relationships r WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})) numbered WHERE nth <= ${limit}`,
+         FROM relationships r WHERE ${where}) numbered WHERE nth <= ${limit}`,
       toEdge,
     );
   }
 
   /** Relationships with either end in `entityIds`, in id order: one indexed lookup per end, rather than an OR a planner may turn into a scan. */
-  private async ofEntities<T extends { id: string }>(scope: KbScope, entityIds: readonly string[], select: (end: string, marks: string) => string, map: (row: Row) => T): Promise<T[]> {
+  private async ofEntities<T extends { id: string }>(scope: KbScope, entityIds: readonly string[], select: (end: string, where: string) => string, map: (row: Row) => T): Promise<T[]> {
     const seen = new Map<string, T>();
     for (const end of ['source_id', 'target_id']) {
-      const sql = (m: string) => select(end, m);
+      const sql = (m: string) => select(end, `r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`);
       for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), map(row));
     }
     return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
