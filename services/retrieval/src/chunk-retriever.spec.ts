@@ -156,4 +156,31 @@ describe('ChunkRetriever', () => {
     expect(hits[0]!.signals.map((s) => s.source)).toEqual(['fulltext', 'rerank']);
     expect(hits[0]!.chunk.id).not.toBe('film');
   });
+
+  it("reads only the graph's passages still wanted without a filter, passes over a removed one, and reads further for a filter", async () => {
+    const read: string[][] = [];
+    const stored = new Map(['a', 'b', 'c', 'd', 'e', 'f'].map((id) => [id, chunk(id, id)]));
+    stored.delete('b');
+    const reads: ChunkRetrieverReads = {
+      chunks: {
+        searchChunksByVector: async () => [],
+        searchChunksFullText: async () => [],
+        getChunks: async (_s, ids) => {
+          read.push([...ids]);
+          return ids.flatMap((id) => stored.get(id) ?? []);
+        },
+      },
+      graphReads: { chunkIdsForEntities: async () => new Map(), entityIdsForChunks: async () => new Map() },
+    };
+    const passageScores = new Map(['a', 'b', 'c', 'd', 'e', 'f'].map((id, i) => [id, 1 - i / 10]));
+    const graph = async () => ({ entities: [], relationships: [], entityScores: new Map(), passageScores });
+    const retriever = new ChunkRetriever(reads);
+    const hits = await retriever.retrieve('graph', { ...query, k: 2, graph });
+    expect(hits.map((h) => h.chunk.id)).toEqual(['a', 'c']);
+    expect(read).toEqual([['a', 'b'], ['c']]);
+    read.length = 0;
+    const filtered = await retriever.retrieve('graph', { ...query, k: 2, graph, filter: { documentIds: ['doc-d', 'doc-f'] } });
+    expect(filtered.map((h) => h.chunk.id)).toEqual(['d', 'f']);
+    expect(read).toEqual([['a', 'b', 'c', 'd', 'e', 'f']]);
+  });
 });

@@ -202,16 +202,26 @@ export class ChunkRetriever {
     return this.passagesInOrder(query, await chunksByEntityShares(this.repos.graphReads, query.scope, graph.entityScores, mentionCounts, k * 4), k);
   }
 
-  /** The first k of these (chunk id, score) pairs, best first, that the query's filter allows. */
+  /**
+   * The first k of these (chunk id, score) pairs, best first, that the query's filter allows,
+   * among the first k * 4. Without a filter only as many rows are read as are still wanted (all
+   * but a chunk removed meanwhile exist): the first k, not the k * 4 a filter may need.
+   */
   private async passagesInOrder(query: ChunkQuery, ranked: ReadonlyArray<readonly [string, number]>, k: number): Promise<Array<{ chunk: ChunkRecord; score: number }>> {
     const allowed = query.filter?.documentIds?.length ? new Set(query.filter.documentIds) : null;
-    const chunks = new Map((await this.repos.chunks.getChunks(query.scope, ranked.slice(0, k * 4).map(([id]) => id))).map((c) => [c.id, c]));
+    const limit = Math.min(ranked.length, k * 4);
     const out: Array<{ chunk: ChunkRecord; score: number }> = [];
-    for (const [id, score] of ranked) {
-      const chunk = chunks.get(id);
-      if (!chunk || (allowed && !allowed.has(chunk.documentId))) continue;
-      out.push({ chunk, score });
-      if (out.length >= k) break;
+    for (let from = 0; from < limit && out.length < k; ) {
+      const to = allowed ? limit : Math.min(limit, from + k - out.length);
+      const window = ranked.slice(from, to);
+      const chunks = new Map((await this.repos.chunks.getChunks(query.scope, window.map(([id]) => id))).map((c) => [c.id, c]));
+      for (const [id, score] of window) {
+        const chunk = chunks.get(id);
+        if (!chunk || (allowed && !allowed.has(chunk.documentId))) continue;
+        out.push({ chunk, score });
+        if (out.length >= k) break;
+      }
+      from = to;
     }
     return out;
   }
