@@ -107,7 +107,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       return [c1!, c2!, c3!];
     }
 
-    it('reads at most n edges per entity and end, the heaviest, and an edge of a hub still through its other end', async () => {
+    it('reads at most n edges per entity and end, the heaviest, and an edge of a hub still through its other end; a chunk\'s mentions of some entities', async () => {
       const [c1] = await addChunks('hub', ['The hub and its neighbours']);
       const hub = entity('Hub', '');
       const others = [1, 2, 3, 4, 5, 6, 7].map((i) => entity(`Neighbour ${i}`, ''));
@@ -121,6 +121,10 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       // Strengths 5 and 4 out of the hub, 9 and 2 into it.
       expect(ids(await reads.relationshipEdgesOfEntities(scope, [hub.entityId], 2))).toEqual(inIdOrder([out[4]!, out[3]!, ...into]));
       expect(ids(await reads.relationshipEdgesOfEntities(scope, [hub.entityId, others[0]!.entityId], 2))).toEqual(inIdOrder([out[4]!, out[3]!, out[0]!, ...into]));
+      // The chunk's mentions, of all its entities or of some.
+      expect((await reads.entityIdsForChunks(scope, [c1!])).get(c1!)).toEqual([hub, ...others].map((e) => e.entityId).sort());
+      expect(await reads.entityIdsForChunks(scope, [c1!], [others[2]!.entityId, hub.entityId, 'ent_absent'])).toEqual(new Map([[c1!, [hub.entityId, others[2]!.entityId].sort()]]));
+      expect(await reads.entityIdsForChunks(scope, [c1!], [])).toEqual(new Map());
       const edges = await reads.relationshipEdgesOfEntities(scope, [hub.entityId], 1);
       expect(edges.map((e) => [e.id, e.weight])).toEqual(
         [

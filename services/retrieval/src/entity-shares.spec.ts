@@ -13,9 +13,12 @@ function mentionsOf(byEntity: Map<string, string[]>): MentionReads & { entitiesR
       entitiesRead.push(...ids);
       return new Map(ids.filter((id) => byEntity.has(id)).map((id) => [id, [...byEntity.get(id)!]]));
     },
-    async entityIdsForChunks(_scope, chunkIds) {
+    async entityIdsForChunks(_scope, chunkIds, among) {
       const out = new Map<string, string[]>();
-      for (const [entity, chunks] of byEntity) for (const c of chunks) if (chunkIds.includes(c)) out.set(c, [...(out.get(c) ?? []), entity]);
+      for (const [entity, chunks] of byEntity) {
+        if (among !== undefined && !among.includes(entity)) continue;
+        for (const c of chunks) if (chunkIds.includes(c)) out.set(c, [...(out.get(c) ?? []), entity]);
+      }
       return out;
     },
   };

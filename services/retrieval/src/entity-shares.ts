@@ -97,9 +97,10 @@ async function withUnread(
   chunkIds: readonly string[],
   unreadSeeds: readonly Seed[],
 ): Promise<Map<string, number>> {
-  // Every unread entity has a count (see the stop), so its bound is its share of a chunk.
+  // Every unread entity has a count (see the stop), so its bound is its share of a chunk. Only
+  // their mentions are read: a chunk's other entities add nothing here.
   const shareOf = new Map(unreadSeeds.map((s) => [s.id, s.bound]));
-  const mentioned = await reads.entityIdsForChunks(scope, chunkIds);
+  const mentioned = await reads.entityIdsForChunks(scope, chunkIds, unreadSeeds.map((s) => s.id));
   return new Map(
     chunkIds.map((chunkId) => {
       let exact = totals.get(chunkId) ?? 0;

@@ -25,7 +25,10 @@ export interface GraphReadRepository {
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>>;
   /** Chunk ids that mention each entity. */
   chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>>;
-  /** Entity ids each chunk mentions (the other direction of {@link chunkIdsForEntities}). */
-  entityIdsForChunks(scope: KbScope, chunkIds: readonly string[]): Promise<Map<string, string[]>>;
+  /**
+   * Entity ids each chunk mentions (the other direction of {@link chunkIdsForEntities}); with
+   * `among`, only those of these entities.
+   */
+  entityIdsForChunks(scope: KbScope, chunkIds: readonly string[], among?: readonly string[]): Promise<Map<string, string[]>>;
   exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }>;
 }

@@ -3,7 +3,7 @@ import { rankEntitiesByName } from '@trellis/graph';
 import { fullTextTerms } from '@trellis/text-search';
 import type { EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 import type { GraphReadRepository } from '../repositories/graph-read.repository';
-import { EDGE_SELECT, ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, toEdge, toEntity, toRelationship } from '../row-mappers';
+import { EDGE_SELECT, ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, marks, toEdge, toEntity, toRelationship } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { SqlRepository } from './sql-engine';
 import { groupByOwner, rowsWhereIn } from './sql-session';
@@ -18,6 +18,8 @@ import { RETRIEVABLE, graphCandidates } from './vector-ranking';
  * and callers keep 40 at most.
  */
 const NAME_CANDIDATES = 500;
+/** Entity ids an `among` filter puts in a statement at most; past it they are filtered after the read. */
+const MAX_AMONG = 500;
 
 /** Graph reads: entities and relationships by id, name and vector, their neighbourhoods and provenance; all bound to the scope. */
 export class SqlGraphReads extends SqlRepository implements GraphReadRepository {
@@ -119,11 +121,19 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
     return this.chunkIdsByOwner(scope, 'entity_mentions', entityIds);
   }
 
-  /** In entity id order per chunk; uses the mentions' index by chunk. */
-  async entityIdsForChunks(scope: KbScope, chunkIds: readonly string[]): Promise<Map<string, string[]>> {
-    const sql = (m: string) => `SELECT DISTINCT chunk_id AS owner, entity_id FROM entity_mentions WHERE tenant_id = ? AND kb_id = ? AND chunk_id IN (${m}) ORDER BY chunk_id, entity_id`;
-    const rows = await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], chunkIds);
-    return new Map([...groupByOwner(rows)].map(([chunk, mentions]) => [chunk, mentions.map((m) => String(m.entity_id))]));
+  /**
+   * In entity id order per chunk; uses the mentions' index by chunk. With `among` (at most
+   * MAX_AMONG ids; more are filtered here), only the mentions of those entities come back from
+   * the index: a chunk's other mentions are never made rows.
+   */
+  async entityIdsForChunks(scope: KbScope, chunkIds: readonly string[], among?: readonly string[]): Promise<Map<string, string[]>> {
+    if (among?.length === 0) return new Map();
+    const inSql = among !== undefined && among.length <= MAX_AMONG;
+    const filter = inSql ? ` AND entity_id IN (${marks(among)})` : '';
+    const sql = (m: string) => `SELECT DISTINCT chunk_id AS owner, entity_id FROM entity_mentions WHERE tenant_id = ? AND kb_id = ?${filter} AND chunk_id IN (${m}) ORDER BY chunk_id, entity_id`;
+    const rows = await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId, ...(inSql ? among : [])], chunkIds);
+    const wanted = among !== undefined && !inSql ? new Set(among) : null;
+    return new Map([...groupByOwner(rows)].map(([chunk, mentions]) => [chunk, mentions.map((m) => String(m.entity_id)).filter((id) => wanted === null || wanted.has(id))]));
   }
 
   async exportGraph(scope: KbScope): Promise<{ entities: EntityRecord[]; relationships: RelationshipRecord[] }> {
