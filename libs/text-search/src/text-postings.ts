@@ -336,35 +336,12 @@ export class TextPostings {
   }
 }
 
-/** The k-th best score among the touched slots `allowed` keeps (−∞ while fewer): a min-heap of k. */
+/** The k-th best score among the touched slots `allowed` keeps (−∞ while fewer). */
 function kthScore(touched: readonly number[], scores: Float64Array, k: number, allowed: (slot: number) => boolean): number {
-  const heap = new Float64Array(k);
-  let size = 0;
+  const best = new TopK<number>(k);
   for (const slot of touched) {
-    const score = scores[slot]!;
-    if (size === k && score <= heap[0]!) continue;
-    if (!allowed(slot)) continue;
-    if (size < k) {
-      // Sift up.
-      let i = size++;
-      while (i > 0 && heap[(i - 1) >> 1]! > score) {
-        heap[i] = heap[(i - 1) >> 1]!;
-        i = (i - 1) >> 1;
-      }
-      heap[i] = score;
-    } else {
-      // Replace the least and sift down.
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= k) break;
-        const c = l + 1 < k && heap[l + 1]! < heap[l]! ? l + 1 : l;
-        if (heap[c]! >= score) break;
-        heap[i] = heap[c]!;
-        i = c;
-      }
-      heap[i] = score;
-    }
+    // Most slots score below the k-th so far: passed over before the filter is asked.
+    if (scores[slot]! > best.floor && allowed(slot)) best.offer(slot, scores[slot]!);
   }
-  return size < k ? -Infinity : heap[0]!;
+  return best.floor;
 }
