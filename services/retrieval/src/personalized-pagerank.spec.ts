@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { personalizedPageRank } from './personalized-pagerank';
+import { DEFAULT_PAGERANK_OPTIONS, WalkGraph, walk } from './personalized-pagerank';
+import type { PageRankOptions } from './personalized-pagerank';
+import type { WeightedEdge } from '@trellis/graph';
+
+/** The walk over edges between ids of one kind (weight ≤ 0 ignored), seeded by id → weight. */
+function personalizedPageRank(
+  edges: readonly WeightedEdge[],
+  seeds: ReadonlyMap<string, number>,
+  options: PageRankOptions = DEFAULT_PAGERANK_OPTIONS,
+): Map<string, number> {
+  const graph = new WalkGraph();
+  for (const e of edges) graph.link(0, e.source, 0, e.target, e.weight);
+  return new Map(walk(graph, [...seeds].map(([id, weight]) => ({ kind: 0, id, weight })), options).map((r) => [r.id, r.value]));
+}
 
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
-describe('personalizedPageRank', () => {
+describe('walk (personalized PageRank)', () => {
   it('is a distribution concentrated near the seeds', () => {
     // a - b - c - d, seeded at a
     const edges = [

@@ -1,10 +1,3 @@
-export interface WeightedEdge {
-  readonly source: string;
-  readonly target: string;
-  /** Transition weight; edges with weight ≤ 0 are ignored. */
-  readonly weight: number;
-}
-
 export interface PageRankOptions {
   /** Probability of following an edge rather than jumping back to the seeds (HippoRAG uses 0.5). */
   readonly damping: number;
@@ -136,14 +129,6 @@ export function walk(graph: WalkGraph, seeds: readonly WalkSeed[], options: Page
   const result: Array<{ kind: number; id: string; value: number }> = [];
   for (let i = 0; i < n; i++) if (reached[i]) result.push({ kind: graph.kinds[i]!, id: graph.ids[i]!, value: rank[i]! });
   return result;
-}
-
-/** {@link walk} over edges between ids of one kind, seeded by id → weight. */
-export function personalizedPageRank(edges: readonly WeightedEdge[], seeds: ReadonlyMap<string, number>, options: PageRankOptions = DEFAULT_PAGERANK_OPTIONS): Map<string, number> {
-  const graph = new WalkGraph();
-  for (const e of edges) graph.link(0, e.source, 0, e.target, e.weight);
-  const ranked = walk(graph, [...seeds].map(([id, weight]) => ({ kind: 0, id, weight })), options);
-  return new Map(ranked.map((r) => [r.id, r.value]));
 }
 
 /** Node i's neighbours are neighbours[offsets[i]] .. neighbours[offsets[i + 1] - 1]. */
