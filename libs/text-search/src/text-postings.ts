@@ -174,9 +174,11 @@ export class TextPostings {
     let candidates = touched;
     if (next < weighted.length) {
       candidates = touched.filter((slot) => allowed(slot) && scores[slot]! + left[next]! >= floor).sort((a, b) => a - b);
+      // For the recent postings, read through: the candidates as a set, made once for every term.
+      const wanted = this.recent.size > 0 ? new Set(candidates) : null;
       for (; next < weighted.length; next++) {
         const { term, weight } = weighted[next]!;
-        this.eachPostingOf(term, candidates, (slot, tf) => {
+        this.eachPostingOf(term, candidates, wanted, (slot, tf) => {
           scores[slot]! += (weight * tf) / (tf + flat + perLength * lengths[slot]!);
         });
       }
@@ -189,11 +191,12 @@ export class TextPostings {
   }
 
   /**
-   * Calls `visit` for each of `slots` (live, in ascending order) that holds the term, with its
-   * count there: compacted postings by a galloping search from the last one found, recent ones
-   * (few, kept only until the next compaction) read through.
+   * Calls `visit` for each of `slots` (live, in ascending order; `wanted` the same as a set, null
+   * when no posting is recent) that holds the term, with its count there: compacted postings by a
+   * galloping search from the last one found, recent ones (few, kept only until the next
+   * compaction) read through.
    */
-  private eachPostingOf(term: number, slots: readonly number[], visit: (slot: number, tf: number) => void): void {
+  private eachPostingOf(term: number, slots: readonly number[], wanted: ReadonlySet<number> | null, visit: (slot: number, tf: number) => void): void {
     if (term < this.offsets.length - 1) {
       const posted = this.postedSlots;
       const end = this.offsets[term + 1]!;
@@ -217,8 +220,7 @@ export class TextPostings {
         if (p < end && posted[p] === slot) visit(slot, this.postedTfs[p]!);
       }
     }
-    if (this.recent.count(term) === 0) return;
-    const wanted = new Set(slots);
+    if (wanted === null || this.recent.count(term) === 0) return;
     this.recent.each(term, (slot, tf) => {
       if (wanted.has(slot)) visit(slot, tf);
     });
