@@ -143,6 +143,7 @@ describe('observability', () => {
     expect(expr('TrellisGrpcLatencyHigh')).toContain('trellis_grpc_request_duration_seconds_bucket');
     expect(expr('TrellisConsumerLagGrowing')).toContain('deriv(trellis_consumer_lag_messages{');
     expect(expr('TrellisConsumerStalled')).toContain('trellis_consumer_lag_messages{');
+    expect(expr('TrellisConsumerCrashing')).toContain('increase(trellis_consumer_crashes_total{');
   });
 
   it('ships every dashboard as a ConfigMap with the Grafana sidecar label, holding valid dashboard JSON', () => {

@@ -109,6 +109,13 @@ export class TrellisMetrics {
     registers: [this.registry],
   });
 
+  readonly consumerCrashes = new Counter({
+    name: 'trellis_consumer_crashes_total',
+    help: 'Kafka consumers that stopped on an error, by consumer group and who started them again (kafkajs after a retriable error; bus: a new consumer after any other).',
+    labelNames: ['group', 'restarted_by'] as const,
+    registers: [this.registry],
+  });
+
   private consumerLagReading: CachedReading<readonly ConsumerLagReading[]> | undefined;
 
   /** Events published and not yet handled, per topic and consumer group, as the bus reports them. */

@@ -106,7 +106,7 @@ describe('PromQL in dashboards and alert rules', () => {
       'trellis-retrieval-chat.json',
     ]);
     const alerts = ruleFiles.flatMap(ruleQueries).map((q) => q.where.split(' / ')[1]);
-    for (const alert of ['TrellisConsumerLagGrowing', 'TrellisConsumerStalled', 'TrellisDeadLetters', 'TrellisGrpcErrorRatio', 'TrellisQueryLatencyHigh', 'TrellisLlmErrorSpike', 'TrellisServiceNotReady', 'TrellisServiceDown']) {
+    for (const alert of ['TrellisConsumerLagGrowing', 'TrellisConsumerStalled', 'TrellisConsumerCrashing', 'TrellisDeadLetters', 'TrellisGrpcErrorRatio', 'TrellisQueryLatencyHigh', 'TrellisLlmErrorSpike', 'TrellisServiceNotReady', 'TrellisServiceDown']) {
       expect(alerts).toContain(alert);
     }
   });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { TrellisConfig } from '@trellis/config';
 import { InProcessEventBus, KafkaEventBus } from '@trellis/messaging';
-import type { EventBus, EventOutbox, KafkaBusConfig } from '@trellis/messaging';
+import type { ConsumerCrash, EventBus, EventOutbox, KafkaBusConfig } from '@trellis/messaging';
 import { createModels } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import { TrellisMetrics, createLogger, currentTraceparent, tracingStarted } from '@trellis/observability';
@@ -54,7 +54,7 @@ export async function createRuntime(config: TrellisConfig, telemetry: TelemetryS
   });
   const warm = adapter instanceof SqliteStore ? () => adapter.warm() : undefined;
   const base = { config, logger, metrics, models, telemetry, repositories, database: adapter, warm, availability: new StoreAvailability(adapter, logger) };
-  const bus = new TracedEventBus(config.mode === 'standalone' ? new InProcessEventBus({ logger, traceparent: currentTraceparent }) : new KafkaEventBus(kafkaBusConfig(config, logger)));
+  const bus = new TracedEventBus(config.mode === 'standalone' ? new InProcessEventBus({ logger, traceparent: currentTraceparent }) : new KafkaEventBus(kafkaBusConfig(config, logger, metrics)));
   return { ...base, bus, outbox: createEventOutbox(bus, repositories, config, metrics, logger) };
 }
 
@@ -74,7 +74,7 @@ function llmBudget(config: TrellisConfig, store: LlmBudgetRepository): SharedLlm
 }
 
 /** The Kafka settings of a process, shared by the bus and the `trellis topics` / `dlq` commands. */
-export function kafkaBusConfig(config: TrellisConfig, logger: Logger): KafkaBusConfig {
+export function kafkaBusConfig(config: TrellisConfig, logger: Logger, metrics?: TrellisMetrics): KafkaBusConfig {
   return {
     brokers: config.kafkaBrokers,
     clientId: config.serviceName,
@@ -85,5 +85,6 @@ export function kafkaBusConfig(config: TrellisConfig, logger: Logger): KafkaBusC
     consumer: { sessionTimeoutMs: config.kafka.sessionTimeoutMs, heartbeatIntervalMs: Math.min(3_000, Math.floor(config.kafka.sessionTimeoutMs / 3)) },
     logger,
     traceparent: currentTraceparent,
+    ...(metrics ? { onConsumerCrash: (crash: ConsumerCrash) => metrics.consumerCrashes.inc({ group: crash.group, restarted_by: crash.restartedBy }) } : {}),
   };
 }

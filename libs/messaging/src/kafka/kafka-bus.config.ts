@@ -50,12 +50,25 @@ export interface KafkaBusConfig {
   /** Lowest kafkajs log level passed to the logger. Default 'warn'. */
   readonly kafkaLogLevel?: 'error' | 'warn' | 'info';
   readonly logger: KafkaBusLogger;
+  /** Told of every consumer crash (for a metric); the bus restarts the consumer either way. */
+  readonly onConsumerCrash?: (crash: ConsumerCrash) => void;
 }
 
-export type ResolvedKafkaBusConfig = Required<Omit<KafkaBusConfig, 'traceparent' | 'retry' | 'consumer'>> & {
+/**
+ * A consumer of a group stopped on an error. kafkajs starts it again itself after a retriable
+ * error (`restartedBy: 'kafkajs'`); after any other the bus starts a new one (`'bus'`).
+ */
+export interface ConsumerCrash {
+  readonly group: string;
+  readonly error: string;
+  readonly restartedBy: 'kafkajs' | 'bus';
+}
+
+export type ResolvedKafkaBusConfig = Required<Omit<KafkaBusConfig, 'traceparent' | 'retry' | 'consumer' | 'onConsumerCrash'>> & {
   readonly retry: RetryPolicy;
   readonly consumer: Required<KafkaConsumerTimings>;
   readonly traceparent: (() => string | undefined) | undefined;
+  readonly onConsumerCrash: ((crash: ConsumerCrash) => void) | undefined;
 };
 
 const DEFAULT_CONSUMER_TIMINGS: Required<KafkaConsumerTimings> = {
@@ -78,6 +91,7 @@ export function resolveKafkaBusConfig(config: KafkaBusConfig): ResolvedKafkaBusC
     fromBeginning: config.fromBeginning ?? true,
     consumer: { ...DEFAULT_CONSUMER_TIMINGS, ...config.consumer },
     traceparent: config.traceparent,
+    onConsumerCrash: config.onConsumerCrash,
     kafkaLogLevel: config.kafkaLogLevel ?? 'warn',
     logger: config.logger,
   };

@@ -112,8 +112,10 @@ export class KafkaEventBus implements EventBus {
     return this.stopping;
   }
 
+  /** Ready when the cluster answers and no group's consumer is down after a crash. */
   async ping(): Promise<void> {
     await (await this.admin.get()).describeCluster();
+    for (const group of this.groups.values()) group.assertRunning();
   }
 
   /** Lag of this process's groups from the broker; no broker round trip for a bus that only publishes. */
