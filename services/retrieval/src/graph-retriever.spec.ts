@@ -58,3 +58,65 @@ describe('GraphRetriever and negatively weighted relationships', () => {
     expect((await store.repositories.graphReads.exportGraph(scope)).relationships.find((r) => r.id === born.relationshipId)?.weight).toBe(-1);
   });
 });
+
+/** Both walks expand from a hub within the same bound: its heaviest edges, not all of them. */
+describe('GraphRetriever at a hub', () => {
+  const embedder = new LocalHashEmbedder(64);
+  const SPOKES = 130;
+  let store: SqliteStore;
+  let scope: KbScope;
+
+  const entity = (name: string): EntityMentionWrite => ({ entityId: `ent-${name}`, name, normalizedName: name.toLowerCase(), type: 'x', description: '', embedding: embedder.embedOne(name) });
+  const hub = entity('Meridian');
+  const spokes = Array.from({ length: SPOKES }, (_, i) => entity(`Spoke${i}`));
+  // Spoke i's edge is stated with strength 1 + i % 10, so the heaviest are the spokes ending in 9.
+  const edges: RelationshipMentionWrite[] = spokes.map((spoke, i) => ({
+    relationshipId: `rel-${i}`,
+    sourceId: hub.entityId,
+    targetId: spoke.entityId,
+    label: 'hosts',
+    description: `Meridian hosts ${spoke.name}`,
+    strength: 1 + (i % 10),
+    embedding: embedder.embedOne(`Meridian hosts ${spoke.name}`),
+  }));
+
+  beforeEach(async () => {
+    store = new SqliteStore(':memory:');
+    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+    scope = { tenantId: 't', kbId: kb.id };
+    await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
+    await store.repositories.chunks.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'Meridian', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('Meridian') }]);
+    await store.repositories.graphWrites.applyChunkExtraction(scope, 'c1', [hub, ...spokes], edges);
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it.each(GRAPH_STRATEGIES)('%s: reads at most 100 of the hub’s edges from its end, the heaviest', async (strategy) => {
+    const graphReads = store.repositories.graphReads;
+    const read: string[][] = [];
+    const recording = new Proxy(graphReads, {
+      get: (target, name) =>
+        name === 'relationshipEdgesOfEntities'
+          ? async (...args: Parameters<typeof graphReads.relationshipEdgesOfEntities>) => {
+              const edges = await target.relationshipEdgesOfEntities(...args);
+              read.push(edges.map((e) => e.id));
+              return edges;
+            }
+          : Reflect.get(target, name),
+    });
+    const question = 'What does Meridian host?';
+    const result = await new GraphRetriever(recording, store.repositories.chunks).retrieve(scope, embedder.embedOne(question), question, { depth: 2, maxRelationships: 10, strategy });
+
+    expect(result.relationships.length).toBeGreaterThan(0);
+    expect(read.length).toBeGreaterThan(0);
+    const lightest = new Set(edges.filter((e) => e.strength === 1).map((e) => e.relationshipId));
+    for (const ids of read) {
+      // The hub's end gives 100 edges; the other ends read (at most the 12 of a frontier) give their one each.
+      expect(ids.length).toBeLessThanOrEqual(100 + 12);
+      // The 13 edges of strength 1 are the lightest: the hub's end leaves them out, so at most a spoke's end reads one.
+      expect(ids.filter((id) => lightest.has(id)).length).toBeLessThanOrEqual(12);
+    }
+  });
+});

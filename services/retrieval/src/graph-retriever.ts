@@ -1,7 +1,7 @@
 import type { KbScope } from '@trellis/contracts';
 import type { ChunkFilter, EntityRecord, GraphReadRepository, RelationshipEdge, RelationshipRecord } from '@trellis/storage';
 import { namedEntities } from './named-entities';
-import { rankPassages } from './passage-graph';
+import { MAX_ENTITY_RELATIONSHIPS, rankPassages } from './passage-graph';
 import type { PassageGraphReads } from './passage-graph';
 
 export const GRAPH_STRATEGIES = ['weighted', 'ppr'] as const;
@@ -60,7 +60,8 @@ const PPR_TOP_ENTITIES = 40;
  * question seed the result; each hop expands from the entities reached so far, scoring every
  * candidate relationship by its similarity band, its weight (how often and how strongly the
  * corpus states it) and a decay per hop, and keeps the best. Relationships with negative
- * weight are never walked.
+ * weight are never walked. From a hub, only its MAX_ENTITY_RELATIONSHIPS heaviest edges per
+ * end are candidates, the bound of the ppr walk.
  */
 export class GraphRetriever {
   constructor(
@@ -95,7 +96,7 @@ export class GraphRetriever {
     const known = new Set(walk.relationships.map((r) => r.id));
     const further =
       options.depth > 1 && reached.length > 0
-        ? (await this.graphReads.relationshipEdgesOfEntities(scope, reached)).filter((r) => r.weight >= 0 && !known.has(r.id) && walk.entityScores.has(r.sourceId) && walk.entityScores.has(r.targetId))
+        ? (await this.graphReads.relationshipEdgesOfEntities(scope, reached, MAX_ENTITY_RELATIONSHIPS)).filter((r) => r.weight >= 0 && !known.has(r.id) && walk.entityScores.has(r.sourceId) && walk.entityScores.has(r.targetId))
         : [];
     const best = Math.max(0, ...walk.entityScores.values());
     const entityScores = new Map([...walk.entityScores].slice(0, PPR_TOP_ENTITIES).map(([id, value]) => [id, best > 0 ? value / best : 0]));
@@ -122,7 +123,8 @@ export class GraphRetriever {
 
     let frontier = this.frontier(selected, entityScores);
     for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
-      const candidates = (await this.graphReads.relationshipEdgesOfEntities(scope, frontier)).filter((r) => r.weight >= 0 && !selected.has(r.id));
+      // A hub offers its heaviest edges only: scoring its thousands by similarity cost more than the rest of the walk.
+      const candidates = (await this.graphReads.relationshipEdgesOfEntities(scope, frontier, MAX_ENTITY_RELATIONSHIPS)).filter((r) => r.weight >= 0 && !selected.has(r.id));
       if (candidates.length === 0) break;
       const similarities = await this.graphReads.relationshipSimilarities(scope, queryVector, candidates.map((r) => r.id));
       const scored = candidates

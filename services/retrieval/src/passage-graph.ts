@@ -40,8 +40,9 @@ const MAX_ENTITY_PASSAGES = 100;
  * links than this passes less than a hundredth of its mass along each, as at a hub's passages,
  * and a hub seed's thousands of edges (6,220 at 100k chunks) cost more to read than the rest of
  * the walk. An edge a hub shares with an entity that is not one is still read from that end.
+ * The weighted walk expands from hubs within the same bound (graph-retriever.ts).
  */
-const MAX_ENTITY_RELATIONSHIPS = MAX_ENTITY_PASSAGES;
+export const MAX_ENTITY_RELATIONSHIPS = MAX_ENTITY_PASSAGES;
 /** Passages of pages about the seeds read at most per question (see restartAtPagesAbout). */
 const MAX_TITLED_PASSAGES = 1_000;
 /** Entities in the walked neighbourhood at most (seeds and the entities of the prior passages come first). */
