@@ -112,14 +112,16 @@ export class GraphRetriever {
   }
 
   private async weightedWalk(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
-    const seeds = await this.graphReads.searchRelationshipsByVector(scope, queryVector, Math.max(options.maxRelationships, 10));
+    // Entities the question names are seeds too, even when no relationship text is close. On TiDB both reads are round trips: they overlap.
+    const [seeds, entityScores] = await Promise.all([
+      this.graphReads.searchRelationshipsByVector(scope, queryVector, Math.max(options.maxRelationships, 10)),
+      namedEntities(this.graphReads, scope, queryText),
+    ]);
     const selected = new Map<string, WalkedEdge>();
     for (const { relationship, score } of seeds) {
       if (relationship.weight < 0) continue;
       selected.set(relationship.id, { edge: relationship, score: this.score(score, relationship, 0), hop: 0 });
     }
-    // Entities the question names are seeds too, even when no relationship text is close.
-    const entityScores = await namedEntities(this.graphReads, scope, queryText);
 
     let frontier = this.frontier(selected, entityScores);
     for (let hop = 1; hop <= options.depth && frontier.length > 0; hop++) {
