@@ -157,4 +157,10 @@ export class DistributedDeployment {
   logs(): string {
     return [...this.processes.values()].map((s) => `--- ${s.name}\n${s.log.slice(-4000)}`).join('\n');
   }
+
+  /** Each service's last `limit` log lines at warn level or above (pino's JSON, level 40+): what a failed drill prints. */
+  warnings(limit = 40): string {
+    const warning = (line: string) => /"level":\s*(4|5|6)0\b/.test(line);
+    return [...this.processes.values(), ...this.replicas].map((s) => `--- ${s.name}\n${s.log.split('\n').filter(warning).slice(-limit).join('\n')}`).join('\n');
+  }
 }

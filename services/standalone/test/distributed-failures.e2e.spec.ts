@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TrellisClient } from '@trellis/client';
 import { DistributedDeployment, freePort, startStandaloneProcess, waitFor } from '@trellis/testing';
 import { drillOutcome, drillTable } from './drill-outcomes';
@@ -127,6 +127,11 @@ if (!enabled) {
     await deployment.startAll();
     client = new TrellisClient({ address: '127.0.0.1:1', addresses: deployment.addresses(), timeoutMs: 60_000 });
   }, 300_000);
+
+  // A drill that failed on a busy machine is hard to run again as it was: its services' warnings say what they saw.
+  afterEach(({ task }) => {
+    if (task.result?.state === 'fail') console.log(`warnings of the services after "${task.name}":\n${deployment?.warnings()}`);
+  });
 
   afterAll(async () => {
     client?.close();
