@@ -40,6 +40,8 @@ async function main(): Promise<void> {
   const health: number[] = [];
   let running = true;
   const metric = (body: string, name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(body)?.[1] ?? NaN) * 1000;
+  // prom-client's lag figures are since the last scrape: the first would include the server's start-up.
+  await fetch(`${server.httpUrl}/metrics`);
   const scraper = (async () => {
     while (running) {
       const body = await (await fetch(`${server.httpUrl}/metrics`)).text();
