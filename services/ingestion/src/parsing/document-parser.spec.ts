@@ -55,6 +55,31 @@ describe('parseDocument', () => {
     expect((await parseDocument(await makeDocx(['Alan Turing.', 'Machines.']), 'a.docx', '')).text).toBe('Alan Turing.\n\nMachines.');
   });
 
+  it('reads markdown, MDX and text over 1 MB in the parse worker, as it reads them in place, within the parse budget', async () => {
+    const section = (n: number) => `## Part ${n}\n\nThe <b>guard</b> runs before the <code>pipe</code>.\n\n<div>\n\nAfter the div.\n\n</div>\n`;
+    const small = Array.from({ length: 3 }, (_, n) => section(n)).join('\n');
+    const large = Array.from({ length: 12_000 }, (_, n) => section(n)).join('\n');
+    expect(Buffer.byteLength(large)).toBeGreaterThan(1024 * 1024);
+    const inPlace = (await parseDocument(Buffer.from(small), 'small.md', '')).text;
+    const inWorker = (await parseDocument(Buffer.from(large), 'large.md', '')).text;
+    expect(inPlace).not.toContain('<b>');
+    // The same markdown without its HTML, section after section.
+    expect(inWorker.startsWith(inPlace)).toBe(true);
+    expect(inWorker.split('## Part ').length - 1).toBe(12_000);
+    expect(inWorker).not.toMatch(/<\/?(b|code|div)>/);
+    expect((await parseDocument(Buffer.from(large), 'large.mdx', '')).mimeType).toBe('text/markdown');
+    // Only a worker is held to the parse time: the small one parses, the large one is stopped.
+    const budget = limits({ timeoutMs: 1 });
+    expect((await parseDocument(Buffer.from(small), 'small.md', '', budget)).text).toBe(inPlace);
+    for (const name of ['large.md', 'large.txt']) {
+      const error = await failure(parseDocument(Buffer.from(large), name, '', budget));
+      expect(error.code).toBe(ErrorCode.ResourceExhausted);
+    }
+    // Bytes that are not UTF-8 are refused as they are in place.
+    const broken = Buffer.concat([Buffer.from(large), Buffer.from([0xff, 0xfe])]);
+    expect((await failure(parseDocument(broken, 'broken.md', ''))).message).toMatch(/"broken.md" is not valid UTF-8 text/);
+  });
+
   it('keeps the messages of broken files', async () => {
     expect((await failure(parseDocument(Buffer.from('PK\x03\x04 not really a zip'), 'broken.docx', ''))).message).toMatch(/could not read DOCX "broken.docx"/);
     expect((await failure(parseDocument(Buffer.from('plain'), 'fake.pdf', ''))).message).toMatch(/not a PDF/);

@@ -1,7 +1,7 @@
 import { TrellisError } from '@trellis/contracts';
-import { markdownWithoutHtml } from './markdown-html';
-import { mdxToMarkdown } from './mdx-text';
 import { SUPPORTED_EXTENSIONS, kindOf, languageOf, resolveMimeType } from './mime-types';
+import type { DocumentKind } from './mime-types';
+import { storedMarkdown } from './markdown-text';
 import { sourceAsMarkdown } from './source-code';
 import { ParseFailure } from './parse-failure';
 import { parseInWorker } from './parse-runner';
@@ -28,10 +28,10 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = { ...DEFAULT_EXTRACTION_LIMITS,
 /**
  * Turns uploaded bytes into text. Every failure is an INVALID_ARGUMENT with a message a
  * user can act on, or RESOURCE_EXHAUSTED when the document passes its parse budget; nothing
- * here throws anything else for bad input. Plain text, markdown, MDX and source files are
- * decoded in place (markdown and MDX lose their embedded HTML; source files become a fenced
- * block of their language);
- * AsciiDoc, HTML, PDF and DOCX are parsed in a worker thread bounded in time and memory.
+ * here throws anything else for bad input. Plain text, markdown, MDX and source files of up to
+ * 1 MB are decoded in place (markdown and MDX lose their embedded HTML; source files become a
+ * fenced block of their language); larger ones, and AsciiDoc, HTML, PDF and DOCX, are parsed in
+ * a worker thread bounded in time and memory.
  */
 export async function parseDocument(bytes: Uint8Array, filename: string, declaredMime: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): Promise<ParsedDocument> {
   const mimeType = resolveMimeType(filename, declaredMime);
@@ -42,33 +42,36 @@ export async function parseDocument(bytes: Uint8Array, filename: string, declare
     );
   }
   if (bytes.byteLength === 0) throw TrellisError.invalid(`"${filename}" is empty`);
-  if (kind === 'mdx') {
-    // Stored as the markdown it holds, so it is split by its headings like any markdown.
-    const text = normalizeWhitespace(markdownWithoutHtml(mdxToMarkdown(decodeInPlace(bytes, filename))));
-    if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
-    return { mimeType: 'text/markdown', text, metadata: {} };
-  }
+  const decodedInPlace = DECODED_KINDS.has(kind) && bytes.byteLength <= MAX_IN_PLACE_BYTES;
+  const raw = decodedInPlace ? decodeInPlace(kind, bytes, filename) : await parseInWorker({ kind, bytes, filename, limits }, limits);
+  const text = normalizeWhitespace(raw);
+  if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
   if (kind === 'code') {
     // Stored as markdown, one fenced block under the file's name: chunks cut it between lines
     // and keep each piece fenced with its language.
     const language = languageOf(mimeType) ?? 'text';
-    const code = normalizeWhitespace(decodeInPlace(bytes, filename));
-    if (code === '') throw TrellisError.invalid(`"${filename}" contains no text`);
-    return { mimeType: 'text/markdown', text: sourceAsMarkdown(filename, language, code), metadata: { language } };
+    return { mimeType: 'text/markdown', text: sourceAsMarkdown(filename, language, text), metadata: { language } };
   }
-  const raw =
-    kind === 'text' ? decodeInPlace(bytes, filename)
-    : kind === 'markdown' ? markdownWithoutHtml(decodeInPlace(bytes, filename))
-    : await parseInWorker({ kind, bytes, filename, limits }, limits);
-  const text = normalizeWhitespace(raw);
-  if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
-  // AsciiDoc is parsed into the markdown it is stored and split as.
-  return { mimeType: kind === 'asciidoc' ? 'text/markdown' : mimeType, text, metadata: {} };
+  // AsciiDoc is parsed into the markdown it is stored and split as; MDX is stored as the markdown it holds.
+  return { mimeType: kind === 'asciidoc' || kind === 'mdx' ? 'text/markdown' : mimeType, text, metadata: {} };
 }
 
-function decodeInPlace(bytes: Uint8Array, filename: string): string {
+/** Kinds that are text already: decoded (and markdown's HTML read) in place while they are small (see text-extraction.ts). */
+const DECODED_KINDS: ReadonlySet<DocumentKind> = new Set(['text', 'markdown', 'mdx', 'code']);
+
+/**
+ * Past this size a text kind is decoded in the parse worker too, within the parse budget: a
+ * 3 MB markdown's HTML took 65–190 ms to read, all of it on the event loop. Below it, reading
+ * in place stalls the loop for less than the worker would add to the upload (about 0.1 s to
+ * start, 0.5 s for markdown, whose fence rules come with @trellis/contracts).
+ */
+const MAX_IN_PLACE_BYTES = 1024 * 1024;
+
+/** What the parse worker's extractText gives for these kinds, here. */
+function decodeInPlace(kind: DocumentKind, bytes: Uint8Array, filename: string): string {
   try {
-    return decodeUtf8(bytes, filename);
+    const decoded = decodeUtf8(bytes, filename);
+    return kind === 'markdown' || kind === 'mdx' ? storedMarkdown(kind, decoded) : decoded;
   } catch (error) {
     throw error instanceof ParseFailure ? TrellisError.invalid(error.message) : error;
   }

@@ -11,6 +11,9 @@ import { assertZipWithinLimits } from './zip-limits';
 const htmlParser = () => require('html-to-text') as typeof import('html-to-text');
 const pdfParser = () => require('pdf-parse') as typeof import('pdf-parse');
 const docxParser = () => require('mammoth') as typeof import('mammoth');
+// Markdown's HTML and MDX's JSX are read with helpers of @trellis/contracts: loaded by the
+// workers of those kinds only.
+const markdownText = () => require('./markdown-text') as typeof import('./markdown-text');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Bounds on what one document may cost to parse, besides its parse time. */
@@ -31,16 +34,18 @@ export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
 };
 
 /**
- * Text of a document's bytes by kind. Imports no workspace library: it runs inside the parse
- * worker too. Every failure is a ParseFailure with a message a user can act on.
+ * Text of a document's bytes by kind: markdown without its HTML, MDX as that markdown, source
+ * code as it is. It runs inside the parse worker too, so it imports no workspace library but
+ * where a kind needs one. Every failure is a ParseFailure with a message a user can act on.
  */
 export async function extractText(kind: DocumentKind, bytes: Uint8Array, filename: string, limits: ExtractionLimits): Promise<string> {
   switch (kind) {
     case 'text':
-    case 'markdown':
-    case 'mdx':
     case 'code':
       return decodeUtf8(bytes, filename);
+    case 'markdown':
+    case 'mdx':
+      return markdownText().storedMarkdown(kind, decodeUtf8(bytes, filename));
     case 'asciidoc':
       return asciidocMarkdown(decodeUtf8(bytes, filename));
     case 'html':
