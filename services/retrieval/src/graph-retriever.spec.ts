@@ -6,14 +6,26 @@ import type { EntityMentionWrite, RelationshipMentionWrite } from '@trellis/grap
 import { GRAPH_STRATEGIES, GraphRetriever } from './graph-retriever';
 
 const SETTINGS = { chunkSizeTokens: 0, chunkOverlapTokens: 0, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
+const embedder = new LocalHashEmbedder(64);
+
+const entity = (name: string): EntityMentionWrite => ({ entityId: `ent-${name}`, name, normalizedName: name.toLowerCase(), type: 'x', description: '', embedding: embedder.embedOne(name) });
+
+/** A store whose one chunk, of `text`, mentions these entities and relationships. */
+async function graphOfOneChunk(text: string, entities: EntityMentionWrite[], relationships: RelationshipMentionWrite[]): Promise<{ store: SqliteStore; scope: KbScope }> {
+  const store = new SqliteStore(':memory:');
+  const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
+  const scope = { tenantId: 't', kbId: kb.id };
+  await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text });
+  await store.repositories.chunks.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text, heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne(text) }]);
+  await store.repositories.graphWrites.applyChunkExtraction(scope, 'c1', entities, relationships);
+  return { store, scope };
+}
 
 /** A user's negative weight on a relationship keeps it out of every graph strategy, over a real store. */
 describe('GraphRetriever and negatively weighted relationships', () => {
-  const embedder = new LocalHashEmbedder(64);
   let store: SqliteStore;
   let scope: KbScope;
 
-  const entity = (name: string): EntityMentionWrite => ({ entityId: `ent-${name}`, name, normalizedName: name.toLowerCase(), type: 'x', description: '', embedding: embedder.embedOne(name) });
   const link = (id: string, source: EntityMentionWrite, target: EntityMentionWrite, label: string): RelationshipMentionWrite => ({
     relationshipId: id,
     sourceId: source.entityId,
@@ -28,12 +40,7 @@ describe('GraphRetriever and negatively weighted relationships', () => {
   const born = link('rel-born', odile, ravensford, 'was born in');
 
   beforeEach(async () => {
-    store = new SqliteStore(':memory:');
-    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
-    scope = { tenantId: 't', kbId: kb.id };
-    await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
-    await store.repositories.chunks.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'x', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('x') }]);
-    await store.repositories.graphWrites.applyChunkExtraction(scope, 'c1', [lanterns, odile, ravensford], [directed, born]);
+    ({ store, scope } = await graphOfOneChunk('x', [lanterns, odile, ravensford], [directed, born]));
   });
 
   afterEach(async () => {
@@ -61,12 +68,10 @@ describe('GraphRetriever and negatively weighted relationships', () => {
 
 /** Both walks expand from a hub within the same bound: its heaviest edges, not all of them. */
 describe('GraphRetriever at a hub', () => {
-  const embedder = new LocalHashEmbedder(64);
   const SPOKES = 130;
   let store: SqliteStore;
   let scope: KbScope;
 
-  const entity = (name: string): EntityMentionWrite => ({ entityId: `ent-${name}`, name, normalizedName: name.toLowerCase(), type: 'x', description: '', embedding: embedder.embedOne(name) });
   const hub = entity('Meridian');
   const spokes = Array.from({ length: SPOKES }, (_, i) => entity(`Spoke${i}`));
   // Spoke i's edge is stated with strength 1 + i % 10, so the heaviest are the spokes ending in 9.
@@ -81,12 +86,7 @@ describe('GraphRetriever at a hub', () => {
   }));
 
   beforeEach(async () => {
-    store = new SqliteStore(':memory:');
-    const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS });
-    scope = { tenantId: 't', kbId: kb.id };
-    await store.repositories.documents.saveDocumentVersion(scope, { id: 'd', sourceUri: 'd', filename: 'd', mimeType: 'text/plain', contentHash: 'h', version: 1, sizeBytes: 1, metadata: {}, text: 'x' });
-    await store.repositories.chunks.upsertChunks(scope, [{ id: 'c1', documentId: 'd', version: 1, ordinal: 0, text: 'Meridian', heading: '', tokenCount: 1, contentHash: 'h', embedding: embedder.embedOne('Meridian') }]);
-    await store.repositories.graphWrites.applyChunkExtraction(scope, 'c1', [hub, ...spokes], edges);
+    ({ store, scope } = await graphOfOneChunk('Meridian', [hub, ...spokes], edges));
   });
 
   afterEach(async () => {
