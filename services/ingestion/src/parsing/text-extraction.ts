@@ -35,8 +35,8 @@ export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
 
 /**
  * Text of a document's bytes by kind: markdown without its HTML, MDX as that markdown, source
- * code as it is. It runs inside the parse worker too, so it imports no workspace library but
- * where a kind needs one. Every failure is a ParseFailure with a message a user can act on.
+ * code as it is. It runs inside the parse worker too, so a workspace library is loaded only
+ * for the kinds that need one. Every failure is a ParseFailure with a message a user can act on.
  */
 export async function extractText(kind: DocumentKind, bytes: Uint8Array, filename: string, limits: ExtractionLimits): Promise<string> {
   switch (kind) {
