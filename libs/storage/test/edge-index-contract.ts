@@ -6,9 +6,10 @@ import { TEST_KB_SETTINGS, chunk, saveTestDocument, vectorFor } from './store-co
 
 /**
  * A database from before migration 22, whose relationships were indexed by one end alone, reads
- * the same edges once migrated, from the endpoint indexes that now cover them. `rewind` takes
- * the store back to before 22 (the first schema's indexes, the record gone) and resolves to the
- * store migrated again; `indexesOf` lists the names of the relationships table's indexes.
+ * the same edges once migrated, from the endpoint indexes that now cover them: those of 22, then
+ * 26's, which order an entity's edges by weight. `rewind` takes the store back to before 22 (the
+ * first schema's indexes, the records of 22 and 26 gone) and resolves to the store migrated
+ * again; `indexesOf` lists the names of the relationships table's indexes.
  */
 export function describeEdgeIndexUpgrade(
   name: string,
@@ -17,7 +18,7 @@ export function describeEdgeIndexUpgrade(
   indexesOf: (store: TrellisStore) => Promise<string[]>,
 ): void {
   describe(`${name}: relationship edges of a database from before their covering indexes`, () => {
-    it('reads the same edges once migrated, and the first schema’s endpoint indexes are gone', async () => {
+    it('reads the same edges once migrated, and the endpoint indexes of the first schema and of migration 22 are gone', async () => {
       let store = await makeStore();
       try {
         const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
@@ -39,14 +40,18 @@ export function describeEdgeIndexUpgrade(
         });
         await store.repositories.graphWrites.applyChunkExtraction(scope, written.id, [curie, polonium, radium], [fact(curie, polonium, 'discovered'), fact(radium, curie, 'found by')]);
         const edges = () => store.repositories.graphReads.relationshipEdgesOfEntities(scope, [curie.entityId]);
+        const heaviest = () => store.repositories.graphReads.relationshipEdgesOfEntities(scope, [curie.entityId, radium.entityId], 1);
         const before = await edges();
         expect(before.map((e) => [e.sourceId, e.targetId])).toEqual(expect.arrayContaining([[curie.entityId, polonium.entityId], [radium.entityId, curie.entityId]]));
+        const heaviestBefore = await heaviest();
+        expect(heaviestBefore).toEqual(before);
 
         store = await rewind(store);
         expect(await edges()).toEqual(before);
+        expect(await heaviest()).toEqual(heaviestBefore);
         const indexes = await indexesOf(store);
-        expect(indexes).toEqual(expect.arrayContaining(['relationship_edges_by_source', 'relationship_edges_by_target']));
-        expect(indexes.filter((i) => i === 'relationships_by_source' || i === 'relationships_by_target')).toEqual([]);
+        expect(indexes).toEqual(expect.arrayContaining(['relationship_heaviest_by_source', 'relationship_heaviest_by_target']));
+        expect(indexes.filter((i) => /^relationships?_(edges_)?by_(source|target)$/.test(i))).toEqual([]);
       } finally {
         await store.close();
       }

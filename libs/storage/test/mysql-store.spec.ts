@@ -85,10 +85,10 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
 
   const relationshipIndexes = async () => (await query("SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'relationships'", [databases.last])).map((r) => String(r.INDEX_NAME));
   describeEdgeIndexUpgrade('MysqlStore', freshStore, async (store) => {
-    const firstSchema = (end: string) => `DROP KEY relationship_edges_by_${end}, ADD KEY relationships_by_${end} (tenant_id, kb_id, ${end}_id)`;
+    const firstSchema = (end: string) => `DROP KEY relationship_heaviest_by_${end}, ADD KEY relationships_by_${end} (tenant_id, kb_id, ${end}_id)`;
     await query(`ALTER TABLE \`${databases.last}\`.relationships ${firstSchema('source')}, ${firstSchema('target')}`);
-    await query(`DELETE FROM \`${databases.last}\`.schema_migrations WHERE version = 22`);
-    expect(await (store as MysqlStore).migrate()).toEqual([22]);
+    await query(`DELETE FROM \`${databases.last}\`.schema_migrations WHERE version IN (22, 26)`);
+    expect(await (store as MysqlStore).migrate()).toEqual([22, 26]);
     return store;
   }, relationshipIndexes);
 

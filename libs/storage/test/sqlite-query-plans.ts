@@ -70,16 +70,25 @@ export function describeSqliteQueryPlans(): void {
       expect(scans, `statements that scan a knowledge base for the rows an IN list names:\n${scans.join('\n')}`).toEqual([]);
     });
 
-    it("reads relationships' edges from the endpoint indexes alone, never from their rows", () => {
+    it("reads relationships' edges from the endpoint indexes alone, never from their rows, and a hub's heaviest without sorting its edges", () => {
       const db = new Database(':memory:');
       try {
         migrateSqlite(db);
+        const planOf = (sql: string) => {
+          const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
+          return (originalPrepare.call(db, `EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>).map((step) => step.detail);
+        };
         const edgeReads = [...prepared].filter((sql) => sql.startsWith(EDGE_SELECT));
         expect(edgeReads.length).toBeGreaterThanOrEqual(2);
-        for (const sql of edgeReads) {
-          const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
-          const plan = originalPrepare.call(db, `EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>;
-          expect(plan.map((step) => step.detail)).toEqual([expect.stringMatching(/^SEARCH r USING COVERING INDEX relationship_edges_by_(source|target) /)]);
+        for (const sql of edgeReads) expect(planOf(sql)).toEqual([expect.stringMatching(/^SEARCH r USING COVERING INDEX relationship_heaviest_by_(source|target) /)]);
+        const heaviestReads = [...prepared].filter((sql) => sql.startsWith(`SELECT * FROM (${EDGE_SELECT}`));
+        expect(heaviestReads.length).toBeGreaterThanOrEqual(2);
+        for (const sql of heaviestReads) {
+          const plan = planOf(sql);
+          const searches = plan.filter((step) => /\br\b/.test(step));
+          expect(searches.length).toBe(sql.split(' UNION ALL ').length);
+          for (const step of searches) expect(step).toMatch(/^SEARCH r USING COVERING INDEX relationship_heaviest_by_(source|target) \(tenant_id=\? AND kb_id=\? AND (source|target)_id=\?\)$/);
+          expect(plan.filter((step) => /TEMP B-TREE/.test(step))).toEqual([]);
         }
       } finally {
         db.close();

@@ -21,9 +21,9 @@ describeEntityNameContract('SqliteStore', async () => new SqliteStore(':memory:'
   return db.prepare('SELECT tenant_id AS tenantId, kb_id AS kbId, entity_id AS entityId, term FROM entity_name_terms').all() as NameTermRow[];
 });
 
-/** Migration 22 undone: the endpoint indexes of the first schema. */
+/** Migrations 22 and 26 undone: the endpoint indexes of the first schema. */
 const UNDO_22 =
-  'DROP INDEX relationship_edges_by_source; DROP INDEX relationship_edges_by_target; ' +
+  'DROP INDEX relationship_heaviest_by_source; DROP INDEX relationship_heaviest_by_target; ' +
   'CREATE INDEX relationships_by_source ON relationships (tenant_id, kb_id, source_id); CREATE INDEX relationships_by_target ON relationships (tenant_id, kb_id, target_id)';
 
 // A file store taken back to before migration 21, then opened again (which migrates it).
@@ -37,7 +37,7 @@ describeEntityNameBackfill('SqliteStore', async () => new SqliteStore(join(backf
   return new SqliteStore(join(backfillDir, 'trellis.db'));
 });
 
-// A file store taken back to before migration 22, then opened again (which migrates it).
+// A file store taken back to before migrations 22 and 26, then opened again (which migrates it).
 const edgeIndexDir = mkdtempSync(join(tmpdir(), 'trellis-sqlite-'));
 afterAll(() => rmSync(edgeIndexDir, { recursive: true, force: true }));
 describeEdgeIndexUpgrade(
@@ -46,7 +46,7 @@ describeEdgeIndexUpgrade(
   async (store) => {
     await store.close();
     const old = new Database(join(edgeIndexDir, 'trellis.db'));
-    old.exec(`${UNDO_22}; DELETE FROM schema_migrations WHERE version = 22`);
+    old.exec(`${UNDO_22}; DELETE FROM schema_migrations WHERE version IN (22, 26)`);
     old.close();
     return new SqliteStore(join(edgeIndexDir, 'trellis.db'));
   },
@@ -170,7 +170,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 25]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 25, 26]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);

@@ -3,7 +3,7 @@ import { rankEntitiesByName } from '@trellis/graph';
 import { fullTextTerms } from '@trellis/text-search';
 import type { EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 import type { GraphReadRepository } from '../repositories/graph-read.repository';
-import { EDGE_SELECT, ENTITY_COLUMNS, RELATIONSHIP_SELECT, inIdOrder, marks, toEdge, toEntity, toRelationship } from '../row-mappers';
+import { EDGE_SELECT, ENTITY_COLUMNS, RELATIONSHIP_SELECT, batches, inIdOrder, marks, toEdge, toEntity, toRelationship } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { SqlRepository } from './sql-engine';
 import { groupByOwner, rowsWhereIn } from './sql-session';
@@ -20,6 +20,8 @@ import { RETRIEVABLE, graphCandidates } from './vector-ranking';
 const NAME_CANDIDATES = 500;
 /** Entity ids an `among` filter puts in a statement at most; past it they are filtered after the read. */
 const MAX_AMONG = 500;
+/** Entities whose heaviest edges one statement reads: a subquery each, within SQLite's 500 terms of a compound select. */
+const HEAVIEST_PER_STATEMENT = 100;
 
 /** Graph reads: entities and relationships by id, name and vector, their neighbourhoods and provenance; all bound to the scope. */
 export class SqlGraphReads extends SqlRepository implements GraphReadRepository {
@@ -85,22 +87,33 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
   }
 
   /**
-   * In id order; every column read is in the endpoint indexes (relationship_edges_by_*), so no
-   * row is. With `perEntity`, each end's edges are numbered per entity, heaviest first, in SQL,
-   * and only the first `perEntity` come back: a hub's edges are still read from the index, but
-   * not turned into rows.
+   * In id order; every column read is in the endpoint indexes (relationship_heaviest_by_*), so
+   * no row is. With `perEntity`, each end's edges are read per entity, heaviest first (ties by
+   * id, descending), and only the first `perEntity`: the index orders an entity's edges by
+   * weight, so a hub's are never all read.
    */
   relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]> {
     if (perEntity === undefined) return this.ofEntities(scope, entityIds, (_end, where) => `${EDGE_SELECT} WHERE ${where}`, toEdge);
-    const limit = Math.max(1, Math.floor(perEntity));
-    return this.ofEntities(
-      scope,
-      entityIds,
-      (end, where) =>
-        `SELECT id, source_id, target_id, weight FROM (SELECT r.id, r.source_id, r.target_id, r.weight, ROW_NUMBER() OVER (PARTITION BY r.${end} ORDER BY r.weight DESC, r.id) AS nth
-         FROM relationships r WHERE ${where}) numbered WHERE nth <= ${limit}`,
-      toEdge,
-    );
+    return this.heaviestEdges(scope, entityIds, Math.max(1, Math.floor(perEntity)));
+  }
+
+  /**
+   * One bounded range of the index per entity and end, the ranges of up to HEAVIEST_PER_STATEMENT
+   * entities joined in one statement (a round trip on the MySQL family).
+   */
+  private async heaviestEdges(scope: KbScope, entityIds: readonly string[], limit: number): Promise<RelationshipEdge[]> {
+    const seen = new Map<string, RelationshipEdge>();
+    for (const end of ['source_id', 'target_id']) {
+      const range = `SELECT * FROM (${EDGE_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} = ? ORDER BY r.weight DESC, r.id DESC LIMIT ${limit}) heaviest`;
+      for (const batch of batches([...new Set(entityIds)], HEAVIEST_PER_STATEMENT)) {
+        const rows = await this.db.rows(
+          batch.map(() => range).join(' UNION ALL '),
+          batch.flatMap((id) => [scope.tenantId, scope.kbId, id]),
+        );
+        for (const row of rows) seen.set(String(row.id), toEdge(row));
+      }
+    }
+    return inIdOrderOfKeys(seen);
   }
 
   /** Relationships with either end in `entityIds`, in id order: one indexed lookup per end, rather than an OR a planner may turn into a scan. */
@@ -110,7 +123,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
       const sql = (m: string) => select(end, `r.tenant_id = ? AND r.kb_id = ? AND r.${end} IN (${m})`);
       for (const row of await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], entityIds)) seen.set(String(row.id), map(row));
     }
-    return [...seen.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return inIdOrderOfKeys(seen);
   }
 
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
@@ -148,4 +161,8 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
     const rows = await mentionsOf(this.db, scope, table, 'chunk_id', ownerIds);
     return new Map([...groupByOwner(rows)].map(([owner, mentions]) => [owner, mentions.map((m) => String(m.chunk_id))]));
   }
+}
+
+function inIdOrderOfKeys<T>(byId: ReadonlyMap<string, T>): T[] {
+  return [...byId.keys()].sort().map((id) => byId.get(id)!);
 }

@@ -54,10 +54,14 @@ export const ENTITY_GRAPH_TABLES: readonly TableSpec[] = [
     indexes: [
       { name: 'relationships_by_source', columns: ['tenant_id', 'kb_id', 'source_id'], until: 22 },
       { name: 'relationships_by_target', columns: ['tenant_id', 'kb_id', 'target_id'], until: 22 },
+      { name: 'relationship_edges_by_source', columns: ['tenant_id', 'kb_id', 'source_id', 'target_id', 'weight', 'id'], since: 22, until: 26 },
+      { name: 'relationship_edges_by_target', columns: ['tenant_id', 'kb_id', 'target_id', 'source_id', 'weight', 'id'], since: 22, until: 26 },
       // The edges of an entity read from the index alone (relationshipEdgesOfEntities): the
       // walks read thousands around a hub, and a row with its inline embedding is a page each.
-      { name: 'relationship_edges_by_source', columns: ['tenant_id', 'kb_id', 'source_id', 'target_id', 'weight', 'id'], since: 22 },
-      { name: 'relationship_edges_by_target', columns: ['tenant_id', 'kb_id', 'target_id', 'source_id', 'weight', 'id'], since: 22 },
+      // Weight after the end, so an entity's heaviest edges are the first entries of its range
+      // (read backwards) and a walk reads only as many as it keeps, not all of a hub's.
+      { name: 'relationship_heaviest_by_source', columns: ['tenant_id', 'kb_id', 'source_id', 'weight', 'id', 'target_id'], since: 26 },
+      { name: 'relationship_heaviest_by_target', columns: ['tenant_id', 'kb_id', 'target_id', 'weight', 'id', 'source_id'], since: 26 },
       pendingSummaries('relationships'),
     ],
   },

@@ -123,6 +123,7 @@ const MIGRATIONS: readonly Migration[] = [
     before: { sqlite: [], mysql: ['TRUNCATE TABLE chunk_terms', 'DELETE FROM kb_text_stats'] },
   },
   { version: 25, name: 'memberships, budget-paused chunks and (SQLite) entity mentions found by entity and by document through indexes of their own' },
+  { version: 26, name: "an entity's heaviest relationships first in its endpoint indexes, so a walk reads only the edges it keeps" },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */
