@@ -151,6 +151,9 @@ export interface EntityRecord {
   needsReview: boolean;
 }
 
+/** An entity as a walk over the graph sees it: its names and how many mentions it has. */
+export type EntityNode = Pick<EntityRecord, 'id' | 'name' | 'normalizedName' | 'mentionCount'>;
+
 /** A same-name entity a new mention may resolve to, with the embedding of its summary. */
 export interface EntityCandidate {
   entity: EntityRecord;

@@ -2,7 +2,7 @@ import type { IndexStatus, KbSettings } from '@trellis/contracts';
 import { distinctDescriptions, entityHeading, relationshipItem } from '@trellis/graph';
 import type { PendingSummary } from '@trellis/graph';
 import { PIPELINE_STAGES } from './records';
-import type { ChunkRecord, DocumentRecord, EntityRecord, KnowledgeBaseRecord, PipelineStage, RelationshipEdge, RelationshipRecord, StageRecord } from './records';
+import type { ChunkRecord, DocumentRecord, EntityNode, EntityRecord, KnowledgeBaseRecord, PipelineStage, RelationshipEdge, RelationshipRecord, StageRecord } from './records';
 import type { StuckDocument } from './repositories/stuck-work';
 
 /** Column lists of the store's queries, so every read maps the same shape. */
@@ -94,6 +94,10 @@ export const toChunk = rowMapper<ChunkRecord>({
   id: text, kbId: text, documentId: text, version: num, ordinal: num, text, heading: text, tokenCount: num, contentHash: text,
   status: text as Read<IndexStatus>, error: nullableText,
 });
+
+export const ENTITY_NODE_COLUMNS = 'id, name, normalized_name, mention_count';
+
+export const toEntityNode = rowMapper<EntityNode>({ id: text, name: text, normalizedName: text, mentionCount: num });
 
 export const toEntity = rowMapper<EntityRecord>({ id: text, kbId: text, name: text, normalizedName: text, type: text, description: text, mentionCount: num, needsReview: flag });
 

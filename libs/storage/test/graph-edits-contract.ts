@@ -139,6 +139,7 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       const target = await store.repositories.graphEdits.mergeEntities(scope, mCurie().entityId, curie().entityId, meta());
       expect(target).toMatchObject({ id: curie().entityId, name: 'Marie Curie', mentionCount: 3 });
       expect(await store.repositories.graphReads.getEntities(scope, [mCurie().entityId])).toEqual([]);
+      expect(await store.repositories.graphReads.getEntityNodes(scope, [mCurie().entityId, curie().entityId])).toEqual([{ id: curie().entityId, name: 'Marie Curie', normalizedName: 'marie curie', mentionCount: 3 }]);
       expect((await store.repositories.graphReads.chunkIdsForEntities(scope, [curie().entityId])).get(curie().entityId)).toEqual([c1, c2, c3].sort());
       const ofChunks = await store.repositories.graphReads.entityIdsForChunks(scope, [c1!, c3!]);
       expect(ofChunks.get(c3!)).toEqual([curie().entityId, polonium().entityId].sort());
@@ -239,6 +240,11 @@ export function describeGraphEditContract(name: string, makeStore: () => Promise
       await store.repositories.graphEdits.undoGraphEdit(scope, second.id, meta());
       await store.repositories.graphEdits.undoGraphEdit(scope, first.id, meta());
       expect((await store.repositories.graphReads.getEntities(scope, [mCurie().entityId, curie().entityId, radium().entityId])).map((e) => e.mentionCount)).toEqual([2, 2, 1]);
+      // What a walk reads of the same entities: in the order asked, an unknown id skipped, names and counts only.
+      const asked = [radium().entityId, 'ent_absent', mCurie().entityId, curie().entityId];
+      const whole = await store.repositories.graphReads.getEntities(scope, asked);
+      expect(whole.map((e) => e.id)).toEqual([radium().entityId, mCurie().entityId, curie().entityId]);
+      expect(await store.repositories.graphReads.getEntityNodes(scope, asked)).toEqual(whole.map(({ id, name, normalizedName, mentionCount }) => ({ id, name, normalizedName, mentionCount })));
     });
 
     it('deleted entities and relationships stay deleted when the same chunk is extracted again, and come back on undo', async () => {

@@ -105,9 +105,10 @@ export class GraphRetriever {
       score: ((walk.entityScores.get(edge.sourceId) ?? 0) + (walk.entityScores.get(edge.targetId) ?? 0)) / (2 * (best || 1)),
       hop: walk.seeds.has(edge.sourceId) || walk.seeds.has(edge.targetId) ? 0 : 1,
     }));
-    const relationships = await this.withRows(scope, keepRoomForHops(scored, options.maxRelationships, further.length > 0 ? 1 : 0));
-    const byId = new Map(walk.entities.map((e) => [e.id, e]));
-    const entities = [...entityScores.keys()].flatMap((id) => byId.get(id) ?? []);
+    const [relationships, entities] = await Promise.all([
+      this.withRows(scope, keepRoomForHops(scored, options.maxRelationships, further.length > 0 ? 1 : 0)),
+      this.graphReads.getEntities(scope, [...entityScores.keys()]),
+    ]);
     return { entities, relationships, entityScores, passageScores: walk.passageScores };
   }
 

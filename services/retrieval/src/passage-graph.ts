@@ -1,6 +1,6 @@
 import { titleKey } from '@trellis/contracts';
 import type { KbScope } from '@trellis/contracts';
-import type { ChunkFilter, ChunkRepository, EntityRecord, GraphReadRepository, RelationshipEdge } from '@trellis/storage';
+import type { ChunkFilter, ChunkRepository, EntityNode, GraphReadRepository, RelationshipEdge } from '@trellis/storage';
 import { namedEntities } from './named-entities';
 import { secondHopNames } from './second-hop';
 import { DEFAULT_PAGERANK_OPTIONS, WalkGraph, walk } from './personalized-pagerank';
@@ -10,7 +10,7 @@ import type { WalkSeed } from './personalized-pagerank';
 export interface PassageGraphReads {
   readonly graphReads: Pick<
     GraphReadRepository,
-    'searchEntitiesByName' | 'searchRelationshipsByVector' | 'relationshipEdgesOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntities'
+    'searchEntitiesByName' | 'searchRelationshipsByVector' | 'relationshipEdgesOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntityNodes'
   >;
   readonly chunks: Pick<ChunkRepository, 'searchChunksByVector' | 'chunkIdsOfDocumentsTitled'>;
 }
@@ -53,7 +53,8 @@ export interface PassageGraphResult {
   readonly passageScores: Map<string, number>;
   /** Entity id → stationary probability of the walk, highest first. */
   readonly entityScores: Map<string, number>;
-  readonly entities: EntityRecord[];
+  /** The walked entities, names and mention counts only (the few a result keeps are read whole). */
+  readonly entities: EntityNode[];
   /** The relationships the walk ran on, as edges (their rows are read for the few a result keeps). */
   readonly relationships: RelationshipEdge[];
   /** Entities the walk restarts at (hop 0). */
@@ -105,7 +106,7 @@ export async function rankPassages(reads: PassageGraphReads, scope: KbScope, que
   const walked = relationships.filter((r) => r.weight >= 0);
   for (const ids of ofPassages.values()) for (const id of ids) if (entityIds.size < MAX_ENTITIES) entityIds.add(id);
   for (const r of walked) for (const id of [r.sourceId, r.targetId]) if (entityIds.size < MAX_ENTITIES) entityIds.add(id);
-  const entities = await reads.graphReads.getEntities(scope, [...entityIds]);
+  const entities = await reads.graphReads.getEntityNodes(scope, [...entityIds]);
   const linkable = entities.filter((e) => e.mentionCount <= MAX_ENTITY_PASSAGES).map((e) => e.id);
   const mentions = await reads.graphReads.chunkIdsForEntities(scope, linkable);
   const passageCounts = new Map(entities.map((e) => [e.id, mentions.get(e.id)?.length ?? e.mentionCount]));
@@ -156,7 +157,7 @@ async function bridgeEntities(graphReads: PassageGraphReads['graphReads'], scope
 async function restartAtPagesAbout(
   chunks: PassageGraphReads['chunks'],
   scope: KbScope,
-  entities: readonly EntityRecord[],
+  entities: readonly EntityNode[],
   seedWeights: ReadonlyMap<string, number>,
   prior: Map<string, number>,
 ): Promise<void> {
@@ -183,7 +184,7 @@ function densePrior(scored: ReadonlyArray<{ id: string; score: number }>): Map<s
 }
 
 /** Entities of one normalised name that resolution kept apart are still one name: a synonym edge joins them. */
-function linkSameNames(graph: WalkGraph, entities: readonly EntityRecord[]): void {
+function linkSameNames(graph: WalkGraph, entities: readonly EntityNode[]): void {
   const byName = new Map<string, string[]>();
   for (const e of entities) byName.set(e.normalizedName, [...(byName.get(e.normalizedName) ?? []), e.id]);
   for (const ids of byName.values()) {

@@ -29,6 +29,7 @@ export function mysqlDialect(vectors: () => VectorSql): SqlDialect {
     greatest: (a, b) => `GREATEST(${a}, ${b})`,
     time: toSqlTime,
     byIdScope: (alias) => `${alias ? `${alias}.` : ''}tenant_id = ? AND ${alias ? `${alias}.` : ''}kb_id = ?`,
+    joinedIds: null,
     isDuplicateKey: (error) => errnoOf(error) === ER_DUP_ENTRY,
     embeddingValue: (vector) => vectors().embeddingValue(vector),
     readEmbedding: (value) => {

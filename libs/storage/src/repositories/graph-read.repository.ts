@@ -1,9 +1,11 @@
 import type { KbScope } from '@trellis/contracts';
-import type { EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
+import type { EntityNode, EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 
 /** Reads of the graph as retrieval and the graph API see it (edits applied). */
 export interface GraphReadRepository {
   getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]>;
+  /** The same entities as {@link getEntities}, names and mention counts only: what a walk over hundreds needs. */
+  getEntityNodes(scope: KbScope, ids: readonly string[]): Promise<EntityNode[]>;
   findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]>;
   /** Entities whose name contains the query's words, best match first. */
   searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]>;
@@ -17,7 +19,7 @@ export interface GraphReadRepository {
   relationshipsOfEntities(scope: KbScope, entityIds: readonly string[]): Promise<RelationshipRecord[]>;
   /**
    * The same relationships as {@link relationshipsOfEntities}, as edges only (no rows read): what a
-   * walk needs. With `perEntity`, at most that many per entity and end, the heaviest (ties by id):
+   * walk needs. With `perEntity`, at most that many per entity and end, the heaviest (ties by id, descending):
    * not a hub's thousands.
    */
   relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]>;

@@ -1,15 +1,14 @@
 import type { KbScope } from '@trellis/contracts';
 import { rankEntitiesByName } from '@trellis/graph';
 import { fullTextTerms } from '@trellis/text-search';
-import type { EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
+import type { EntityNode, EntityRecord, RelationshipEdge, RelationshipRecord, ScoredEntity, ScoredRelationship } from '../records';
 import type { GraphReadRepository } from '../repositories/graph-read.repository';
-import { EDGE_SELECT, ENTITY_COLUMNS, RELATIONSHIP_SELECT, batches, inIdOrder, marks, toEdge, toEntity, toRelationship } from '../row-mappers';
+import { EDGE_SELECT, ENTITY_COLUMNS, ENTITY_NODE_COLUMNS, RELATIONSHIP_SELECT, batches, inIdOrder, marks, toEdge, toEntity, toEntityNode, toRelationship } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { SqlRepository } from './sql-engine';
 import { groupByOwner, rowsWhereIn } from './sql-session';
-import { mentionsOf } from './mention-sql';
+import { chunkIdsOf } from './mention-sql';
 import { entityIdsByNameWords } from './entity-name-terms-sql';
-import type { MentionTable } from './mention-sql';
 import { RETRIEVABLE, graphCandidates } from './vector-ranking';
 
 /**
@@ -29,6 +28,12 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
   async getEntities(scope: KbScope, ids: readonly string[]): Promise<EntityRecord[]> {
     const sql = (m: string) => `SELECT ${ENTITY_COLUMNS} FROM entities WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
     return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toEntity));
+  }
+
+  /** In the order of `ids`, skipping ids that do not exist; the row's description and type are not read. */
+  async getEntityNodes(scope: KbScope, ids: readonly string[]): Promise<EntityNode[]> {
+    const sql = (m: string) => `SELECT ${ENTITY_NODE_COLUMNS} FROM entities WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
+    return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toEntityNode));
   }
 
   async findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]> {
@@ -127,11 +132,11 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
   }
 
   chunkIdsForRelationships(scope: KbScope, relationshipIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.chunkIdsByOwner(scope, 'relationship_mentions', relationshipIds);
+    return chunkIdsOf(this.db, this.dialect, scope, 'relationship_mentions', relationshipIds);
   }
 
   chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
-    return this.chunkIdsByOwner(scope, 'entity_mentions', entityIds);
+    return chunkIdsOf(this.db, this.dialect, scope, 'entity_mentions', entityIds);
   }
 
   /**
@@ -157,10 +162,6 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
   }
 
   /** Chunk ids mentioning each owner, in chunk id order. */
-  private async chunkIdsByOwner(scope: KbScope, table: MentionTable, ownerIds: readonly string[]): Promise<Map<string, string[]>> {
-    const rows = await mentionsOf(this.db, scope, table, 'chunk_id', ownerIds);
-    return new Map([...groupByOwner(rows)].map(([owner, mentions]) => [owner, mentions.map((m) => String(m.chunk_id))]));
-  }
 }
 
 function inIdOrderOfKeys<T>(byId: ReadonlyMap<string, T>): T[] {

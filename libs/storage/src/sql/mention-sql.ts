@@ -3,6 +3,7 @@ import { MAX_SUMMARY_MENTIONS } from '@trellis/graph';
 import type { Row } from '../row-mappers';
 import { groupByOwner, rowsWhereIn } from './sql-session';
 import type { SqlSession } from './sql-session';
+import type { SqlDialect } from './sql-dialect';
 
 export type MentionTable = 'entity_mentions' | 'relationship_mentions';
 
@@ -16,6 +17,22 @@ export function mentionsOf(session: SqlSession, scope: KbScope, table: MentionTa
   const owner = ownerOf(table);
   const sql = (m: string) => `SELECT ${owner} AS owner, ${columns} FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${owner} IN (${m}) ORDER BY ${owner}, chunk_id`;
   return rowsWhereIn(session, sql, [scope.tenantId, scope.kbId], [...ownerIds]);
+}
+
+/**
+ * The chunk ids that mention each of these owners, in chunk id order, by owner in owner order;
+ * owners without mentions are left out. Where the dialect joins ids in SQL, one row per owner.
+ */
+export async function chunkIdsOf(session: SqlSession, dialect: SqlDialect, scope: KbScope, table: MentionTable, ownerIds: readonly string[]): Promise<Map<string, string[]>> {
+  if (dialect.joinedIds === null) {
+    const rows = await mentionsOf(session, scope, table, 'chunk_id', ownerIds);
+    return new Map([...groupByOwner(rows)].map(([owner, mentions]) => [owner, mentions.map((m) => String(m.chunk_id))]));
+  }
+  const owner = ownerOf(table);
+  const sql = (m: string) =>
+    `SELECT ${owner} AS owner, ${dialect.joinedIds!('chunk_id')} AS chunk_ids FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${owner} IN (${m}) GROUP BY ${owner} ORDER BY ${owner}`;
+  const rows = await rowsWhereIn(session, sql, [scope.tenantId, scope.kbId], ownerIds);
+  return new Map(rows.map((r) => [String(r.owner), String(r.chunk_ids).split(' ')]));
 }
 
 /** One owner's mentions as its row is derived from them. */

@@ -36,6 +36,13 @@ export interface SqlDialect {
   byIdScope(alias?: string): string;
   /** True when `error` reports a duplicate key. */
   isDuplicateKey(error: unknown): boolean;
+  /**
+   * An aggregate of a group's ids (`column`) as one text, space-separated and in order: one row
+   * per group instead of one per id, where making rows is what a read of thousands costs (SQLite,
+   * in process). Null where such a text is capped (the MySQL family's group_concat_max_len) and
+   * the rows are read instead.
+   */
+  readonly joinedIds: ((column: string) => string) | null;
   /** The value bound when writing an embedding. */
   embeddingValue(vector: Float32Array): SqlValue;
   /** An embedding as read back; null for NULL. */
