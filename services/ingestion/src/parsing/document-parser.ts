@@ -1,12 +1,12 @@
 import { TrellisError } from '@trellis/contracts';
 import { SUPPORTED_EXTENSIONS, kindOf, languageOf, resolveMimeType } from './mime-types';
-import type { DocumentKind } from './mime-types';
 import { storedMarkdown } from './markdown-text';
+import type { DocumentKind } from './mime-types';
 import { sourceAsMarkdown } from './source-code';
 import { ParseFailure } from './parse-failure';
 import { parseInWorker } from './parse-runner';
 import type { ParseBudget } from './parse-runner';
-import { DEFAULT_EXTRACTION_LIMITS, decodeUtf8 } from './text-extraction';
+import { DEFAULT_EXTRACTION_LIMITS, extractText } from './text-extraction';
 import type { ExtractionLimits } from './text-extraction';
 
 export interface ParsedDocument {
@@ -43,7 +43,7 @@ export async function parseDocument(bytes: Uint8Array, filename: string, declare
   }
   if (bytes.byteLength === 0) throw TrellisError.invalid(`"${filename}" is empty`);
   const decodedInPlace = DECODED_KINDS.has(kind) && bytes.byteLength <= MAX_IN_PLACE_BYTES;
-  const raw = decodedInPlace ? decodeInPlace(kind, bytes, filename) : await parseInWorker({ kind, bytes, filename, limits }, limits);
+  const raw = decodedInPlace ? await extractInPlace(kind, bytes, filename, limits) : await parseInWorker({ kind, bytes, filename, limits }, limits);
   const text = normalizeWhitespace(raw);
   if (text.trim() === '') throw TrellisError.invalid(`"${filename}" contains no text`);
   if (kind === 'code') {
@@ -67,13 +67,12 @@ const DECODED_KINDS: ReadonlySet<DocumentKind> = new Set(['text', 'markdown', 'm
  */
 const MAX_IN_PLACE_BYTES = 1024 * 1024;
 
-/** What the parse worker's extractText gives for these kinds, here. */
-function decodeInPlace(kind: DocumentKind, bytes: Uint8Array, filename: string): string {
+/** What the parse worker gives, read here; a failure is INVALID_ARGUMENT as the worker's is (parse-runner.ts). */
+async function extractInPlace(kind: DocumentKind, bytes: Uint8Array, filename: string, limits: ExtractionLimits): Promise<string> {
   try {
-    const decoded = decodeUtf8(bytes, filename);
-    return kind === 'markdown' || kind === 'mdx' ? storedMarkdown(kind, decoded) : decoded;
+    return await extractText(kind, bytes, filename, limits, storedMarkdown);
   } catch (error) {
-    throw error instanceof ParseFailure ? TrellisError.invalid(error.message) : error;
+    throw TrellisError.invalid(error instanceof ParseFailure ? error.message : `could not parse "${filename}": ${(error as Error).message}`);
   }
 }
 

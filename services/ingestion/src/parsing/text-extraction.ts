@@ -13,8 +13,11 @@ const pdfParser = () => require('pdf-parse') as typeof import('pdf-parse');
 const docxParser = () => require('mammoth') as typeof import('mammoth');
 // Markdown's HTML and MDX's JSX are read with helpers of @trellis/contracts: loaded by the
 // workers of those kinds only.
-const markdownText = () => require('./markdown-text') as typeof import('./markdown-text');
+const requiredStoredMarkdown: StoredMarkdown = (kind, decoded) => (require('./markdown-text') as typeof import('./markdown-text')).storedMarkdown(kind, decoded);
 /* eslint-enable @typescript-eslint/no-require-imports */
+
+/** How markdown and MDX become the markdown they are stored as (markdown-text.ts). */
+export type StoredMarkdown = (kind: 'markdown' | 'mdx', decoded: string) => string;
 
 /** Bounds on what one document may cost to parse, besides its parse time. */
 export interface ExtractionLimits {
@@ -37,15 +40,17 @@ export const DEFAULT_EXTRACTION_LIMITS: ExtractionLimits = {
  * Text of a document's bytes by kind: markdown without its HTML, MDX as that markdown, source
  * code as it is. It runs inside the parse worker too, so a workspace library is loaded only
  * for the kinds that need one. Every failure is a ParseFailure with a message a user can act on.
+ * `storedMarkdown` is markdown-text.ts's, required on first use; a caller that has it loaded
+ * passes it (a require of a TypeScript source fails under vitest).
  */
-export async function extractText(kind: DocumentKind, bytes: Uint8Array, filename: string, limits: ExtractionLimits): Promise<string> {
+export async function extractText(kind: DocumentKind, bytes: Uint8Array, filename: string, limits: ExtractionLimits, storedMarkdown: StoredMarkdown = requiredStoredMarkdown): Promise<string> {
   switch (kind) {
     case 'text':
     case 'code':
       return decodeUtf8(bytes, filename);
     case 'markdown':
     case 'mdx':
-      return markdownText().storedMarkdown(kind, decodeUtf8(bytes, filename));
+      return storedMarkdown(kind, decodeUtf8(bytes, filename));
     case 'asciidoc':
       return asciidocMarkdown(decodeUtf8(bytes, filename));
     case 'html':
