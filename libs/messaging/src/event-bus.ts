@@ -18,6 +18,11 @@ export interface SubscribeOptions<T extends TopicName> {
   readonly maxAttempts?: number;
   /** Called once an event is dead-lettered, so the domain can record the failure. */
   readonly onDeadLetter?: (event: EventEnvelope<T>, error: Error) => Promise<void>;
+  /**
+   * Events of this subscription handled at once, on the in-process bus (its own default
+   * otherwise). Kafka's consumers take theirs from TRELLIS_KAFKA_CONCURRENCY, per partition.
+   */
+  readonly concurrency?: number;
 }
 
 /** A dead-lettered event as kept on `<topic>.dlq`. */

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { TrellisError, deadLetterTopic } from '@trellis/contracts';
 import type { events } from '@trellis/contracts';
-import { InProcessEventBus, partitionOf } from './in-process-event-bus';
+import { InProcessEventBus } from './in-process-event-bus';
 
 const ready = (documentId: string, chunkId: string): events.ChunkReady => ({
   context: { tenantId: 't', knowledgeBaseId: 'kb', documentId, documentVersion: 1, traceparent: '', knowledgeBase: undefined },
@@ -9,9 +9,29 @@ const ready = (documentId: string, chunkId: string): events.ChunkReady => ({
   contentHash: 'h',
 });
 
+/**
+ * Subscribes a handler that fails event "first" (transiently) its first `failures` times, starts
+ * the bus and publishes "first" and "second" under one key; `handled` lists `chunk@attempt`.
+ */
+async function firstFailing(bus: InProcessEventBus, failures: number): Promise<{ handled: string[]; failed: () => number }> {
+  const handled: string[] = [];
+  let failed = 0;
+  await bus.subscribe('chunk.ready', { group: 'g' }, async (e) => {
+    if (e.payload.chunkId === 'first' && failed < failures) {
+      failed++;
+      throw TrellisError.unavailable('model busy');
+    }
+    handled.push(`${e.payload.chunkId}@${e.attempt}`);
+  });
+  await bus.start();
+  await bus.publish('chunk.ready', 'doc', ready('doc', 'first'));
+  await bus.publish('chunk.ready', 'doc', ready('doc', 'second'));
+  return { handled, failed: () => failed };
+}
+
 describe('InProcessEventBus', () => {
   it('delivers events of one key in order, to every group', async () => {
-    const bus = new InProcessEventBus({ partitions: 4 });
+    const bus = new InProcessEventBus({ concurrency: 4 });
     const seen: Record<string, string[]> = { a: [], b: [] };
     for (const group of ['a', 'b']) {
       await bus.subscribe('chunk.ready', { group }, async (e) => {
@@ -33,15 +53,7 @@ describe('InProcessEventBus', () => {
 
   it('retries a transient failure with backoff, holding back later events of the key', async () => {
     const bus = new InProcessEventBus({ retry: { baseDelayMs: 5, maxDelayMs: 20 } });
-    const handled: string[] = [];
-    let failures = 2;
-    await bus.subscribe('chunk.ready', { group: 'g' }, async (e) => {
-      if (e.payload.chunkId === 'first' && failures-- > 0) throw TrellisError.unavailable('model busy');
-      handled.push(`${e.payload.chunkId}@${e.attempt}`);
-    });
-    await bus.start();
-    await bus.publish('chunk.ready', 'doc', ready('doc', 'first'));
-    await bus.publish('chunk.ready', 'doc', ready('doc', 'second'));
+    const { handled } = await firstFailing(bus, 2);
     await bus.idle();
     expect(handled).toEqual(['first@3', 'second@1']);
     expect(await bus.deadLetters('chunk.ready')).toEqual([]);
@@ -81,7 +93,7 @@ describe('InProcessEventBus', () => {
   });
 
   it('reports per topic and group the events published and not yet handled', async () => {
-    const bus = new InProcessEventBus({ partitions: 4 });
+    const bus = new InProcessEventBus({ concurrency: 4 });
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let fastHandled = 0;
@@ -103,8 +115,51 @@ describe('InProcessEventBus', () => {
     expect(await lag()).toEqual({ 'chunk.ready/fast': 0, 'chunk.ready/slow': 0, 'chunk.extracted/idle': 0 });
   });
 
-  it('maps a key to the same partition every time', () => {
-    expect(partitionOf('doc_1', 8)).toBe(partitionOf('doc_1', 8));
-    expect(new Set(Array.from({ length: 100 }, (_, i) => partitionOf(`doc_${i}`, 8))).size).toBe(8);
+  it('keeps every handler busy while any key has an event: a slow key holds only its own', async () => {
+    const bus = new InProcessEventBus({ concurrency: 2 });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const handled: string[] = [];
+    await bus.subscribe('chunk.ready', { group: 'g' }, async (e) => {
+      if (e.payload.chunkId === 'slow') await gate;
+      handled.push(e.payload.chunkId);
+    });
+    await bus.start();
+    await bus.publish('chunk.ready', 'k0', ready('d', 'slow'));
+    await bus.publish('chunk.ready', 'k0', ready('d', 'after-slow'));
+    // With two key-hashed partitions about half of these would queue behind the slow one.
+    for (let i = 1; i <= 20; i++) await bus.publish('chunk.ready', `k${i}`, ready('d', String(i)));
+    await vi.waitFor(() => expect(handled).toHaveLength(20));
+    expect(handled).toEqual(Array.from({ length: 20 }, (_, i) => String(i + 1)));
+    expect(await bus.consumerLag()).toEqual([{ topic: 'chunk.ready', group: 'g', messages: 2 }]);
+    release();
+    await bus.idle();
+    expect(handled.slice(20)).toEqual(['slow', 'after-slow']);
+  });
+
+  it('never runs more handlers at once than its concurrency', async () => {
+    const bus = new InProcessEventBus({ concurrency: 3 });
+    let running = 0;
+    let most = 0;
+    await bus.subscribe('chunk.ready', { group: 'g' }, async () => {
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 2));
+      running--;
+    });
+    await bus.start();
+    for (let i = 0; i < 30; i++) await bus.publish('chunk.ready', `k${i % 10}`, ready('d', String(i)));
+    await bus.idle();
+    expect(most).toBe(3);
+  });
+
+  it('keeps an event whose retry the bus stopped before, first of its key, for the next start', async () => {
+    const bus = new InProcessEventBus({ retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const { handled, failed } = await firstFailing(bus, 1);
+    await vi.waitFor(() => expect(failed()).toBe(1));
+    await bus.stop();
+    expect(await bus.consumerLag()).toEqual([{ topic: 'chunk.ready', group: 'g', messages: 2 }]);
+    await bus.start();
+    await bus.idle();
+    expect(handled).toEqual(['first@2', 'second@1']);
   });
 });

@@ -15,14 +15,22 @@ interface Subscription {
   readonly topic: TopicName;
   readonly options: SubscribeOptions<TopicName>;
   readonly handler: EventHandler<TopicName>;
-  /** One FIFO per partition: a key always maps to the same partition, so its events stay in order. */
-  readonly partitions: QueuedEvent[][];
-  readonly busy: boolean[];
+  /** Per key, its events not yet taken by a handler, in the order they were published. */
+  readonly waiting: Map<string, QueuedEvent[]>;
+  /** Keys whose next event can be taken (waiting, and none of theirs taken), in the order they became so. */
+  readonly ready: string[];
+  /** Keys with an event in a handler or waiting out a retry's backoff: their later events wait. */
+  readonly busyKeys: Set<string>;
+  /** Events in `waiting`. */
+  queued: number;
 }
 
 export interface InProcessBusOptions {
-  /** Partitions per topic; events of different keys in different partitions run concurrently. */
-  readonly partitions?: number;
+  /**
+   * Events one subscription handles at once, unless it sets its own (default 8): of different
+   * keys, while events of one key are handled one after another, in order.
+   */
+  readonly concurrency?: number;
   readonly retry?: Partial<RetryPolicy>;
   readonly logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   /** W3C traceparent of the caller's active span, added to published events that carry none (as on Kafka). */
@@ -33,20 +41,26 @@ export interface InProcessBusOptions {
  * The standalone event bus. Payloads are encoded with the topic's protobuf codec on publish
  * and decoded on delivery, exactly as over Kafka, so a schema mistake fails here too.
  * Events live in memory: on restart the pipeline is re-driven from the status columns.
+ *
+ * Ordered per key as a Kafka partition is, but without partitions: a free handler takes the
+ * next event of the key that has waited longest with none of its events in a handler, so a slow
+ * key never holds keys that would have hashed beside it (with 8 key-hashed partitions, the last
+ * of 300 documents' extraction calls queued in a few of them: 1–3 LLM calls in flight of 8).
  */
 export class InProcessEventBus implements EventBus {
   private readonly subscriptions: Subscription[] = [];
   private readonly dlq = new Map<TopicName, DeadLetter[]>();
-  private readonly partitionCount: number;
+  private readonly concurrency: number;
   private readonly retry: RetryPolicy;
   private running = false;
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Retries waiting out their backoff, each with what gives its event back to the queue should the bus stop first. */
+  private readonly timers = new Map<NodeJS.Timeout, () => void>();
   private readonly attempts = new WeakMap<QueuedEvent, number>();
 
   constructor(private readonly options: InProcessBusOptions = {}) {
-    this.partitionCount = options.partitions ?? 8;
+    this.concurrency = Math.max(1, options.concurrency ?? 8);
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   }
 
@@ -57,11 +71,17 @@ export class InProcessEventBus implements EventBus {
 
   /** Enqueues an already-encoded payload; also how malformed payloads reach consumers in tests. */
   enqueueBytes(topic: TopicName, key: string, bytes: Uint8Array, headers: Record<string, string> = {}): void {
-    const partition = partitionOf(key, this.partitionCount);
     for (const sub of this.subscriptions) {
       if (sub.topic !== topic) continue;
-      sub.partitions[partition]!.push({ key, bytes, headers: { ...headers } });
-      this.pump(sub, partition);
+      const waiting = sub.waiting.get(key);
+      if (waiting === undefined) {
+        sub.waiting.set(key, [{ key, bytes, headers: { ...headers } }]);
+        if (!sub.busyKeys.has(key)) sub.ready.push(key);
+      } else {
+        waiting.push({ key, bytes, headers: { ...headers } });
+      }
+      sub.queued++;
+      this.pump(sub);
     }
   }
 
@@ -70,8 +90,10 @@ export class InProcessEventBus implements EventBus {
       topic,
       options: options as unknown as SubscribeOptions<TopicName>,
       handler: handler as unknown as EventHandler<TopicName>,
-      partitions: Array.from({ length: this.partitionCount }, () => []),
-      busy: Array.from({ length: this.partitionCount }, () => false),
+      waiting: new Map(),
+      ready: [],
+      busyKeys: new Set(),
+      queued: 0,
     });
   }
 
@@ -88,14 +110,18 @@ export class InProcessEventBus implements EventBus {
 
   async start(): Promise<void> {
     this.running = true;
-    for (const sub of this.subscriptions) sub.partitions.forEach((_, p) => this.pump(sub, p));
+    for (const sub of this.subscriptions) this.pump(sub);
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
+    // Handlers finish first: one that fails now still sets its retry, which is then given back.
     await this.waitForHandlers();
+    for (const [timer, giveBack] of this.timers) {
+      clearTimeout(timer);
+      giveBack();
+    }
+    this.timers.clear();
   }
 
   async ping(): Promise<void> {}
@@ -105,7 +131,7 @@ export class InProcessEventBus implements EventBus {
     return this.subscriptions.map((sub) => ({
       topic: sub.topic,
       group: sub.options.group,
-      messages: sub.partitions.reduce((n, queue) => n + queue.length, 0),
+      messages: sub.queued + sub.busyKeys.size,
     }));
   }
 
@@ -117,7 +143,7 @@ export class InProcessEventBus implements EventBus {
 
   private pending(): number {
     let queued = this.inFlight + this.timers.size;
-    for (const sub of this.subscriptions) for (const q of sub.partitions) queued += q.length;
+    for (const sub of this.subscriptions) queued += sub.queued;
     return queued;
   }
 
@@ -125,31 +151,51 @@ export class InProcessEventBus implements EventBus {
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
   }
 
-  private pump(sub: Subscription, partition: number): void {
-    if (!this.running || sub.busy[partition]) return;
-    const event = sub.partitions[partition]![0];
-    if (event === undefined) {
-      this.notifyIfIdle();
-      return;
+  /** Hands waiting events to free handlers, the next of each ready key in turn, while fewer than the subscription's concurrency are taken. */
+  private pump(sub: Subscription): void {
+    if (!this.running) return;
+    const concurrency = sub.options.concurrency ?? this.concurrency;
+    while (sub.busyKeys.size < concurrency && sub.ready.length > 0) {
+      const key = sub.ready.shift()!;
+      const waiting = sub.waiting.get(key)!;
+      const event = waiting.shift()!;
+      if (waiting.length === 0) sub.waiting.delete(key);
+      sub.queued--;
+      sub.busyKeys.add(key);
+      this.handle(sub, event);
     }
-    sub.busy[partition] = true;
+    this.notifyIfIdle();
+  }
+
+  /** Delivers a taken event until it is done, retrying after a backoff while its key stays busy; then frees the key. */
+  private handle(sub: Subscription, event: QueuedEvent): void {
     this.inFlight++;
     void this.deliver(sub, event).then((retryAfterMs) => {
       this.inFlight--;
       if (retryAfterMs === undefined) {
-        sub.partitions[partition]!.shift();
-        sub.busy[partition] = false;
-        this.pump(sub, partition);
+        this.release(sub, event.key);
+        this.pump(sub);
         return;
       }
-      // Keep the partition blocked during the backoff: later events of the key must wait.
+      // Stopped before its retry, the event waits first of its key again, for the next start.
+      const giveBack = () => {
+        sub.waiting.set(event.key, [event, ...(sub.waiting.get(event.key) ?? [])]);
+        sub.queued++;
+        this.release(sub, event.key);
+      };
       const timer = setTimeout(() => {
         this.timers.delete(timer);
-        sub.busy[partition] = false;
-        this.pump(sub, partition);
+        if (this.running) this.handle(sub, event);
+        else giveBack();
       }, retryAfterMs);
-      this.timers.add(timer);
+      this.timers.set(timer, giveBack);
     });
+  }
+
+  /** The key's event is done (or given back): its next one, if any, can be taken. */
+  private release(sub: Subscription, key: string): void {
+    sub.busyKeys.delete(key);
+    if (sub.waiting.has(key)) sub.ready.push(key);
   }
 
   /** Handles one event; returns a delay when it should be retried, undefined when done. */
@@ -203,14 +249,4 @@ export class InProcessEventBus implements EventBus {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
-}
-
-/** Stable partition of a key (FNV-1a), the same on every run. */
-export function partitionOf(key: string, partitions: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    hash ^= key.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % partitions;
 }

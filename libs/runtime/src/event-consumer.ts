@@ -24,11 +24,13 @@ export async function consumeTopic<T extends TopicName>(
   group: string,
   handle: (payload: TopicPayload<T>) => Promise<void>,
   onFailure: (payload: TopicPayload<T>, error: Error) => Promise<void>,
+  concurrency?: number,
 ): Promise<void> {
   await deps.bus.subscribe(
     topic,
     {
       group,
+      concurrency,
       onDeadLetter: async (event, error) => {
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'dead_letter' });
         await onFailure(event.payload, error);
@@ -108,6 +110,8 @@ export interface TopicConsumerSpec<T extends TopicName, S> {
   readonly service: abstract new (...args: never[]) => S;
   readonly handle: (service: S, payload: TopicPayload<T>) => Promise<void>;
   readonly onFailure: (service: S, payload: TopicPayload<T>, error: Error) => Promise<void>;
+  /** Events handled at once on the in-process bus, when not its default (SubscribeOptions.concurrency). */
+  readonly concurrency?: number;
 }
 
 /**
@@ -125,6 +129,7 @@ export function topicConsumer<T extends TopicName, S>(spec: TopicConsumerSpec<T,
         spec.group,
         (payload) => spec.handle(service, payload),
         (payload, error) => spec.onFailure(service, payload, error),
+        spec.concurrency,
       );
       return spec;
     },

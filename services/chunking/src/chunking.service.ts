@@ -1,7 +1,7 @@
 import { yieldToEventLoop } from '@trellis/models';
 import { contentHash, stableId, toEventSettings } from '@trellis/contracts';
 import type { KbScope, events } from '@trellis/contracts';
-import { outboxEvent } from '@trellis/messaging';
+import { chunkOutboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
 import { embeddingText, splitOptionsFor, splitTextWithin } from '@trellis/models';
 import type { EmbeddingProvider } from '@trellis/models';
@@ -67,7 +67,7 @@ export class ChunkingService {
     }
     // The settings read here travel with the chunks: no later stage reads them per chunk.
     const context = { ...ctx, knowledgeBase: toEventSettings(kb) };
-    const announcements = chunks.map((chunk) => outboxEvent('chunk.ready', document.id, { context, chunkId: chunk.id, contentHash: chunk.contentHash }, scope));
+    const announcements = chunks.map((chunk) => chunkOutboxEvent('chunk.ready', { context, chunkId: chunk.id, contentHash: chunk.contentHash }, scope));
     // The status and the chunks' announcements commit together (the outbox), then go out.
     await this.repos.documents.setDocumentStatus(scope, document.id, document.version, 'embedded', null, announcements);
     await this.outbox.publishCommitted(announcements);

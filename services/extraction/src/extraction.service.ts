@@ -1,7 +1,7 @@
 import { toEventSettings, TrellisError } from '@trellis/contracts';
 import { extractionCacheKey } from '@trellis/models';
 import type { events, KbScope, KbSettings } from '@trellis/contracts';
-import { outboxEvent } from '@trellis/messaging';
+import { chunkOutboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
 import { estimateCost } from '@trellis/observability';
 import { knowledgeBaseOfEvent } from '@trellis/storage';
@@ -83,7 +83,7 @@ export class ExtractionService {
       this.telemetry?.cacheHit(kb.name);
     }
     // The status and the announcement commit together (the outbox), then go out.
-    const announcement = outboxEvent('chunk.extracted', ctx.documentId, { context, chunkId: chunk.id, extractionKey: key }, scope);
+    const announcement = chunkOutboxEvent('chunk.extracted', { context, chunkId: chunk.id, extractionKey: key }, scope);
     await this.repos.chunks.setChunkStatus(scope, chunk.id, 'extracted', null, [announcement]);
     await this.outbox.publishCommitted([announcement]);
   }

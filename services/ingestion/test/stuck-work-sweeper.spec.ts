@@ -97,9 +97,10 @@ describe('StuckWorkSweeper', () => {
     await waitPastTimeout();
     expect(await sweeper().sweepOnce()).toEqual({ documentsRedriven: 1, chunksRedriven: 2, documentsFailed: 0 });
     expect(announced).toEqual([{ id: 'pending', version: 1, contentHash: 'h-pending' }]);
+    // Keyed by chunk, so a document's chunks are extracted side by side.
     expect(bus.published.map((p) => [p.topic, p.key, (p.payload as { chunkId: string }).chunkId]).sort()).toEqual([
-      ['chunk.ready', 'chunked', 'chunked-0'],
-      ['chunk.ready', 'chunked', 'chunked-1'],
+      ['chunk.ready', 'chunked-0', 'chunked-0'],
+      ['chunk.ready', 'chunked-1', 'chunked-1'],
     ]);
     const payload = bus.published[0]!.payload as TopicPayload<'chunk.ready'>;
     expect(payload.context).toMatchObject({ tenantId: 't', knowledgeBaseId: scope.kbId, documentId: 'chunked', documentVersion: 1, knowledgeBase: { name: 'kb' } });

@@ -20,11 +20,13 @@ describe('LLM extraction over gRPC against an OpenAI-compatible server (fake HTT
   const fake = new FakeOpenAiServer(64);
   let server: StandaloneProcess;
   let client: TrellisClient;
+  /** How long the fake model takes to answer, when a test needs calls to overlap. */
+  let answerDelayMs: number | undefined;
 
   beforeAll(async () => {
     fake.respondWith((request) => {
       const messages = request.messages as Message[];
-      return { kind: 'content', content: JSON.stringify(graphFor(messages.find((m) => m.role === 'user')!.content)) };
+      return { kind: 'content', content: JSON.stringify(graphFor(messages.find((m) => m.role === 'user')!.content)), delayMs: answerDelayMs };
     });
     const baseUrl = await fake.start();
     server = await startStandaloneProcess({
@@ -118,6 +120,25 @@ describe('LLM extraction over gRPC against an OpenAI-compatible server (fake HTT
     expect(metrics).toMatch(/trellis_extraction_items_total\{kind="entity",outcome="added",reason="relationship_endpoint"[^}]*\} 1/);
     expect(metrics).toMatch(/trellis_extraction_cache_total\{knowledge_base="people",outcome="hit"[^}]*\} 1/);
     expect(metrics).toMatch(/trellis_extraction_llm_tokens_total\{knowledge_base="people",direction="input"/);
+  });
+
+  it("extracts a document's chunks side by side, as many calls at once as the LLM concurrency allows", async () => {
+    // A chunk of its own per part; keyed by their document, the chunks went one call at a time.
+    const parts = Array.from({ length: 6 }, (_, i) => `# Part ${i}\n\n[[Person ${i}]] met [[Friend ${i}]]. ${'They talked about the engine at length. '.repeat(60)}`);
+    const before = extractionCalls().length;
+    answerDelayMs = 300;
+    fake.maxChatInFlight = 0;
+    try {
+      const doc = await ingest('parts.md', parts.join('\n\n'));
+      expect(doc.status).toBe('INDEX_STATUS_GRAPHED');
+    } finally {
+      answerDelayMs = undefined;
+    }
+    expect(extractionCalls().length - before).toBeGreaterThanOrEqual(6);
+    // TRELLIS_LLM_MAX_CONCURRENCY is 2.
+    expect(fake.maxChatInFlight).toBe(2);
+    const names = (await client.exportGraph('people')).entities.map((e) => e.name);
+    expect(names).toEqual(expect.arrayContaining(parts.map((_, i) => `Person ${i}`)));
   });
 
   it('re-extracts identical content after the prompt changes, with the new prompt', async () => {

@@ -63,13 +63,23 @@ export function outboxEvent<T extends TopicName>(topic: T, key: string, payload:
 }
 
 /**
+ * An event about one chunk (`chunk.ready`, `chunk.extracted`) for the outbox, keyed by the
+ * chunk: the chunks of one document are extracted and written to the graph side by side. Keyed
+ * by their document, a large document's chunks queued in one partition, one LLM call at a time
+ * (96 chunks took 21 s where 8 calls in flight need 2.4 s).
+ */
+export function chunkOutboxEvent<T extends 'chunk.ready' | 'chunk.extracted'>(topic: T, payload: TopicPayload<T> & { chunkId: string }, scope: KbScope): OutboxEvent {
+  return outboxEvent(topic, payload.chunkId, payload, scope);
+}
+
+/**
  * Publishes events that were committed with the change they announce (a transactional outbox):
  * a stage writes its change and its events in one transaction, then hands the events here. They
  * are published at once and deleted; when the broker does not take them (an outage, a restart,
  * a crash of this process before it got here), they stay in the store and the relay publishes
  * them, under a store lease, oldest first. Delivery is therefore at least once and never lost;
- * every consumer is idempotent, so a repeat changes nothing. Events with one key (a document)
- * are published in the order they were written: after a failure, the rest of that key waits.
+ * every consumer is idempotent, so a repeat changes nothing. Events with one key (a document, a
+ * chunk) are published in the order they were written: after a failure, the rest of that key waits.
  */
 export class EventOutbox {
   private readonly holder = `outbox-relay-${randomUUID()}`;

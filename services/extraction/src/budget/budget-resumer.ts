@@ -1,6 +1,6 @@
 import { toEventSettings } from '@trellis/contracts';
 import { randomUUID } from 'node:crypto';
-import { outboxEvent } from '@trellis/messaging';
+import { chunkOutboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
 import { readBudgetState } from '@trellis/models';
 import type { TrellisRepositories } from '@trellis/storage';
@@ -53,7 +53,7 @@ export class BudgetResumer {
         const knowledgeBase = toEventSettings(kb);
         const announcements = chunks.map((chunk) => {
           const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId: chunk.documentId, documentVersion: chunk.version, traceparent: '', knowledgeBase };
-          return outboxEvent('chunk.ready', chunk.documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, scope);
+          return chunkOutboxEvent('chunk.ready', { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, scope);
         });
         await this.repos.budgetPauses.unpauseChunks(scope, chunks.map((c) => c.chunkId), announcements);
         this.gate.forget(scope);

@@ -1,7 +1,7 @@
 import { toEventSettings } from '@trellis/contracts';
 import { randomUUID } from 'node:crypto';
 import type { KbScope } from '@trellis/contracts';
-import { outboxEvent } from '@trellis/messaging';
+import { chunkOutboxEvent } from '@trellis/messaging';
 import type { EventOutbox } from '@trellis/messaging';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from '../document-ingestion.service';
@@ -95,7 +95,7 @@ export class StuckWorkSweeper {
       this.telemetry.redriven('document', 1);
     }
     const context = { tenantId: scope.tenantId, knowledgeBaseId: scope.kbId, documentId, documentVersion: version, traceparent: '', knowledgeBase: toEventSettings(kb) };
-    await this.outbox.announce(action.chunks.map((chunk) => outboxEvent('chunk.ready', documentId, { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, scope)));
+    await this.outbox.announce(action.chunks.map((chunk) => chunkOutboxEvent('chunk.ready', { context, chunkId: chunk.chunkId, contentHash: chunk.contentHash }, scope)));
     if (action.chunks.length > 0) this.telemetry.redriven('chunk', action.chunks.length);
     this.telemetry.log(
       { tenant: scope.tenantId, kb: scope.kbId, document: documentId, version, redrive: count, pending: action.document !== null, chunks: action.chunks.map((c) => `${c.chunkId}:${c.status}`) },
