@@ -37,6 +37,25 @@ describe('SharedLlmBudget over the store', () => {
     await releaseSecond(undefined);
   });
 
+  it('gives freed slots to the callers of a process in the order they asked, at once', async () => {
+    const limit = budget({ maxConcurrency: 1 });
+    const order: string[] = [];
+    const releaseFirst = await limit.acquire('m', 10);
+    // A caller that has waited long enough to back off to polls of a second or more.
+    const patient = limit.acquire('m', 10).then((release) => (order.push('patient'), release));
+    await new Promise((r) => setTimeout(r, 1_500));
+    const later = limit.acquire('m', 10).then((release) => (order.push('later'), release));
+    const freedAt = performance.now();
+    await releaseFirst(undefined);
+    const releasePatient = await patient;
+    // Woken by the release, not by its next poll.
+    expect(performance.now() - freedAt).toBeLessThan(500);
+    expect(order).toEqual(['patient']);
+    await releasePatient(undefined);
+    await (await later)(undefined);
+    expect(order).toEqual(['patient', 'later']);
+  });
+
   it("frees a killed worker's slot when its lease expires", async () => {
     const limit = budget({ maxConcurrency: 1, leaseMs: 5_000 });
     await limit.acquire('m', 10); // never released: the worker died

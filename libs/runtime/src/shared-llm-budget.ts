@@ -19,12 +19,27 @@ export interface SharedLlmBudgetSettings {
 const MAX_POLL_MS = 2_000;
 const MIN_POLL_MS = 25;
 
+/** The callers of this process waiting for a slot of one model. */
+interface SlotLine {
+  /** Settles when the caller ahead has its slot (or gave up): the next one's turn to poll. */
+  last: Promise<void>;
+  /** Ends the polling caller's sleep: a slot of this process was freed. */
+  wake: (() => void) | null;
+}
+
 /**
  * The LLM call budget of a deployment, kept in the shared store so every extraction worker
  * (every process, every pod) draws from the same concurrency slots and token buckets per
  * model. Waiting is polling with jitter: cheap at the call rates LLMs allow.
+ *
+ * Within a process, callers take slots in the order they asked: only the first polls, and a
+ * slot the process frees wakes it at once. Without that line, a caller that had waited long
+ * polled seldom (its backoff reaching 2 s) while every newcomer tried at once, and a graph
+ * write's summary waited out all 997 extraction calls of a corpus, holding the graph stage.
  */
 export class SharedLlmBudget implements CallBudget {
+  private readonly lines = new Map<string, SlotLine>();
+
   constructor(
     private readonly store: LlmBudgetRepository,
     private readonly settings: SharedLlmBudgetSettings,
@@ -41,16 +56,12 @@ export class SharedLlmBudget implements CallBudget {
     const { maxConcurrency, requestsPerMinute, tokensPerMinute, leaseMs } = this.settings;
     const holder = randomUUID();
     const leaseKey = `llm:${model}:slots`;
-    if (maxConcurrency > 0) {
-      for (let attempt = 0; !(await this.store.acquireLease(leaseKey, holder, maxConcurrency, this.clock() + leaseMs, this.clock())); attempt++) {
-        await sleep(jittered(Math.min(MAX_POLL_MS, MIN_POLL_MS * 2 ** Math.min(attempt, 6))));
-      }
-    }
+    if (maxConcurrency > 0) await this.takeSlot(leaseKey, holder, maxConcurrency, leaseMs);
     try {
       if (requestsPerMinute > 0) await this.take(`llm:${model}:rpm`, 1, requestsPerMinute);
       if (tokensPerMinute > 0) await this.take(`llm:${model}:tpm`, estimatedTokens, tokensPerMinute);
     } catch (error) {
-      if (maxConcurrency > 0) await this.store.releaseLease(leaseKey, holder);
+      if (maxConcurrency > 0) await this.releaseSlot(leaseKey, holder);
       throw error;
     }
     return async (actualTokens) => {
@@ -60,9 +71,41 @@ export class SharedLlmBudget implements CallBudget {
           await this.store.takeFromBucket(`llm:${model}:tpm`, actualTokens - estimatedTokens, tokensPerMinute, this.clock(), true);
         }
       } finally {
-        if (maxConcurrency > 0) await this.store.releaseLease(leaseKey, holder);
+        if (maxConcurrency > 0) await this.releaseSlot(leaseKey, holder);
       }
     };
+  }
+
+  /** Waits for this process's callers ahead of it, then polls the store until a slot is its own. */
+  private async takeSlot(key: string, holder: string, slots: number, leaseMs: number): Promise<void> {
+    let line = this.lines.get(key);
+    if (line === undefined) {
+      line = { last: Promise.resolve(), wake: null };
+      this.lines.set(key, line);
+    }
+    const ahead = line.last;
+    let done!: () => void;
+    line.last = new Promise<void>((resolve) => (done = resolve));
+    await ahead;
+    try {
+      for (let attempt = 0; !(await this.store.acquireLease(key, holder, slots, this.clock() + leaseMs, this.clock())); attempt++) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, jittered(Math.min(MAX_POLL_MS, MIN_POLL_MS * 2 ** Math.min(attempt, 6))));
+          line.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        line.wake = null;
+      }
+    } finally {
+      done();
+    }
+  }
+
+  private async releaseSlot(key: string, holder: string): Promise<void> {
+    await this.store.releaseLease(key, holder);
+    this.lines.get(key)?.wake?.();
   }
 
   private async take(key: string, amount: number, perMinute: number): Promise<void> {
