@@ -137,6 +137,8 @@ describe('the trellis CLI', () => {
           expect(d.chunkCounts).toEqual(listed.chunkCounts);
           expect(d.chunkCounts.every((c) => c.status === 'INDEX_STATUS_GRAPHED' && c.count > 0)).toBe(true);
         }
+        // The examples beyond the two asked may still be indexing; once they are done, so is the knowledge base.
+        await waitFor(async () => ((await client.isIndexing('followed')) ? undefined : true), 60_000, "the knowledge base's other documents to be indexed");
         expect(await client.isIndexing('followed')).toBe(false);
 
         // `trellis ingest` follows its uploads with it: one more file, and the bar's summary line.
