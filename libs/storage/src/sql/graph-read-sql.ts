@@ -108,9 +108,10 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
    */
   private async heaviestEdges(scope: KbScope, entityIds: readonly string[], limit: number): Promise<RelationshipEdge[]> {
     const seen = new Map<string, RelationshipEdge>();
+    const distinct = [...new Set(entityIds)];
     for (const end of ['source_id', 'target_id']) {
       const range = `SELECT * FROM (${EDGE_SELECT} WHERE r.tenant_id = ? AND r.kb_id = ? AND r.${end} = ? ORDER BY r.weight DESC, r.id DESC LIMIT ${limit}) heaviest`;
-      for (const batch of batches([...new Set(entityIds)], HEAVIEST_PER_STATEMENT)) {
+      for (const batch of batches(distinct, HEAVIEST_PER_STATEMENT)) {
         const rows = await this.db.rows(
           batch.map(() => range).join(' UNION ALL '),
           batch.flatMap((id) => [scope.tenantId, scope.kbId, id]),

@@ -24,13 +24,14 @@ export function mentionsOf(session: SqlSession, scope: KbScope, table: MentionTa
  * owners without mentions are left out. Where the dialect joins ids in SQL, one row per owner.
  */
 export async function chunkIdsOf(session: SqlSession, dialect: SqlDialect, scope: KbScope, table: MentionTable, ownerIds: readonly string[]): Promise<Map<string, string[]>> {
-  if (dialect.joinedIds === null) {
+  const joinedIds = dialect.joinedIds;
+  if (joinedIds === null) {
     const rows = await mentionsOf(session, scope, table, 'chunk_id', ownerIds);
     return new Map([...groupByOwner(rows)].map(([owner, mentions]) => [owner, mentions.map((m) => String(m.chunk_id))]));
   }
   const owner = ownerOf(table);
   const sql = (m: string) =>
-    `SELECT ${owner} AS owner, ${dialect.joinedIds!('chunk_id')} AS chunk_ids FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${owner} IN (${m}) GROUP BY ${owner} ORDER BY ${owner}`;
+    `SELECT ${owner} AS owner, ${joinedIds('chunk_id')} AS chunk_ids FROM ${table} WHERE tenant_id = ? AND kb_id = ? AND ${owner} IN (${m}) GROUP BY ${owner} ORDER BY ${owner}`;
   const rows = await rowsWhereIn(session, sql, [scope.tenantId, scope.kbId], ownerIds);
   return new Map(rows.map((r) => [String(r.owner), String(r.chunk_ids).split(' ')]));
 }
