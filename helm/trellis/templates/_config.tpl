@@ -12,6 +12,7 @@ TRELLIS_KAFKA_TOPIC_PREFIX: {{ . | quote }}
 TRELLIS_KAFKA_PARTITIONS: {{ .Values.kafka.topics.partitions | int | quote }}
 TRELLIS_KAFKA_REPLICATION_FACTOR: {{ .Values.kafka.topics.replicationFactor | int | quote }}
 TRELLIS_KAFKA_CONCURRENCY: {{ .Values.kafka.consumerConcurrency | int | quote }}
+TRELLIS_KAFKA_EVENTS_PER_PARTITION: {{ .Values.kafka.eventsPerPartition | int | quote }}
 TRELLIS_DB_POOL_SIZE: {{ .Values.config.dbPoolSize | int | quote }}
 TRELLIS_GRPC_HOST: "0.0.0.0"
 TRELLIS_GRPC_PORT: "50051"

@@ -70,6 +70,8 @@ export interface TrellisConfig extends Infrastructure, AccessSettings {
     readonly replicationFactor: number;
     /** TRELLIS_KAFKA_CONCURRENCY: partitions one consumer handles at once. Default 2. */
     readonly concurrency: number;
+    /** TRELLIS_KAFKA_EVENTS_PER_PARTITION: events of distinct keys handled at once within one of them. Default 4. */
+    readonly eventsPerPartition: number;
     /** TRELLIS_KAFKA_SESSION_TIMEOUT_MS: how soon a dead consumer's partitions move to another. Default 30000. */
     readonly sessionTimeoutMs: number;
   };
@@ -182,6 +184,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       partitions: env.int('TRELLIS_KAFKA_PARTITIONS', 6, 1, 1000),
       replicationFactor: env.int('TRELLIS_KAFKA_REPLICATION_FACTOR', 1, 1, 10),
       concurrency: env.int('TRELLIS_KAFKA_CONCURRENCY', 2, 1, 64),
+      eventsPerPartition: env.int('TRELLIS_KAFKA_EVENTS_PER_PARTITION', 4, 1, 256),
       sessionTimeoutMs: env.int('TRELLIS_KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000),
     },
     dbPoolSize: env.int('TRELLIS_DB_POOL_SIZE', 10, 1, 200),

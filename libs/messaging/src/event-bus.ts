@@ -20,7 +20,8 @@ export interface SubscribeOptions<T extends TopicName> {
   readonly onDeadLetter?: (event: EventEnvelope<T>, error: Error) => Promise<void>;
   /**
    * Events of this subscription handled at once, on the in-process bus (its own default
-   * otherwise). Kafka's consumers take theirs from TRELLIS_KAFKA_CONCURRENCY, per partition.
+   * otherwise). Kafka's consumers take theirs from their config: TRELLIS_KAFKA_CONCURRENCY
+   * partitions at once, TRELLIS_KAFKA_EVENTS_PER_PARTITION keys at once within each.
    */
   readonly concurrency?: number;
 }

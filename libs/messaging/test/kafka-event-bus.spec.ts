@@ -58,6 +58,33 @@ describeOnBroker('KafkaEventBus on a real broker', () => {
     }, WAIT);
   });
 
+  it('handles the events of distinct keys on one partition side by side, each key in order', async () => {
+    const { bus } = await busOnFreshTopics('keys', { partitions: 1, eventsPerPartition: 4 });
+    const keys = Array.from({ length: 8 }, (_, i) => `chunk-${i}`);
+    const seen = new Map<string, number[]>(keys.map((key) => [key, []]));
+    const running = new Set<string>();
+    let most = 0;
+    let sameKeyAtOnce = false;
+    await bus.subscribe(TOPIC, { group: 'keys' }, async (event) => {
+      sameKeyAtOnce ||= running.has(event.key);
+      running.add(event.key);
+      most = Math.max(most, running.size);
+      await new Promise((r) => setTimeout(r, 20));
+      running.delete(event.key);
+      seen.get(event.key)?.push(Number(event.payload.contentHash));
+    });
+    // Published before the consumer starts, so its first batch holds all of them.
+    for (let n = 0; n < 5; n++) for (const key of keys) await bus.publish(TOPIC, key, ingested(key, String(n)));
+    await bus.start();
+
+    await vi.waitFor(() => {
+      for (const key of keys) expect(seen.get(key)).toEqual([0, 1, 2, 3, 4]);
+    }, WAIT);
+    // One partition held four events at once, never two of one key.
+    expect(most).toBe(4);
+    expect(sameKeyAtOnce).toBe(false);
+  });
+
   it('redelivers to another consumer of the group every event a crashed consumer had not committed', async () => {
     const { prefix, bus: publisher } = await busOnFreshTopics('crash');
     const published: string[] = [];

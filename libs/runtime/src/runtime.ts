@@ -82,6 +82,7 @@ export function kafkaBusConfig(config: TrellisConfig, logger: Logger, metrics?: 
     partitions: config.kafka.partitions,
     replicationFactor: config.kafka.replicationFactor,
     partitionsConsumedConcurrently: config.kafka.concurrency,
+    eventsPerPartition: config.kafka.eventsPerPartition,
     consumer: { sessionTimeoutMs: config.kafka.sessionTimeoutMs, heartbeatIntervalMs: Math.min(3_000, Math.floor(config.kafka.sessionTimeoutMs / 3)) },
     logger,
     traceparent: currentTraceparent,

@@ -37,6 +37,8 @@ export interface KafkaBusConfig {
   readonly replicationFactor?: number;
   /** Partitions a consumer handles at the same time; events of one key always stay in order. Default 1. */
   readonly partitionsConsumedConcurrently?: number;
+  /** Events of distinct keys a consumer handles at once within one partition; a key's events stay in order. Default 1. */
+  readonly eventsPerPartition?: number;
   /** Attempts and backoff of failing handlers, as in the in-process bus. */
   readonly retry?: Partial<RetryPolicy>;
   /**
@@ -87,6 +89,7 @@ export function resolveKafkaBusConfig(config: KafkaBusConfig): ResolvedKafkaBusC
     partitions: config.partitions ?? 6,
     replicationFactor: config.replicationFactor ?? 1,
     partitionsConsumedConcurrently: config.partitionsConsumedConcurrently ?? 1,
+    eventsPerPartition: config.eventsPerPartition ?? 1,
     retry: { ...DEFAULT_RETRY_POLICY, ...config.retry },
     fromBeginning: config.fromBeginning ?? true,
     consumer: { ...DEFAULT_CONSUMER_TIMINGS, ...config.consumer },
@@ -108,6 +111,7 @@ function configProblems(config: ResolvedKafkaBusConfig): string[] {
     ['partitions', config.partitions],
     ['replicationFactor', config.replicationFactor],
     ['partitionsConsumedConcurrently', config.partitionsConsumedConcurrently],
+    ['eventsPerPartition', config.eventsPerPartition],
     ['retry.maxAttempts', config.retry.maxAttempts],
     ['consumer.sessionTimeoutMs', config.consumer.sessionTimeoutMs],
     ['consumer.heartbeatIntervalMs', config.consumer.heartbeatIntervalMs],

@@ -6,6 +6,7 @@ import type { ResolvedKafkaBusConfig } from './kafka-bus.config';
 import type { EventDelivery, KafkaSubscription, RawEvent } from './event-delivery';
 import { headersToRecord } from './kafka-headers';
 import type { KafkaNames } from './kafka-names';
+import { runPartitionBatch } from './partition-batch';
 
 export interface GroupConsumerDeps {
   readonly kafka: Kafka;
@@ -16,8 +17,9 @@ export interface GroupConsumerDeps {
 
 /**
  * The one kafkajs consumer of a consumer group, shared by every topic the service subscribes
- * in that group. Offsets are committed one event at a time, and only once the event was
- * handled or dead-lettered: a crash redelivers exactly the events still in flight.
+ * in that group. A partition's events of distinct keys are handled side by side
+ * (`eventsPerPartition`, runPartitionBatch), and offsets are committed up to the first event
+ * not yet handled or dead-lettered: a crash redelivers the events in flight and those after them.
  *
  * kafkajs starts a crashed consumer again only when the error was retriable; after any other
  * it stays stopped. This class then starts a new consumer, with backoff, and reports itself
@@ -131,13 +133,18 @@ export class KafkaGroupConsumer {
     const subscription = this.subscriptions.get(batch.topic);
     if (subscription === undefined) return;
     const control = { heartbeat, shouldAbandon: () => this.stopping || !isRunning() || isStale() };
-    for (const message of batch.messages) {
-      if (control.shouldAbandon()) return;
-      const outcome = await this.deps.delivery.deliver(subscription, toRawEvent(message), control);
-      if (outcome === 'abandoned') return;
-      resolveOffset(message.offset);
-      await commitOffsetsIfNecessary(uncommittedOffsets());
-    }
+    await runPartitionBatch(
+      batch.messages.map((message) => ({ ...toRawEvent(message), offset: message.offset })),
+      {
+        concurrency: this.deps.config.eventsPerPartition,
+        deliver: (event) => this.deps.delivery.deliver(subscription, event, control),
+        commit: async (offset) => {
+          resolveOffset(offset);
+          await commitOffsetsIfNecessary(uncommittedOffsets());
+        },
+        shouldAbandon: control.shouldAbandon,
+      },
+    );
   }
 }
 
