@@ -92,6 +92,21 @@ async function upload(passages) {
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
+/**
+ * Whether the server is still indexing. A server that has shed the question for longer than the
+ * client's deadline (it sheds every call while its event loop is far behind, as after a pause of
+ * the process) is asked again: the ingest goes on either way.
+ */
+async function stillIndexing() {
+  try {
+    return await client.isIndexing('scale');
+  } catch (error) {
+    if (error.code !== 8) throw error;
+    console.log(`progress refused (${error.details}); asking again (load ${loadAverage()})`);
+    return true;
+  }
+}
+
 /** Queries of passages already indexed: the first words of every n-th one. */
 function queriesFor(size) {
   const step = Math.max(1, Math.floor(size / queryCount));
@@ -106,7 +121,7 @@ try {
     const started = performance.now();
     if (!queryOnly) {
       await upload(corpus.slice(indexed, size));
-      while (await client.isIndexing('scale')) await new Promise((r) => setTimeout(r, 1000));
+      while (await stillIndexing()) await new Promise((r) => setTimeout(r, 1000));
     }
     const seconds = (performance.now() - started) / 1000;
     const loadAfterIngest = loadAverage();
