@@ -56,6 +56,18 @@ describe('runPartitionBatch', () => {
     expect(commits).toEqual(['101', '104', '105']);
   });
 
+  it('gives a free slot to the earliest waiting record, not to the key that came first', async () => {
+    const delivery = gatedDelivery();
+    const batch = runPartitionBatch(records('abca'), { concurrency: 2, deliver: delivery.deliver, commit: async () => undefined, shouldAbandon: () => false });
+    await delivery.finish('100');
+    // a's next record (103) waits behind c's (102), though a came first in the batch.
+    await until(() => delivery.running().includes('102'));
+    expect(delivery.running()).toEqual(['101', '102']);
+    for (const offset of ['101', '102', '103']) await delivery.finish(offset);
+    await batch;
+    expect(delivery.started).toEqual(['100', '101', '102', '103']);
+  });
+
   it('commits nothing past a record still running, however many after it are done', async () => {
     const delivery = gatedDelivery();
     const commits: string[] = [];

@@ -19,7 +19,7 @@ export interface PartitionBatchDeps<R extends BatchRecord> {
 /**
  * Handles one partition's batch with records of distinct keys side by side, as the in-process
  * bus does: the records of one key one after another, in offset order, and up to `concurrency`
- * keys at a time. A partition is shared by many keys (chunk ids, document ids), so one at a
+ * keys at a time, a free slot going to the earliest record whose key is not busy. A partition is shared by many keys (chunk ids, document ids), so one at a
  * time left a consumer with as many events in flight as partitions it held.
  *
  * Offsets are committed up to the first record not yet handled, so a crash or a rebalance
@@ -50,11 +50,13 @@ export async function runPartitionBatch<R extends BatchRecord>(records: readonly
     }
     running.delete(key);
   };
-  // Keys in the order of their first waiting record, so the committed prefix moves on.
+  // The free key whose waiting record comes first, so the committed prefix moves on.
   const startWhatMay = () => {
-    for (const [key, queue] of pending) {
-      if (stopped || deps.shouldAbandon() || running.size >= Math.max(1, deps.concurrency)) return;
-      if (running.has(key)) continue;
+    while (!stopped && !deps.shouldAbandon() && running.size < Math.max(1, deps.concurrency)) {
+      let first: [string, number[]] | undefined;
+      for (const entry of pending) if (!running.has(entry[0]) && (first === undefined || entry[1][0]! < first[1][0]!)) first = entry;
+      if (first === undefined) return;
+      const [key, queue] = first;
       const index = queue.shift()!;
       if (queue.length === 0) pending.delete(key);
       running.set(key, handle(key, index));
