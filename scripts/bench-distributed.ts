@@ -17,41 +17,45 @@ const corpusArgument = process.argv.slice(2).find((a, i, all) => !a.startsWith('
 const corpusDir = resolve(corpusArgument ?? join(root, '../shared/datasets/hotpotqa-100'));
 const processCounts = option('extraction-processes', '1,2').split(',').map(Number).filter((n) => n > 0);
 const llmPassages = Number(option('llm-passages', '150'));
-const eventsPerPartition = option('events-per-partition', '1,4').split(',').map(Number).filter((n) => n > 0);
+const llmEventsPerPartition = option('events-per-partition', '1,4').split(',').map(Number).filter((n) => n > 0);
 const LLM_LATENCY_MS = 200;
 const LLM_CONCURRENCY = 8;
 const passages = readJsonl(corpusDir, 'corpus.jsonl') as Array<{ id: string; title: string; text: string }>;
 const questions = readJsonl(corpusDir, 'questions.jsonl') as Array<{ question: string }>;
 
-async function run(extractionProcesses: number): Promise<void> {
+/** The six services on a database and topic prefix of their own (`runId`), 6 partitions, 2 consumed at once, and a client of them. */
+async function startDeployment(runId: string, extraEnv: Record<string, string>): Promise<{ deployment: DistributedDeployment; client: TrellisClient }> {
   const deployment = new DistributedDeployment({
     kafkaBrokers: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
     mysqlUrl: process.env.TRELLIS_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:4000/',
-    runId: `bench${randomBytes(3).toString('hex')}`,
-    extraEnv: {
-      TRELLIS_KAFKA_PARTITIONS: '6',
-      TRELLIS_KAFKA_CONCURRENCY: '2',
-      ...(process.env.TRELLIS_KAFKA_EVENTS_PER_PARTITION ? { TRELLIS_KAFKA_EVENTS_PER_PARTITION: process.env.TRELLIS_KAFKA_EVENTS_PER_PARTITION } : {}),
-    },
+    runId: `${runId}${randomBytes(3).toString('hex')}`,
+    extraEnv: { TRELLIS_KAFKA_PARTITIONS: '6', TRELLIS_KAFKA_CONCURRENCY: '2', ...extraEnv },
   });
   deployment.prepare();
   await deployment.startAll();
+  return { deployment, client: new TrellisClient({ address: '127.0.0.1:1', addresses: deployment.addresses(), timeoutMs: 120_000 }) };
+}
+
+/** The knowledge base's documents, once every one of them is graphed or failed. */
+async function untilIndexed(client: TrellisClient, knowledgeBase: string, pollMs: number): Promise<Awaited<ReturnType<TrellisClient['listAllDocuments']>>> {
+  for (;;) {
+    const documents = await client.listAllDocuments(knowledgeBase);
+    if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) return documents;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+async function run(extractionProcesses: number): Promise<void> {
+  const eventsPerPartition = process.env.TRELLIS_KAFKA_EVENTS_PER_PARTITION;
+  const { deployment, client } = await startDeployment('bench', eventsPerPartition ? { TRELLIS_KAFKA_EVENTS_PER_PARTITION: eventsPerPartition } : {});
   for (let i = 1; i < extractionProcesses; i++) await deployment.startReplica('extraction');
-  const client = new TrellisClient({ address: '127.0.0.1:1', addresses: deployment.addresses(), timeoutMs: 120_000 });
   try {
     await client.createKnowledgeBase({ name: 'bench' });
     const started = performance.now();
     for (const p of passages) await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
     const uploadSeconds = (performance.now() - started) / 1000;
-    let chunks = 0;
-    for (;;) {
-      const documents = await client.listAllDocuments('bench');
-      if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
-        chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    const documents = await untilIndexed(client, 'bench', 500);
+    const chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
     const seconds = (performance.now() - started) / 1000;
     const time = async (call: (q: string) => Promise<unknown>) => {
       const times: number[] = [];
@@ -65,7 +69,7 @@ async function run(extractionProcesses: number): Promise<void> {
     const retrieve = await time((q) => client.retrieve({ knowledgeBase: 'bench', query: q, topK: 5 }));
     const ask = await time((q) => client.ask({ knowledgeBase: 'bench', question: q, topK: 5 }));
     console.log(
-      `extraction processes: ${extractionProcesses}, events per partition ${process.env.TRELLIS_KAFKA_EVENTS_PER_PARTITION ?? 'default'} | upload ${uploadSeconds.toFixed(1)} s | ingest to graphed ${seconds.toFixed(1)} s, ${chunks} chunks, ${(chunks / seconds).toFixed(1)} chunks/s | ` +
+      `extraction processes: ${extractionProcesses}, events per partition ${eventsPerPartition ?? 'default'} | upload ${uploadSeconds.toFixed(1)} s | ingest to graphed ${seconds.toFixed(1)} s, ${chunks} chunks, ${(chunks / seconds).toFixed(1)} chunks/s | ` +
         `Retrieve p50 ${percentile(retrieve, 50).toFixed(1)} ms p95 ${percentile(retrieve, 95).toFixed(1)} ms | Ask p50 ${percentile(ask, 50).toFixed(1)} ms p95 ${percentile(ask, 95).toFixed(1)} ms`,
     );
   } finally {
@@ -78,20 +82,10 @@ async function run(extractionProcesses: number): Promise<void> {
 async function runWithLlm(perPartition: number): Promise<void> {
   const llm = new PeerLlm(64);
   await llm.start();
-  const deployment = new DistributedDeployment({
-    kafkaBrokers: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092',
-    mysqlUrl: process.env.TRELLIS_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:4000/',
-    runId: `benchllm${randomBytes(3).toString('hex')}`,
-    extraEnv: {
-      ...fakeProviderEnv(llm.baseUrl, 64, { TRELLIS_LLM_MAX_CONCURRENCY: String(LLM_CONCURRENCY) }),
-      TRELLIS_KAFKA_PARTITIONS: '6',
-      TRELLIS_KAFKA_CONCURRENCY: '2',
-      TRELLIS_KAFKA_EVENTS_PER_PARTITION: String(perPartition),
-    },
+  const { deployment, client } = await startDeployment('benchllm', {
+    ...fakeProviderEnv(llm.baseUrl, 64, { TRELLIS_LLM_MAX_CONCURRENCY: String(LLM_CONCURRENCY) }),
+    TRELLIS_KAFKA_EVENTS_PER_PARTITION: String(perPartition),
   });
-  deployment.prepare();
-  await deployment.startAll();
-  const client = new TrellisClient({ address: '127.0.0.1:1', addresses: deployment.addresses(), timeoutMs: 120_000 });
   try {
     // One extraction call per passage, as bench:peer asks of both systems.
     await client.createKnowledgeBase({ name: 'bench', extraction: { entityTypes: [], instructions: '', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
@@ -104,11 +98,7 @@ async function runWithLlm(perPartition: number): Promise<void> {
     };
     await Promise.all(Array.from({ length: 4 }, uploader));
     const uploadSeconds = (performance.now() - started) / 1000;
-    for (;;) {
-      const documents = await client.listAllDocuments('bench');
-      if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await untilIndexed(client, 'bench', 200);
     const seconds = (performance.now() - started) / 1000;
     const calls = llm.snapshot();
     const floor = (calls.chatTotal * LLM_LATENCY_MS) / LLM_CONCURRENCY / 1000;
@@ -127,5 +117,5 @@ async function runWithLlm(perPartition: number): Promise<void> {
 void (async () => {
   console.log(`machine: ${machine()}, load ${loadAverage()}; corpus ${passages.length} passages`);
   for (const n of processCounts) await run(n);
-  for (const n of eventsPerPartition) await runWithLlm(n);
+  for (const n of llmEventsPerPartition) await runWithLlm(n);
 })();
