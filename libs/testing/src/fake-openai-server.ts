@@ -25,7 +25,10 @@ export class FakeOpenAiServer {
   readonly requests: RecordedRequest[] = [];
   /** Most chat requests ever being answered at the same time (to check concurrency limits). */
   maxChatInFlight = 0;
+  /** The same per model: concurrency limits are per model, and summaries use another model than extraction. */
+  readonly maxChatInFlightByModel = new Map<string, number>();
   private chatInFlight = 0;
+  private readonly chatInFlightByModel = new Map<string, number>();
   private server: Server | undefined;
   private script: ScriptedReply[] = [];
   private responder: ChatResponder = () => ({ kind: 'content', content: 'ok' });
@@ -69,11 +72,16 @@ export class FakeOpenAiServer {
     this.requests.push({ path, body });
     if (path.endsWith('/embeddings')) return this.embeddings(res, body);
     if (path.endsWith('/chat/completions')) {
+      const model = String(body.model);
+      const inFlight = (this.chatInFlightByModel.get(model) ?? 0) + 1;
+      this.chatInFlightByModel.set(model, inFlight);
+      this.maxChatInFlightByModel.set(model, Math.max(this.maxChatInFlightByModel.get(model) ?? 0, inFlight));
       this.maxChatInFlight = Math.max(this.maxChatInFlight, ++this.chatInFlight);
       try {
         return await this.chat(res, body);
       } finally {
         this.chatInFlight--;
+        this.chatInFlightByModel.set(model, this.chatInFlightByModel.get(model)! - 1);
       }
     }
     if (path.endsWith('/rerank')) return this.rerank(res, body);
