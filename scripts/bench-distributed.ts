@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { TrellisClient } from '@trellis/client';
 import { DistributedDeployment, fakeProviderEnv } from '@trellis/testing';
-import { loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
+import { chunksOf, loadAverage, machine, option, percentile, readJsonl, untilGraphed, uploadPassages } from './bench-kit.mjs';
 import { PeerLlm } from './bench-peer-llm';
 
 const root = resolve(__dirname, '..');
@@ -36,15 +36,6 @@ async function startDeployment(runId: string, extraEnv: Record<string, string>):
   return { deployment, client: new TrellisClient({ address: '127.0.0.1:1', addresses: deployment.addresses(), timeoutMs: 120_000 }) };
 }
 
-/** The knowledge base's documents, once every one of them is graphed or failed. */
-async function untilIndexed(client: TrellisClient, knowledgeBase: string, pollMs: number): Promise<Awaited<ReturnType<TrellisClient['listAllDocuments']>>> {
-  for (;;) {
-    const documents = await client.listAllDocuments(knowledgeBase);
-    if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) return documents;
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
-}
-
 async function run(extractionProcesses: number): Promise<void> {
   const eventsPerPartition = process.env.TRELLIS_KAFKA_EVENTS_PER_PARTITION;
   const { deployment, client } = await startDeployment('bench', eventsPerPartition ? { TRELLIS_KAFKA_EVENTS_PER_PARTITION: eventsPerPartition } : {});
@@ -52,10 +43,9 @@ async function run(extractionProcesses: number): Promise<void> {
   try {
     await client.createKnowledgeBase({ name: 'bench' });
     const started = performance.now();
-    for (const p of passages) await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
+    const ids = await uploadPassages(client, 'bench', passages, 1);
     const uploadSeconds = (performance.now() - started) / 1000;
-    const documents = await untilIndexed(client, 'bench', 500);
-    const chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+    const chunks = chunksOf(await untilGraphed(client, 'bench', ids, 500));
     const seconds = (performance.now() - started) / 1000;
     const time = async (call: (q: string) => Promise<unknown>) => {
       const times: number[] = [];
@@ -92,13 +82,9 @@ async function runWithLlm(perPartition: number): Promise<void> {
     llm.latencyMs = LLM_LATENCY_MS;
     llm.snapshot();
     const started = performance.now();
-    const queue = passages.slice(0, llmPassages);
-    const uploader = async () => {
-      for (let p = queue.shift(); p; p = queue.shift()) await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-    };
-    await Promise.all(Array.from({ length: 4 }, uploader));
+    const ids = await uploadPassages(client, 'bench', passages.slice(0, llmPassages));
     const uploadSeconds = (performance.now() - started) / 1000;
-    await untilIndexed(client, 'bench', 200);
+    await untilGraphed(client, 'bench', ids);
     const seconds = (performance.now() - started) / 1000;
     const calls = llm.snapshot();
     const floor = (calls.chatTotal * LLM_LATENCY_MS) / LLM_CONCURRENCY / 1000;

@@ -2,6 +2,7 @@
 // the indexing pipeline's calls, and waiting until a knowledge base has indexed what it was given.
 import type { TrellisClient } from '@trellis/client';
 import { graphJson } from '@trellis/testing';
+import { chunksOf, untilGraphed } from './bench-kit.mjs';
 
 export type Message = { role: string; content: string };
 
@@ -29,11 +30,5 @@ export function fakeIndexingAnswer(messages: readonly Message[], purpose = index
 
 /** Waits until every document of the knowledge base is graphed or failed; resolves with their chunks. */
 export async function waitForIndexed(client: TrellisClient, kb: string): Promise<number> {
-  for (;;) {
-    const documents = await client.listAllDocuments(kb);
-    if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
-      return documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return chunksOf(await untilGraphed(client, kb, (await client.listAllDocuments(kb)).map((d) => d.id), 250));
 }

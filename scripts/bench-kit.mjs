@@ -72,3 +72,51 @@ export async function startBuiltServer({ checkout, dataDir, embeddings, nodeArgs
   exited.catch(() => undefined);
   return { process: child, grpcAddress: `127.0.0.1:${grpcPort}`, httpUrl, bootMs: performance.now() - started };
 }
+
+const finished = (status) => status === 'INDEX_STATUS_GRAPHED' || status === 'INDEX_STATUS_FAILED';
+
+/**
+ * Waits, as `trellis ingest` does, until each of the documents `ids` is graphed or failed. It asks
+ * GetIndexingProgress about the documents still indexing only (1,000 per call), so following
+ * indexing costs the server little while it indexes; listing the whole knowledge base every
+ * poll took a measurable share of its CPU. Resolves with each document's last progress.
+ */
+export async function untilGraphed(client, knowledgeBase, ids, pollMs = 200) {
+  const last = new Map();
+  const pending = new Set(ids);
+  while (pending.size > 0) {
+    const asked = [...pending];
+    const unanswered = new Set(asked);
+    for (let start = 0; start < asked.length; start += 1000) {
+      for (const d of (await client.getIndexingProgress(knowledgeBase, asked.slice(start, start + 1000))).documents) {
+        last.set(d.id, d);
+        unanswered.delete(d.id);
+        if (finished(d.status)) pending.delete(d.id);
+      }
+    }
+    // A document the knowledge base no longer holds is not waited for.
+    for (const id of unanswered) pending.delete(id);
+    if (pending.size > 0) await new Promise((r) => setTimeout(r, pollMs));
+  }
+  return ids.filter((id) => last.has(id)).map((id) => last.get(id));
+}
+
+/** Chunks of documents (or their progress), all statuses together. */
+export const chunksOf = (documents) => documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+
+/**
+ * Uploads corpus passages (`{ id, title, text }`) as `trellis ingest` does, `atOnce` calls in
+ * flight, each passage a document `<id>.txt` of its title and text. Resolves with the ids in the
+ * order the uploads finished.
+ */
+export async function uploadPassages(client, knowledgeBase, passages, atOnce = 4) {
+  const ids = [];
+  const queue = [...passages];
+  const uploader = async () => {
+    for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+      ids.push((await client.uploadDocument({ knowledgeBase, filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`))).id);
+    }
+  };
+  await Promise.all(Array.from({ length: atOnce }, uploader));
+  return ids;
+}

@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { createRequire } from 'node:module';
-import { freePort, loadAverage, machine, option, percentile, readJsonl } from './bench-kit.mjs';
+import { freePort, loadAverage, machine, option, percentile, readJsonl, untilGraphed, uploadPassages } from './bench-kit.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
@@ -82,12 +82,7 @@ async function index(server) {
   try {
     await client.createKnowledgeBase({ name: 'load' });
     const started = performance.now();
-    for (const p of passages) await client.uploadDocument({ knowledgeBase: 'load', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-    for (;;) {
-      const documents = await client.listAllDocuments('load');
-      if (documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) break;
-      await sleep(200);
-    }
+    await untilGraphed(client, 'load', await uploadPassages(client, 'load', passages, 1));
     console.log(`indexed ${passages.length} passages in ${((performance.now() - started) / 1000).toFixed(1)} s (${load()})`);
   } finally {
     client.close();

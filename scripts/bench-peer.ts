@@ -1,5 +1,5 @@
 // npm run bench:peer [-- --passages 300] [--questions 50] [--latency-ms 200] [--concurrency 8]
-//   [--query-latency-ms 0] [--uploads 1] [--corpus DIR] — LightRAG (lightrag-hku from PyPI, pinned) and
+//   [--query-latency-ms 0] [--uploads 4] [--corpus DIR] — LightRAG (lightrag-hku from PyPI, pinned) and
 // Trellis standalone side by side: the same passages, the same fake OpenAI-compatible model
 // (a real HTTP server answering each system's extraction prompt in the format it expects,
 // after a fixed latency, and serving deterministic embeddings to both), the same number of
@@ -17,7 +17,7 @@ import { fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
 import { PeerLlm } from './bench-peer-llm';
 import type { CallCounts } from './bench-peer-llm';
 import { LIGHTRAG_VERSION, LightRagDriver, ensureLightRag } from './bench-peer-lightrag';
-import { loadAverage, machine, option, percentile, readJsonl, runBench } from './bench-kit.mjs';
+import { chunksOf, loadAverage, machine, option, percentile, readJsonl, runBench, untilGraphed, uploadPassages } from './bench-kit.mjs';
 import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = resolve(__dirname, '..');
@@ -33,8 +33,8 @@ const questionLimit = count('questions', 50);
 const latencyMs = count('latency-ms', 200);
 const queryLatencyMs = count('query-latency-ms', 0);
 const concurrency = count('concurrency', 8);
-// Trellis's UploadDocument calls in flight at once; 1 is what `trellis ingest` does.
-const uploads = Math.max(1, count('uploads', 1));
+// Trellis's UploadDocument calls in flight at once; 4 is what `trellis ingest` does.
+const uploads = Math.max(1, count('uploads', 4));
 const dimensions = 64;
 
 type Passage = { id: string; title: string; text: string };
@@ -116,19 +116,9 @@ async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
     llm.snapshot();
     const cpuBefore = treeCpuSeconds(server.pid!);
     const started = performance.now();
-    const queue = [...passages];
-    const uploader = async () => {
-      for (let p = queue.shift(); p; p = queue.shift()) {
-        await client.uploadDocument({ knowledgeBase: 'peer', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`));
-      }
-    };
-    await Promise.all(Array.from({ length: uploads }, uploader));
+    const ids = await uploadPassages(client, 'peer', passages, uploads);
     const handedOverSeconds = (performance.now() - started) / 1000;
-    let documents = await client.listAllDocuments('peer');
-    while (!documents.every((d) => d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED')) {
-      await new Promise((r) => setTimeout(r, 100));
-      documents = await client.listAllDocuments('peer');
-    }
+    const documents = await untilGraphed(client, 'peer', ids, 100);
     const ingestSeconds = (performance.now() - started) / 1000;
     const ingestCpuSeconds = treeCpuSeconds(server.pid!) - cpuBefore;
     const ingestCalls = llm.snapshot();
@@ -136,7 +126,7 @@ async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
     const failed = documents.filter((d) => d.status === 'INDEX_STATUS_FAILED').length;
     if (failed > 0 || documents.length !== passages.length) throw new Error(`Trellis graphed ${documents.length - failed} of ${passages.length} passages (${failed} failed)`);
     const graph = await client.exportGraph('peer');
-    const chunks = documents.reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+    const chunks = chunksOf(documents);
     const run = { name: 'Trellis standalone', chunks, entities: graph.entities.length, relationships: graph.relationships.length, ingestSeconds, handedOverSeconds, ingestCpuSeconds, ingestLoad, ingestCalls };
     requireGraph(run);
     llm.latencyMs = queryLatencyMs;

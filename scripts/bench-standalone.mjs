@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { loadAverage, machine, option, percentile, readJsonl, startBuiltServer } from './bench-kit.mjs';
+import { loadAverage, machine, option, percentile, readJsonl, startBuiltServer, untilGraphed, uploadPassages } from './bench-kit.mjs';
 import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -56,28 +56,10 @@ async function benchOnce(embeddings) {
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
-    const ids = [];
     // As `trellis ingest` uploads: a few at a time (one at a time, the client set the pace).
-    const queue = existing ? [] : [...passages];
-    await Promise.all(
-      Array.from({ length: uploadsAtOnce }, async () => {
-        for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
-          ids.push((await client.uploadDocument({ knowledgeBase: 'bench', filename: `${p.id}.txt`, sourceUri: p.id }, Buffer.from(`${p.title}\n${p.text}`))).id);
-        }
-      }),
-    );
+    const ids = await uploadPassages(client, 'bench', existing ? [] : passages, uploadsAtOnce);
     const uploadMs = performance.now() - ingestStart;
-    // Follows indexing as `trellis ingest` does: the progress of the documents still indexing.
-    const pending = new Set(existing ? [] : ids);
-    while (pending.size > 0) {
-      const asked = [...pending];
-      for (let start = 0; start < asked.length; start += 1000) {
-        for (const d of (await client.getIndexingProgress('bench', asked.slice(start, start + 1000))).documents) {
-          if (d.status === 'INDEX_STATUS_GRAPHED' || d.status === 'INDEX_STATUS_FAILED') pending.delete(d.id);
-        }
-      }
-      if (pending.size > 0) await new Promise((r) => setTimeout(r, 200));
-    }
+    await untilGraphed(client, 'bench', ids);
     const ingestMs = performance.now() - ingestStart;
     const chunks = (await client.listAllDocuments('bench')).reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
     const ingestCpuMs = (treeCpuSeconds(server.pid) - cpuBefore) * 1000;
