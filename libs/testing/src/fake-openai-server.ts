@@ -77,11 +77,20 @@ export class FakeOpenAiServer {
       this.chatInFlightByModel.set(model, inFlight);
       this.maxChatInFlightByModel.set(model, Math.max(this.maxChatInFlightByModel.get(model) ?? 0, inFlight));
       this.maxChatInFlight = Math.max(this.maxChatInFlight, ++this.chatInFlight);
+      // A call is in flight until it is answered or its client gives up (a timed-out request
+      // the fake still holds is not in flight for the client any more).
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        this.chatInFlight--;
+        this.chatInFlightByModel.set(model, this.chatInFlightByModel.get(model)! - 1);
+      };
+      res.once('close', end);
       try {
         return await this.chat(res, body);
       } finally {
-        this.chatInFlight--;
-        this.chatInFlightByModel.set(model, this.chatInFlightByModel.get(model)! - 1);
+        end();
       }
     }
     if (path.endsWith('/rerank')) return this.rerank(res, body);
