@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatModel, CompletionOptions, TokenUsage } from './chat-model';
+import type { CallPriority, ChatMessage, ChatModel, CompletionOptions, TokenUsage } from './chat-model';
 
 /** Releases a granted call: charges what it really cost (tokens, when known) and frees its slot. */
 export type CallRelease = (actualTokens: number | undefined) => Promise<void>;
@@ -8,8 +8,8 @@ export type CallRelease = (actualTokens: number | undefined) => Promise<void>;
  * every process of a deployment (implemented over the shared store).
  */
 export interface CallBudget {
-  /** Waits until a call of about `estimatedTokens` may start. */
-  acquire(model: string, estimatedTokens: number): Promise<CallRelease>;
+  /** Waits until a call of about `estimatedTokens` may start; callers waiting in a process go by `priority`. */
+  acquire(model: string, estimatedTokens: number, priority: CallPriority): Promise<CallRelease>;
 }
 
 /** A rough count for admission only: about four characters per token, as the providers bill. */
@@ -29,7 +29,7 @@ export class BudgetedChatModel implements ChatModel {
   }
 
   async complete(messages: readonly ChatMessage[], options: CompletionOptions = {}): Promise<string> {
-    const release = await this.budget.acquire(this.model, estimateTokens(messages, options.maxTokens));
+    const release = await this.budget.acquire(this.model, estimateTokens(messages, options.maxTokens), options.priority ?? 'interactive');
     let used: TokenUsage | undefined;
     try {
       return await this.inner.complete(messages, { ...options, onUsage: (usage) => ((used = usage), options.onUsage?.(usage)) });
@@ -39,7 +39,7 @@ export class BudgetedChatModel implements ChatModel {
   }
 
   async *stream(messages: readonly ChatMessage[], options: CompletionOptions = {}): AsyncIterable<string> {
-    const release = await this.budget.acquire(this.model, estimateTokens(messages, options.maxTokens));
+    const release = await this.budget.acquire(this.model, estimateTokens(messages, options.maxTokens), options.priority ?? 'interactive');
     let used: TokenUsage | undefined;
     try {
       yield* this.inner.stream(messages, { ...options, onUsage: (usage) => ((used = usage), options.onUsage?.(usage)) });

@@ -3,6 +3,15 @@ export interface ChatMessage {
   content: string;
 }
 
+/**
+ * Who waits for a call. Callers of one process waiting for a slot of the same model go in this
+ * order, each class first come, first served: `interactive` (a person waits: chat, questions;
+ * the default), `follow-up` (work that finishes indexing already under way: gleaning, summaries,
+ * merges; documents wait on it), `bulk` (new work: a chunk's first extraction call, community
+ * reports). Processes share slots through the store, without an order between them.
+ */
+export type CallPriority = 'interactive' | 'follow-up' | 'bulk';
+
 export interface CompletionOptions {
   /** JSON schema for structured output; the reply is then a JSON document. */
   readonly jsonSchema?: { name: string; schema: Record<string, unknown> };
@@ -13,6 +22,8 @@ export interface CompletionOptions {
   readonly signal?: AbortSignal;
   /** Called with the token usage the provider reported for this call, when it reported any. */
   readonly onUsage?: (usage: TokenUsage) => void;
+  /** Where the call queues for a concurrency slot (CallPriority); `interactive` when unset. */
+  readonly priority?: CallPriority;
 }
 
 export interface TokenUsage {

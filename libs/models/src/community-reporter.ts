@@ -35,7 +35,8 @@ export class LlmCommunityReporter {
         },
         { role: 'user', content: brief },
       ],
-      { jsonSchema: REPORT_SCHEMA, temperature: 0, maxTokens: Math.ceil((TITLE_CHARS + SUMMARY_CHARS) / 3), onUsage },
+      // Reports are background work, in line with new extraction.
+      { jsonSchema: REPORT_SCHEMA, temperature: 0, maxTokens: Math.ceil((TITLE_CHARS + SUMMARY_CHARS) / 3), onUsage, priority: 'bulk' },
     );
     const parsed = JSON.parse(reply) as { title?: unknown; summary?: unknown };
     if (typeof parsed.title !== 'string' || typeof parsed.summary !== 'string') throw new Error('community report reply lacks a string title and summary');

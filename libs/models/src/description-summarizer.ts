@@ -23,7 +23,8 @@ export class LlmDescriptionSummarizer {
         },
         { role: 'user', content: `Item: ${heading}\nDescriptions:\n${descriptions.map((d) => `- ${d}`).join('\n')}` },
       ],
-      { temperature: 0, maxTokens: Math.ceil(maxChars / 3), onUsage },
+      // Graph writes wait for their summaries.
+      { temperature: 0, maxTokens: Math.ceil(maxChars / 3), onUsage, priority: 'follow-up' },
     );
     return truncateAtWord(reply.trim(), maxChars);
   }

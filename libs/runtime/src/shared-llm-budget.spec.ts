@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BudgetedChatModel } from '@trellis/models';
-import type { ChatMessage, ChatModel, CompletionOptions } from '@trellis/models';
+import type { CallPriority, CallRelease, ChatMessage, ChatModel, CompletionOptions } from '@trellis/models';
 import { SqliteStore } from '@trellis/storage';
 import { SharedLlmBudget } from './shared-llm-budget';
 
@@ -54,6 +54,40 @@ describe('SharedLlmBudget over the store', () => {
     await releasePatient(undefined);
     await (await later)(undefined);
     expect(order).toEqual(['patient', 'later']);
+  });
+
+  it('gives a freed slot to the waiting caller of the highest priority: a question before summaries, summaries before new extraction', async () => {
+    const limit = budget({ maxConcurrency: 1 });
+    const order: string[] = [];
+    const releases: CallRelease[] = [];
+    const releaseFirst = await limit.acquire('m', 10, 'bulk');
+    const waiting = (name: string, priority: CallPriority) =>
+      limit.acquire('m', 10, priority).then((release) => {
+        order.push(name);
+        releases.push(release);
+      });
+    const calls = [waiting('extraction 1', 'bulk'), waiting('summary 1', 'follow-up'), waiting('extraction 2', 'bulk'), waiting('question', 'interactive'), waiting('summary 2', 'follow-up')];
+    await new Promise((r) => setTimeout(r, 100));
+    expect(order).toEqual([]);
+    await releaseFirst(undefined);
+    for (let i = 0; i < calls.length; i++) {
+      while (order.length <= i) await new Promise((r) => setTimeout(r, 5));
+      // One slot: nobody else got in.
+      expect(order).toHaveLength(i + 1);
+      await releases[i]!(undefined);
+    }
+    await Promise.all(calls);
+    expect(order).toEqual(['question', 'summary 1', 'summary 2', 'extraction 1', 'extraction 2']);
+  });
+
+  it('queues a chat model call as interactive unless it says otherwise', async () => {
+    const asked: CallPriority[] = [];
+    const recording = { acquire: async (_model: string, _tokens: number, priority: CallPriority) => (asked.push(priority), async () => undefined) };
+    const inner: ChatModel = { model: 'm', complete: async () => 'ok', stream: async function* () {} };
+    const model = new BudgetedChatModel(inner, recording);
+    await model.complete([{ role: 'user', content: 'hi' }]);
+    await model.complete([{ role: 'user', content: 'hi' }], { priority: 'bulk' });
+    expect(asked).toEqual(['interactive', 'bulk']);
   });
 
   it("frees a killed worker's slot when its lease expires", async () => {

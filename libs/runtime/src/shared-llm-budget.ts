@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CallBudget, CallRelease } from '@trellis/models';
+import type { CallBudget, CallPriority, CallRelease } from '@trellis/models';
 import type { LlmBudgetRepository } from '@trellis/storage';
 
 export interface SharedLlmBudgetSettings {
@@ -19,12 +19,25 @@ export interface SharedLlmBudgetSettings {
 const MAX_POLL_MS = 2_000;
 const MIN_POLL_MS = 25;
 
-/** The callers of this process waiting for a slot of one model. */
+/** Rank of each CallPriority in a line: lower goes first. */
+const RANK: Record<CallPriority, number> = { interactive: 0, 'follow-up': 1, bulk: 2 };
+
+/** A caller of this process waiting for a slot. */
+interface Waiter {
+  readonly holder: string;
+  readonly rank: number;
+  readonly granted: () => void;
+  readonly failed: (error: unknown) => void;
+}
+
+/** The callers of this process waiting for a slot of one model, and whether one polls for them. */
 interface SlotLine {
-  /** Settles when the caller ahead has its slot (or gave up): the next one's turn to poll. */
-  last: Promise<void>;
-  /** Ends the polling caller's sleep: a slot of this process was freed. */
+  readonly waiters: Waiter[];
+  polling: boolean;
+  /** Ends the poller's sleep: a slot of this process was freed. */
   wake: (() => void) | null;
+  /** A slot of this process was freed while the poller was claiming, not sleeping: claim again at once. */
+  freed: boolean;
 }
 
 /**
@@ -32,10 +45,13 @@ interface SlotLine {
  * (every process, every pod) draws from the same concurrency slots and token buckets per
  * model. Waiting is polling with jitter: cheap at the call rates LLMs allow.
  *
- * Within a process, callers take slots in the order they asked: only the first polls, and a
- * slot the process frees wakes it at once. Without that line, a caller that had waited long
- * polled seldom (its backoff reaching 2 s) while every newcomer tried at once, and a graph
- * write's summary waited out all 997 extraction calls of a corpus, holding the graph stage.
+ * Within a process, callers line up per model: one poll at a time claims a slot for the caller
+ * at the head, and a slot the process frees wakes it at once. The head is the caller of the
+ * highest CallPriority that asked first, so a person's question does not wait behind an
+ * ingest's extraction calls, nor a summary a graph write waits for behind new chunks. Without
+ * a line, a caller that had waited long polled seldom (its backoff reaching 2 s) while every
+ * newcomer tried at once, and a graph write's summary waited out all 997 extraction calls of a
+ * corpus, holding the graph stage.
  */
 export class SharedLlmBudget implements CallBudget {
   private readonly lines = new Map<string, SlotLine>();
@@ -52,11 +68,11 @@ export class SharedLlmBudget implements CallBudget {
     return s.maxConcurrency > 0 || s.requestsPerMinute > 0 || s.tokensPerMinute > 0;
   }
 
-  async acquire(model: string, estimatedTokens: number): Promise<CallRelease> {
-    const { maxConcurrency, requestsPerMinute, tokensPerMinute, leaseMs } = this.settings;
+  async acquire(model: string, estimatedTokens: number, priority: CallPriority = 'interactive'): Promise<CallRelease> {
+    const { maxConcurrency, requestsPerMinute, tokensPerMinute } = this.settings;
     const holder = randomUUID();
     const leaseKey = `llm:${model}:slots`;
-    if (maxConcurrency > 0) await this.takeSlot(leaseKey, holder, maxConcurrency, leaseMs);
+    if (maxConcurrency > 0) await this.takeSlot(leaseKey, holder, RANK[priority]);
     try {
       if (requestsPerMinute > 0) await this.take(`llm:${model}:rpm`, 1, requestsPerMinute);
       if (tokensPerMinute > 0) await this.take(`llm:${model}:tpm`, estimatedTokens, tokensPerMinute);
@@ -76,19 +92,46 @@ export class SharedLlmBudget implements CallBudget {
     };
   }
 
-  /** Waits for this process's callers ahead of it, then polls the store until a slot is its own. */
-  private async takeSlot(key: string, holder: string, slots: number, leaseMs: number): Promise<void> {
+  /** Joins the model's line and resolves once the poller has claimed a slot for this caller. */
+  private takeSlot(key: string, holder: string, rank: number): Promise<void> {
     let line = this.lines.get(key);
     if (line === undefined) {
-      line = { last: Promise.resolve(), wake: null };
+      line = { waiters: [], polling: false, wake: null, freed: false };
       this.lines.set(key, line);
     }
-    const ahead = line.last;
-    let done!: () => void;
-    line.last = new Promise<void>((resolve) => (done = resolve));
-    await ahead;
+    const waiting = new Promise<void>((granted, failed) => {
+      const waiters = line.waiters;
+      // Sorted by rank, then arrival: a newcomer goes after every caller of its rank or higher.
+      let at = waiters.length;
+      while (at > 0 && waiters[at - 1]!.rank > rank) at--;
+      waiters.splice(at, 0, { holder, rank, granted, failed });
+    });
+    if (!line.polling) void this.poll(key, line);
+    return waiting;
+  }
+
+  /** Claims slots for the line's head until no one waits, sleeping between failed claims (woken when this process frees one). */
+  private async poll(key: string, line: SlotLine): Promise<void> {
+    line.polling = true;
     try {
-      for (let attempt = 0; !(await this.store.acquireLease(key, holder, slots, this.clock() + leaseMs, this.clock())); attempt++) {
+      for (let attempt = 0; line.waiters.length > 0; ) {
+        const head = line.waiters[0]!;
+        line.freed = false;
+        let claimed: boolean;
+        try {
+          claimed = await this.store.acquireLease(key, head.holder, this.settings.maxConcurrency, this.clock() + this.settings.leaseMs, this.clock());
+        } catch (error) {
+          line.waiters.splice(line.waiters.indexOf(head), 1);
+          head.failed(error);
+          continue;
+        }
+        if (claimed) {
+          line.waiters.splice(line.waiters.indexOf(head), 1);
+          head.granted();
+          attempt = 0;
+          continue;
+        }
+        if (line.freed) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, jittered(Math.min(MAX_POLL_MS, MIN_POLL_MS * 2 ** Math.min(attempt, 6))));
           line.wake = () => {
@@ -97,15 +140,18 @@ export class SharedLlmBudget implements CallBudget {
           };
         });
         line.wake = null;
+        attempt++;
       }
     } finally {
-      done();
+      line.polling = false;
     }
   }
 
   private async releaseSlot(key: string, holder: string): Promise<void> {
     await this.store.releaseLease(key, holder);
-    this.lines.get(key)?.wake?.();
+    const line = this.lines.get(key);
+    if (line?.wake) line.wake();
+    else if (line) line.freed = true;
   }
 
   private async take(key: string, amount: number, perMinute: number): Promise<void> {

@@ -2,7 +2,8 @@ import type { ExtractionSettings } from '@trellis/contracts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '@trellis/contracts';
 import { DEFAULT_RETRY_POLICY, shouldRetry } from '@trellis/messaging';
-import { OpenAiChatModel, createOpenAiClient } from '@trellis/models';
+import { BudgetedChatModel, OpenAiChatModel, createOpenAiClient } from '@trellis/models';
+import type { CallPriority } from '@trellis/models';
 import { FakeOpenAiServer } from '@trellis/testing';
 import { extractionPrompt } from '@trellis/models';
 import { ExtractionReport } from './extraction-report';
@@ -75,6 +76,15 @@ describe('LlmExtractor against an OpenAI-compatible server', () => {
     expect(result.relationships.map((r) => r.label)).toEqual(['wrote for', 'designed']);
     expect(report.calls).toBe(2);
     expect(report.total('entity', 'dropped', 'duplicate')).toBe(1);
+  });
+
+  it("queues a chunk's first call as new work and its gleaning turn as a follow-up, behind questions", async () => {
+    const asked: CallPriority[] = [];
+    const budget = { acquire: async (_model: string, _tokens: number, priority: CallPriority) => (asked.push(priority), async () => undefined) };
+    const client = createOpenAiClient({ baseUrl, apiKey: 'k', timeoutMs: 5_000 });
+    const llm = new BudgetedChatModel(new OpenAiChatModel(client, 'fake-model'), budget);
+    await new LlmExtractor(llm, extractionPrompt({ extractionPromptVersion: '', extraction: settings({ gleaningPasses: 1 }) })).extract('text', { heading: '' });
+    expect(asked).toEqual(['bulk', 'follow-up']);
   });
 
   it('falls back to JSON mode when the provider rejects json_schema, and remembers it for the model', async () => {

@@ -1,5 +1,5 @@
 import { EXTRACTION_SCHEMA, GLEANING_PROMPT, countPromptTokens, extractionMessages, isRejectedRequest } from '@trellis/models';
-import type { ChatMessage, ChatModel, CompletionOptions, ExtractionPrompt } from '@trellis/models';
+import type { CallPriority, ChatMessage, ChatModel, CompletionOptions, ExtractionPrompt } from '@trellis/models';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from './extractor';
 import { ExtractionReport } from './extraction-report';
@@ -44,34 +44,36 @@ export class LlmExtractor implements Extractor {
 
   async extract(text: string, context: { heading: string }, report = new ExtractionReport()): Promise<ExtractionResult> {
     const messages = extractionMessages(this.prompt, text, context.heading);
-    const first = await this.ask(messages, report);
+    // A chunk's first call is new work; its gleaning turn finishes work under way.
+    const first = await this.ask(messages, report, 'bulk');
     const replies = [parseJsonLoosely(first, report)];
     if (this.prompt.gleaningPasses > 0) {
-      const more = await this.ask([...messages, { role: 'assistant', content: first }, { role: 'user', content: GLEANING_PROMPT }], report);
+      const more = await this.ask([...messages, { role: 'assistant', content: first }, { role: 'user', content: GLEANING_PROMPT }], report, 'follow-up');
       replies.push(parseJsonLoosely(more, report));
     }
     return validateExtraction(merge(replies), { entityTypes: this.prompt.entityTypes }, report);
   }
 
   /** One call, with the output mode the settings and the model allow. */
-  private async ask(messages: readonly ChatMessage[], report: ExtractionReport): Promise<string> {
+  private async ask(messages: readonly ChatMessage[], report: ExtractionReport, priority: CallPriority): Promise<string> {
     const mode = this.prompt.outputMode;
     const useSchema = mode === 'json_schema' || (mode === 'auto' && !this.jsonMode.needsJsonMode(this.model));
     try {
-      return await this.call(messages, useSchema, report);
+      return await this.call(messages, useSchema, report, priority);
     } catch (error) {
       if (!(mode === 'auto' && useSchema && isRejectedRequest(error))) throw error;
       this.jsonMode.remember(this.model);
-      return this.call(messages, false, report);
+      return this.call(messages, false, report, priority);
     }
   }
 
-  private async call(messages: readonly ChatMessage[], useSchema: boolean, report: ExtractionReport): Promise<string> {
+  private async call(messages: readonly ChatMessage[], useSchema: boolean, report: ExtractionReport, priority: CallPriority): Promise<string> {
     let usage: { inputTokens: number; outputTokens: number } | undefined;
     const options: CompletionOptions = {
       temperature: 0,
       ...(useSchema ? { jsonSchema: { name: 'knowledge_graph', schema: EXTRACTION_SCHEMA } } : { jsonObject: true }),
       onUsage: (u) => (usage = u),
+      priority,
     };
     const reply = await this.llm.complete(messages, options);
     report.addCall(usage, countPromptTokens(messages));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ChatModel } from '@trellis/models';
+import type { CallPriority, ChatMessage, ChatModel, CompletionOptions } from '@trellis/models';
 import type { EntityCandidate } from '@trellis/storage';
 import { EntityResolver, parseSameEntityReply } from './entity-resolver';
 import type { EntityMention, ResolutionPolicy } from './entity-resolver';
@@ -28,9 +28,11 @@ function candidate(id: string, description: string, degrees: number, mentionCoun
 class ScriptedLlm implements ChatModel {
   readonly model = 'scripted';
   readonly questions: ChatMessage[][] = [];
+  readonly priorities: Array<CallPriority | undefined> = [];
   constructor(private readonly replies: string[]) {}
-  async complete(messages: readonly ChatMessage[]): Promise<string> {
+  async complete(messages: readonly ChatMessage[], options?: CompletionOptions): Promise<string> {
     this.questions.push([...messages]);
+    this.priorities.push(options?.priority);
     const reply = this.replies.shift();
     if (reply === undefined) throw new Error('no scripted reply left');
     return reply;
@@ -121,6 +123,8 @@ describe('EntityResolver', () => {
     // cos 50° ≈ 0.64: below 0.8, above 0.4 → asked, "same".
     expect(await resolver.resolve(scope, 'c10', [mention('Named after a god.', 50)], [planet], policy)).toEqual([base]);
     expect(llm.questions[0]!.map((m) => m.content).join('\n')).toContain('The smallest planet.');
+    // The graph write waits for the answer: ahead of new extraction calls for a slot.
+    expect(llm.priorities[0]).toBe('follow-up');
     // Asked again, "no" → a distinct entity.
     const [distinct] = await resolver.resolve(scope, 'c11', [mention('Named after a god.', 50)], [planet], policy);
     expect(distinct).not.toBe(base);

@@ -130,7 +130,8 @@ export class EntityResolver {
               `B (${mention.type}): ${mention.description}`,
           },
         ],
-        { temperature: 0, maxTokens: 20, onUsage },
+        // The graph write waits for the answer.
+        { temperature: 0, maxTokens: 20, onUsage, priority: 'follow-up' },
       );
       return parseSameEntityReply(reply);
     } catch (error) {
