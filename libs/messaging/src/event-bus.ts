@@ -24,6 +24,12 @@ export interface SubscribeOptions<T extends TopicName> {
    * partitions at once, TRELLIS_KAFKA_EVENTS_PER_PARTITION keys at once within each.
    */
   readonly concurrency?: number;
+  /**
+   * On Kafka, events of distinct keys this subscription handles at once within a partition,
+   * when it needs more than TRELLIS_KAFKA_EVENTS_PER_PARTITION: handlers that mostly wait (on a
+   * model call another process makes) keep the partition moving only if many wait at once.
+   */
+  readonly eventsPerPartition?: number;
 }
 
 /** A dead-lettered event as kept on `<topic>.dlq`. */

@@ -2,7 +2,7 @@ import type { FactoryProvider } from '@nestjs/common';
 import { TrellisError } from '@trellis/contracts';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
 import { EVENT_BUS } from '@trellis/messaging';
-import type { EventBus } from '@trellis/messaging';
+import type { EventBus, SubscribeOptions } from '@trellis/messaging';
 import { SpanKind, context as otelContext, trace } from '@opentelemetry/api';
 import { LOGGER, METRICS, contextFromCarrier, failSpan, trellisTracer } from '@trellis/observability';
 import type { Logger, TrellisMetrics } from '@trellis/observability';
@@ -24,13 +24,13 @@ export async function consumeTopic<T extends TopicName>(
   group: string,
   handle: (payload: TopicPayload<T>) => Promise<void>,
   onFailure: (payload: TopicPayload<T>, error: Error) => Promise<void>,
-  concurrency?: number,
+  parallelism: Pick<SubscribeOptions<T>, 'concurrency' | 'eventsPerPartition'> = {},
 ): Promise<void> {
   await deps.bus.subscribe(
     topic,
     {
       group,
-      concurrency,
+      ...parallelism,
       onDeadLetter: async (event, error) => {
         deps.metrics.eventsHandled.inc({ topic, group, outcome: 'dead_letter' });
         await onFailure(event.payload, error);
@@ -112,6 +112,8 @@ export interface TopicConsumerSpec<T extends TopicName, S> {
   readonly onFailure: (service: S, payload: TopicPayload<T>, error: Error) => Promise<void>;
   /** Events handled at once on the in-process bus, when not its default (SubscribeOptions.concurrency). */
   readonly concurrency?: number;
+  /** On Kafka, events of distinct keys handled at once within a partition, when more than configured (SubscribeOptions.eventsPerPartition). */
+  readonly eventsPerPartition?: number;
 }
 
 /**
@@ -129,7 +131,7 @@ export function topicConsumer<T extends TopicName, S>(spec: TopicConsumerSpec<T,
         spec.group,
         (payload) => spec.handle(service, payload),
         (payload, error) => spec.onFailure(service, payload, error),
-        spec.concurrency,
+        { concurrency: spec.concurrency, eventsPerPartition: spec.eventsPerPartition },
       );
       return spec;
     },

@@ -136,7 +136,7 @@ export class KafkaGroupConsumer {
     await runPartitionBatch(
       batch.messages.map((message) => ({ ...toRawEvent(message), offset: message.offset })),
       {
-        concurrency: this.deps.config.eventsPerPartition,
+        concurrency: Math.max(this.deps.config.eventsPerPartition, subscription.options.eventsPerPartition ?? 1),
         deliver: (event) => this.deps.delivery.deliver(subscription, event, control),
         commit: async (offset) => {
           resolveOffset(offset);
