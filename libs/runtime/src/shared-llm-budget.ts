@@ -101,7 +101,7 @@ export class SharedLlmBudget implements CallBudget {
     }
     const waiting = new Promise<void>((granted, failed) => {
       const waiters = line.waiters;
-      // Sorted by rank, then arrival: a newcomer goes after every caller of its rank or higher.
+      // By priority, then arrival: a newcomer goes behind every caller of the same or a higher priority.
       let at = waiters.length;
       while (at > 0 && waiters[at - 1]!.rank > rank) at--;
       waiters.splice(at, 0, { holder, rank, granted, failed });
