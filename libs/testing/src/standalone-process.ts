@@ -39,6 +39,9 @@ export async function startStandaloneProcess(options: { env?: Record<string, str
 
 class PortTaken extends Error {}
 
+/** The first line of the banner services/standalone/src/main.ts prints once the server has started. */
+const BANNER = 'Trellis is running:';
+
 async function startOnFreePorts(dataDir: string, env: Record<string, string> | undefined): Promise<StandaloneProcess> {
   const grpcPort = await freePort();
   const httpPort = await freePort();
@@ -64,6 +67,9 @@ async function startOnFreePorts(dataDir: string, env: Record<string, string> | u
   try {
     // Until it answers or has exited: a server that exits is not waited on for 30 s.
     await waitFor(async () => gone() || (await fetch(`${httpUrl}/healthz`).catch(() => null))?.ok, 30_000, 'the standalone server to answer /healthz');
+    // /healthz answers while the server still starts (the local model loading); its banner is
+    // printed once it has started, and tests read it.
+    await waitFor(async () => gone() || log.includes(BANNER), 60_000, 'the standalone server to print its banner');
     if (gone()) {
       await exited;
       const message = `the standalone server exited with ${child.exitCode ?? child.signalCode} before it answered /healthz:\n${log}`;
