@@ -5,13 +5,10 @@
 // once), indexes 10 passages, then uploads the rest and, while they index, asks questions one
 // after another (Ask: retrieval and an LLM answer). Prints each Ask's latency and how long the
 // ingest ran on after the last, with the load average.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { TrellisClient } from '@trellis/client';
-import { fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
-import { PeerLlm } from './bench-peer-llm';
+import { PeerLlm, startServerOnPeerLlm } from './bench-peer-llm';
 import { loadAverage, machine, option, percentile, readJsonl, runBench, untilGraphed, uploadPassages } from './bench-kit.mjs';
 
 const root = resolve(__dirname, '..');
@@ -26,18 +23,9 @@ async function run(checkout: string): Promise<void> {
   const llm = new PeerLlm(64);
   await llm.start();
   const scratch = mkdtempSync(join(tmpdir(), 'trellis-bench-ask-'));
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const env = fakeProviderEnv(llm.baseUrl, 64, { TRELLIS_LLM_MAX_CONCURRENCY: String(concurrency) });
-  const server = spawn(process.execPath, [join(checkout, 'services/standalone/dist/main.js')], {
-    cwd: checkout,
-    env: { PATH: process.env.PATH ?? '', ...env, TRELLIS_DATA_DIR: join(scratch, 'data'), TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise((r) => server.once('exit', r));
-  const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 120_000 });
+  const server = await startServerOnPeerLlm(checkout, llm, join(scratch, 'data'), { TRELLIS_LLM_MAX_CONCURRENCY: String(concurrency) });
+  const client = server.client;
   try {
-    await waitFor(() => fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false), 60_000, `the server of ${checkout}`);
     await client.createKnowledgeBase({ name: 'ask', extraction: { entityTypes: [], instructions: '', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
     await untilGraphed(client, 'ask', await uploadPassages(client, 'ask', passages.slice(0, 10)));
     llm.latencyMs = latencyMs;
@@ -57,9 +45,7 @@ async function run(checkout: string): Promise<void> {
         `the ingest ran on ${((performance.now() - askedAt) / 1000).toFixed(1)} s after the last (load ${loadAverage()})`,
     );
   } finally {
-    client.close();
-    server.kill('SIGTERM');
-    await exited;
+    await server.stop();
     await llm.stop();
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -8,13 +8,10 @@
 // per chunk by purpose, hybrid retrieval latency for the same questions, and the ratios, with
 // the load average beside each figure. Exits non-zero when LightRAG cannot be installed or a
 // system builds an empty graph.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { TrellisClient } from '@trellis/client';
-import { fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
-import { PeerLlm } from './bench-peer-llm';
+import { PeerLlm, startServerOnPeerLlm } from './bench-peer-llm';
 import type { CallCounts } from './bench-peer-llm';
 import { LIGHTRAG_VERSION, LightRagDriver, ensureLightRag } from './bench-peer-lightrag';
 import { chunksOf, loadAverage, machine, option, percentile, readJsonl, runBench, untilGraphed, uploadPassages } from './bench-kit.mjs';
@@ -99,30 +96,19 @@ async function benchLightRag(llm: PeerLlm, python: string, scratch: string): Pro
 }
 
 async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
-  const main = join(root, 'services/standalone/dist/main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: build the standalone server first (npm run build)`);
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const env = fakeProviderEnv(llm.baseUrl, dimensions, { TRELLIS_LLM_MAX_CONCURRENCY: String(concurrency) });
-  const server = spawn(process.execPath, [main], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', ...env, TRELLIS_DATA_DIR: join(scratch, 'data'), TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise((r) => server.once('exit', r));
-  const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 120_000 });
+  const server = await startServerOnPeerLlm(root, llm, join(scratch, 'data'), { TRELLIS_LLM_MAX_CONCURRENCY: String(concurrency) });
+  const client = server.client;
   try {
-    await waitFor(() => fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false), 60_000, 'the Trellis standalone server');
     await client.createKnowledgeBase({ name: 'peer', extraction: { entityTypes: [], instructions: '', examples: '', gleaningPasses: 0, outputMode: 'auto' } });
     llm.latencyMs = latencyMs;
     llm.snapshot();
-    const cpuBefore = treeCpuSeconds(server.pid!);
+    const cpuBefore = treeCpuSeconds(server.process.pid!);
     const started = performance.now();
     const ids = await uploadPassages(client, 'peer', passages, uploads);
     const handedOverSeconds = (performance.now() - started) / 1000;
     const documents = await untilGraphed(client, 'peer', ids, 100);
     const ingestSeconds = (performance.now() - started) / 1000;
-    const ingestCpuSeconds = treeCpuSeconds(server.pid!) - cpuBefore;
+    const ingestCpuSeconds = treeCpuSeconds(server.process.pid!) - cpuBefore;
     const ingestCalls = llm.snapshot();
     const ingestLoad = loadAverage();
     const failed = documents.filter((d) => d.status === 'INDEX_STATUS_FAILED').length;
@@ -145,9 +131,7 @@ async function benchTrellis(llm: PeerLlm, scratch: string): Promise<SystemRun> {
     if (empty === questions.length) throw new Error('Trellis retrieved nothing for any question');
     return { ...run, queryMs, queryLoad: loadAverage(), queryCalls: llm.snapshot() };
   } finally {
-    client.close();
-    server.kill('SIGTERM');
-    await exited;
+    await server.stop();
   }
 }
 
