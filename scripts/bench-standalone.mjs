@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { loadAverage, machine, option, percentile, readJsonl, startBuiltServer, untilGraphed, uploadPassages } from './bench-kit.mjs';
+import { chunksOf, loadAverage, machine, option, percentile, readJsonl, startBuiltServer, untilGraphed, uploadPassages } from './bench-kit.mjs';
 import { treeCpuSeconds } from './process-cpu.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -61,7 +61,7 @@ async function benchOnce(embeddings) {
     const uploadMs = performance.now() - ingestStart;
     await untilGraphed(client, 'bench', ids);
     const ingestMs = performance.now() - ingestStart;
-    const chunks = (await client.listAllDocuments('bench')).reduce((n, d) => n + d.chunkCounts.reduce((m, c) => m + c.count, 0), 0);
+    const chunks = chunksOf(await client.listAllDocuments('bench'));
     const ingestCpuMs = (treeCpuSeconds(server.pid) - cpuBefore) * 1000;
     probing = false;
     await prober;

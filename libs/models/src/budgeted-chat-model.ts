@@ -1,3 +1,4 @@
+import { DEFAULT_CALL_PRIORITY } from './chat-model';
 import type { CallPriority, ChatMessage, ChatModel, CompletionOptions, TokenUsage } from './chat-model';
 
 /** Releases a granted call: charges what it really cost (tokens, when known) and frees its slot. */
@@ -29,7 +30,7 @@ export class BudgetedChatModel implements ChatModel {
   }
 
   async complete(messages: readonly ChatMessage[], options: CompletionOptions = {}): Promise<string> {
-    const release = await this.budget.acquire(this.model, estimateTokens(messages, options.maxTokens), options.priority ?? 'interactive');
+    const release = await this.admit(messages, options);
     let used: TokenUsage | undefined;
     try {
       return await this.inner.complete(messages, { ...options, onUsage: (usage) => ((used = usage), options.onUsage?.(usage)) });
@@ -39,12 +40,16 @@ export class BudgetedChatModel implements ChatModel {
   }
 
   async *stream(messages: readonly ChatMessage[], options: CompletionOptions = {}): AsyncIterable<string> {
-    const release = await this.budget.acquire(this.model, estimateTokens(messages, options.maxTokens), options.priority ?? 'interactive');
+    const release = await this.admit(messages, options);
     let used: TokenUsage | undefined;
     try {
       yield* this.inner.stream(messages, { ...options, onUsage: (usage) => ((used = usage), options.onUsage?.(usage)) });
     } finally {
       await release(used && used.inputTokens + used.outputTokens);
     }
+  }
+
+  private admit(messages: readonly ChatMessage[], options: CompletionOptions): Promise<CallRelease> {
+    return this.budget.acquire(this.model, estimateTokens(messages, options.maxTokens), options.priority ?? DEFAULT_CALL_PRIORITY);
   }
 }

@@ -12,6 +12,9 @@ export interface ChatMessage {
  */
 export type CallPriority = 'interactive' | 'follow-up' | 'bulk';
 
+/** The priority of a call that names none: somebody is waiting for it. */
+export const DEFAULT_CALL_PRIORITY: CallPriority = 'interactive';
+
 export interface CompletionOptions {
   /** JSON schema for structured output; the reply is then a JSON document. */
   readonly jsonSchema?: { name: string; schema: Record<string, unknown> };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_CALL_PRIORITY } from '@trellis/models';
 import type { CallBudget, CallPriority, CallRelease } from '@trellis/models';
 import type { LlmBudgetRepository } from '@trellis/storage';
 
@@ -68,7 +69,7 @@ export class SharedLlmBudget implements CallBudget {
     return s.maxConcurrency > 0 || s.requestsPerMinute > 0 || s.tokensPerMinute > 0;
   }
 
-  async acquire(model: string, estimatedTokens: number, priority: CallPriority = 'interactive'): Promise<CallRelease> {
+  async acquire(model: string, estimatedTokens: number, priority: CallPriority = DEFAULT_CALL_PRIORITY): Promise<CallRelease> {
     const { maxConcurrency, requestsPerMinute, tokensPerMinute } = this.settings;
     const holder = randomUUID();
     const leaseKey = `llm:${model}:slots`;
