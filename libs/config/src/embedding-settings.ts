@@ -39,6 +39,10 @@ export interface EmbeddingSettings {
   readonly quantize: boolean;
   /** TRELLIS_EMBEDDING_THREADS: ONNX Runtime threads of the local model. Default: the machine's cores, at most 4. */
   readonly threads: number;
+  /** TRELLIS_EMBEDDING_BATCH_SIZE: for `openai`, texts in one request (default 64); concurrent callers share requests. */
+  readonly batchSize: number;
+  /** TRELLIS_EMBEDDING_MAX_CONCURRENCY: for `openai`, requests in flight at once (default 8); callers beyond them wait and are packed together. */
+  readonly maxConcurrency: number;
   /** TRELLIS_EMBEDDING_BASE_URL / TRELLIS_EMBEDDING_API_KEY: the `openai` endpoint; default OPENAI_BASE_URL / OPENAI_API_KEY. */
   readonly baseUrl?: string;
   readonly apiKey?: string;
@@ -65,6 +69,8 @@ export function readEmbeddingSettings(env: EnvReader, llmBaseUrl: string | undef
     quantize: env.flag('TRELLIS_EMBEDDING_QUANTIZE', true),
     hubUrl: env.httpUrl('TRELLIS_MODEL_HUB_URL', 'https://huggingface.co')!,
     threads: env.int('TRELLIS_EMBEDDING_THREADS', Math.min(4, availableParallelism()), 1, 64),
+    batchSize: env.int('TRELLIS_EMBEDDING_BATCH_SIZE', 64, 1, 2048),
+    maxConcurrency: env.int('TRELLIS_EMBEDDING_MAX_CONCURRENCY', 8, 1, 256),
     baseUrl,
     apiKey,
   };

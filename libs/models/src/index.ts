@@ -11,6 +11,7 @@ export * from './http-reranker';
 export * from './budgeted-chat-model';
 export * from './description-summarizer';
 export * from './caching-embedder';
+export * from './coalescing-embedder';
 export { LocalModelEmbedder } from './local-embedding/local-model-embedder';
 export * from './worker-thread-calls';
 export { locateLocalModel, cacheName } from './local-embedding/local-model-source';

@@ -9,6 +9,7 @@ import { OpenAiChatModel, OpenAiEmbedder, createOpenAiClient } from './openai-mo
 import type { ModelCallObserver } from './openai-models';
 import { LocalOverlapReranker } from './reranker';
 import { CachingEmbedder } from './caching-embedder';
+import { CoalescingEmbedder } from './coalescing-embedder';
 import { LocalModelEmbedder } from './local-embedding/local-model-embedder';
 import { locateLocalModel } from './local-embedding/local-model-source';
 import type { RerankerProvider } from './reranker';
@@ -81,8 +82,9 @@ async function createEmbedder(config: TrellisConfig, options: ModelOptions): Pro
     }
     case 'openai': {
       const client = createOpenAiClient({ ...config.openai, baseUrl: settings.baseUrl, apiKey: settings.apiKey });
-      const embedder = new OpenAiEmbedder(client, settings.model, settings.dimensions);
-      if (options.observer) embedder.observe(options.observer);
+      const openAi = new OpenAiEmbedder(client, settings.model, settings.dimensions, settings.batchSize);
+      if (options.observer) openAi.observe(options.observer);
+      const embedder = new CoalescingEmbedder(openAi, { maxTexts: settings.batchSize, maxInFlight: settings.maxConcurrency });
       return { embedder, info: { provider: 'openai', model: embedder.model, dimensions: embedder.dimensions } };
     }
     case 'local': {
