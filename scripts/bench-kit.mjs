@@ -50,27 +50,43 @@ export const runBench = (main, describe = (error) => error) =>
   });
 
 /**
- * The built standalone server of `checkout` on `dataDir` with local models only (no LLM), on free
- * ports, once /healthz answers: its process, addresses and how long it took to boot. It starts
- * with the environment `npm start` gives it in that checkout (scripts/server-env.mjs, when the
- * checkout has one).
+ * The built standalone server of `checkout` on `dataDir`, on free ports, once /healthz answers:
+ * its process, addresses and how long it took to boot. Unless `env` is given, it starts with the
+ * environment `npm start` gives it in that checkout (scripts/server-env.mjs, when the checkout has
+ * one) and local models only: no LLM, `embeddings` as TRELLIS_EMBEDDINGS. With `env`, that is the
+ * whole environment beside the ports, the data directory and the log level.
+ * @param {{ checkout: string, dataDir: string, embeddings?: string, nodeArgs?: string[], env?: Record<string, string> }} options
  */
-export async function startBuiltServer({ checkout, dataDir, embeddings, nodeArgs = [] }) {
+export async function startBuiltServer({ checkout, dataDir, embeddings, nodeArgs = [], env }) {
+  const main = join(checkout, 'services/standalone/dist/main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: build the standalone server first (npm run build)`);
   const grpcPort = await freePort();
   const httpPort = await freePort();
-  const envModule = join(checkout, 'scripts/server-env.mjs');
-  const env = existsSync(envModule) ? (await import(pathToFileURL(envModule).href)).serverEnv(process.env) : process.env;
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, join(checkout, 'services/standalone/dist/main.js')], {
+  const child = spawn(process.execPath, [...nodeArgs, main], {
     cwd: checkout,
-    env: { ...env, TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings },
+    env: { ...(env ?? (await localModelsEnv(checkout, embeddings))), TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`the server at ${checkout} exited (code ${code}) before it was healthy`))));
-  const httpUrl = `http://127.0.0.1:${httpPort}`;
-  while (!(await Promise.race([fetch(`${httpUrl}/healthz`).then((r) => r.ok, () => false), exited]))) await new Promise((r) => setTimeout(r, 50));
   exited.catch(() => undefined);
+  const httpUrl = `http://127.0.0.1:${httpPort}`;
+  const deadline = performance.now() + 120_000;
+  while (!(await Promise.race([fetch(`${httpUrl}/healthz`).then((r) => r.ok, () => false), exited]))) {
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the server at ${checkout} was not healthy within 120 s`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
   return { process: child, grpcAddress: `127.0.0.1:${grpcPort}`, httpUrl, bootMs: performance.now() - started };
+}
+
+/** What `npm start` gives the server in `checkout`, without any LLM, with `embeddings` as TRELLIS_EMBEDDINGS. */
+async function localModelsEnv(checkout, embeddings) {
+  const envModule = join(checkout, 'scripts/server-env.mjs');
+  const env = existsSync(envModule) ? (await import(pathToFileURL(envModule).href)).serverEnv(process.env) : process.env;
+  return { ...env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '', TRELLIS_EMBEDDINGS: embeddings };
 }
 
 const finished = (status) => status === 'INDEX_STATUS_GRAPHED' || status === 'INDEX_STATUS_FAILED';

@@ -2,14 +2,12 @@
 // (FakeOpenAiServer) that tells each request's purpose from its prompt, answers it in the
 // format the asking system expects, after a fixed latency, and counts the calls; and a built
 // standalone server pointed at it.
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { TrellisClient } from '@trellis/client';
-import { FakeOpenAiServer, fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
+import { FakeOpenAiServer, fakeProviderEnv } from '@trellis/testing';
 import type { ScriptedReply } from '@trellis/testing';
 import { graphJson, graphRecords } from '@trellis/testing';
+import { startBuiltServer } from './bench-kit.mjs';
 
 type Message = { role: string; content: string };
 
@@ -141,30 +139,17 @@ export interface ServerOnPeerLlm {
 
 /**
  * Starts `checkout`'s built standalone server on free ports with data in `dataDir`, chat and
- * embeddings from `llm`, and `env` beside; resolves once /healthz answers.
+ * embeddings from `llm`, and `env` beside (nothing else of this process's environment but PATH);
+ * resolves once /healthz answers.
  */
 export async function startServerOnPeerLlm(checkout: string, llm: PeerLlm, dataDir: string, env: Record<string, string>): Promise<ServerOnPeerLlm> {
-  const main = join(checkout, 'services/standalone/dist/main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: build the standalone server first (npm run build)`);
-  const grpcPort = await freePort();
-  const httpPort = await freePort();
-  const child = spawn(process.execPath, [main], {
-    cwd: checkout,
-    env: { PATH: process.env.PATH ?? '', ...fakeProviderEnv(llm.baseUrl, llm.dimensions, env), TRELLIS_DATA_DIR: dataDir, TRELLIS_GRPC_PORT: String(grpcPort), TRELLIS_HTTP_PORT: String(httpPort), TRELLIS_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise((r) => child.once('exit', r));
-  const client = new TrellisClient({ address: `127.0.0.1:${grpcPort}`, timeoutMs: 120_000 });
+  const server = await startBuiltServer({ checkout, dataDir, env: { PATH: process.env.PATH ?? '', ...fakeProviderEnv(llm.baseUrl, llm.dimensions, env) } });
+  const exited = new Promise((r) => server.process.once('exit', r));
+  const client = new TrellisClient({ address: server.grpcAddress, timeoutMs: 120_000 });
   const stop = async () => {
     client.close();
-    child.kill('SIGTERM');
+    server.process.kill('SIGTERM');
     await exited;
   };
-  try {
-    await waitFor(() => fetch(`http://127.0.0.1:${httpPort}/healthz`).then((r) => r.ok, () => false), 60_000, `the Trellis standalone server of ${checkout}`);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { process: child, client, stop };
+  return { process: server.process, client, stop };
 }
