@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { EmbedderInFront } from './embedding-provider';
 import type { EmbeddingProvider } from './embedding-provider';
 
 /**
@@ -9,27 +10,17 @@ import type { EmbeddingProvider } from './embedding-provider';
  * entries held 77 MB of vectors, a tenth of a standalone server at 10k passages, for texts
  * that mostly never come back. Texts asked for twice in one call are embedded once too.
  */
-export class CachingEmbedder implements EmbeddingProvider {
+export class CachingEmbedder extends EmbedderInFront {
   private readonly entries = new Map<string, Float32Array>();
   private bytes = 0;
   hits = 0;
   misses = 0;
 
   constructor(
-    private readonly inner: EmbeddingProvider,
+    inner: EmbeddingProvider,
     private readonly maxBytes = 16 * 1024 * 1024,
-  ) {}
-
-  get model(): string {
-    return this.inner.model;
-  }
-
-  get dimensions(): number {
-    return this.inner.dimensions;
-  }
-
-  get lexical(): boolean | undefined {
-    return this.inner.lexical;
+  ) {
+    super(inner);
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {

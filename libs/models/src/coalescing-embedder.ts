@@ -1,4 +1,5 @@
 import { ErrorCode, TrellisError } from '@trellis/contracts';
+import { EmbedderInFront } from './embedding-provider';
 import type { EmbeddingProvider } from './embedding-provider';
 
 export interface CoalescingLimits {
@@ -35,28 +36,17 @@ interface Owed {
  * again per caller, so one caller's bad text fails only that caller. Any other failure
  * (UNAVAILABLE after the client's retries) fails every caller in the request.
  */
-export class CoalescingEmbedder implements EmbeddingProvider {
+export class CoalescingEmbedder extends EmbedderInFront {
   private readonly waiting: Owed[] = [];
   private inFlight = 0;
   private scheduled = false;
 
   constructor(
-    private readonly inner: EmbeddingProvider,
+    inner: EmbeddingProvider,
     private readonly limits: CoalescingLimits,
   ) {
+    super(inner);
     if (limits.maxTexts < 1 || limits.maxInFlight < 1) throw new RangeError('CoalescingEmbedder needs at least one text and one request');
-  }
-
-  get model(): string {
-    return this.inner.model;
-  }
-
-  get dimensions(): number {
-    return this.inner.dimensions;
-  }
-
-  get lexical(): boolean | undefined {
-    return this.inner.lexical;
   }
 
   embed(texts: readonly string[]): Promise<Float32Array[]> {

@@ -12,6 +12,25 @@ export interface EmbeddingProvider {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 
+/** An embedder in front of another (a cache, a request packer): the same model, dimensions and kind of vectors. */
+export abstract class EmbedderInFront implements EmbeddingProvider {
+  constructor(protected readonly inner: EmbeddingProvider) {}
+
+  get model(): string {
+    return this.inner.model;
+  }
+
+  get dimensions(): number {
+    return this.inner.dimensions;
+  }
+
+  get lexical(): boolean | undefined {
+    return this.inner.lexical;
+  }
+
+  abstract embed(texts: readonly string[]): Promise<Float32Array[]>;
+}
+
 /** The provider's own name of an embedding model ("text-embedding-3-small" of "openai:text-embedding-3-small"): what prices are listed under. */
 export function providerModelName(identity: string): string {
   return identity.startsWith('openai:') ? identity.slice('openai:'.length) : identity;
