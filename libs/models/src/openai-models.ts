@@ -81,6 +81,9 @@ export class OpenAiEmbedder implements EmbeddingProvider {
             `embedding model ${this.modelName} returned ${item.embedding.length} dimensions, configured ${this.dimensions} (TRELLIS_EMBEDDING_DIMENSIONS)`,
           );
         }
+        if (!item.embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+          throw new TrellisError(ErrorCode.Unavailable, `embedding model ${this.modelName} returned a vector that is not all numbers (input ${item.index})`);
+        }
         out.push(Float32Array.from(item.embedding));
       }
     }

@@ -29,6 +29,8 @@ export class FakeOpenAiServer {
   readonly maxChatInFlightByModel = new Map<string, number>();
   private chatInFlight = 0;
   private readonly chatInFlightByModel = new Map<string, number>();
+  /** When set, /embeddings answers vectors whose values are null: a broken model or proxy. */
+  garbledEmbeddings = false;
   /** An embedding input longer than this is refused with 400, as a model refuses text beyond its context. */
   maxEmbeddingInputChars = Number.POSITIVE_INFINITY;
   private server: Server | undefined;
@@ -103,7 +105,7 @@ export class FakeOpenAiServer {
     const input = Array.isArray(body.input) ? (body.input as string[]) : [String(body.input)];
     const tooLong = input.findIndex((text) => text.length > this.maxEmbeddingInputChars);
     if (tooLong >= 0) return this.json(res, 400, { error: { message: `input[${tooLong}] is longer than the model's maximum context length`, type: 'invalid_request_error' } });
-    const data = input.map((text, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text, this.embeddingDimensions) }));
+    const data = input.map((text, index) => ({ object: 'embedding', index, embedding: this.garbledEmbeddings ? new Array(this.embeddingDimensions).fill(null) : fakeEmbedding(text, this.embeddingDimensions) }));
     const tokens = input.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
     this.json(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
   }

@@ -57,4 +57,15 @@ describe('embedding requests to an OpenAI-compatible endpoint', () => {
       fake.maxEmbeddingInputChars = Number.POSITIVE_INFINITY;
     }
   });
+
+  it('refuses vectors that are not all numbers as unavailable, so the work is retried, not stored', async () => {
+    fake.garbledEmbeddings = true;
+    try {
+      const models = await embedder();
+      await expect(models.embed(['a text'])).rejects.toMatchObject({ code: ErrorCode.Unavailable, message: expect.stringMatching(/not all numbers/) });
+    } finally {
+      fake.garbledEmbeddings = false;
+    }
+    expect((await (await embedder()).embed(['a text']))[0]![0]).toBeTypeOf('number');
+  });
 });
