@@ -3,8 +3,8 @@ import type { OnModuleDestroy } from '@nestjs/common';
 import { MODELS } from '@trellis/models';
 import type { Models } from '@trellis/models';
 import type { TrellisConfig } from '@trellis/config';
-import type { EventOutbox } from '@trellis/messaging';
-import { EVENT_OUTBOX } from '@trellis/messaging';
+import type { EventBus, EventOutbox } from '@trellis/messaging';
+import { EVENT_BUS, EVENT_OUTBOX } from '@trellis/messaging';
 import { LLM_PRICES, LOGGER, METRICS } from '@trellis/observability';
 import type { LlmPriceTable, Logger as ProcessLogger, TrellisMetrics } from '@trellis/observability';
 import { BUDGET_PAUSE_REPOSITORY, CHUNK_REPOSITORY, COMMUNITY_REPOSITORY, CONFIG, DOCUMENT_REPOSITORY, EXTRACTION_CACHE_REPOSITORY, GRAPH_SUMMARY_REPOSITORY, KNOWLEDGE_BASE_REPOSITORY, LLM_BUDGET_REPOSITORY, LLM_USAGE_REPOSITORY, createSummaryRefresher } from '@trellis/runtime';
@@ -24,7 +24,7 @@ import { DocumentReindexService } from './document-reindex.service';
 import { IngestEstimator } from './estimate/ingest-estimator';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
 import { KnowledgeBaseService } from './knowledge-base.service';
-import { StuckWorkSweeper } from './sweeper/stuck-work-sweeper';
+import { StuckWorkSweeper, indexingBacklog } from './sweeper/stuck-work-sweeper';
 import { SweeperSchedule } from './handlers/sweeper-schedule';
 
 @Module({
@@ -93,6 +93,7 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
         metrics: TrellisMetrics,
         config: TrellisConfig,
         processLogger: ProcessLogger,
+        bus: EventBus,
       ) => {
         const logger = processLogger.child({ component: 'sweeper' });
         const { intervalMs, stuckAfterMs, maxRedrives } = config.sweeper;
@@ -101,6 +102,7 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
           maxRedrives,
           batchSize: SWEEP_BATCH,
           leaseMs: Math.max(2 * intervalMs, MIN_SWEEP_LEASE_MS),
+          backlog: () => indexingBacklog(bus),
         }, {
           redriven: (item, count) => metrics.sweeperRedrives.inc({ item, action: 'redriven' }, count),
           gaveUp: (item, count) => metrics.sweeperRedrives.inc({ item, action: 'gave_up' }, count),
@@ -108,7 +110,7 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
         });
         return new SweeperSchedule(sweeper, intervalMs, (error) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'sweep failed; the next interval tries again'));
       },
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_OUTBOX, DocumentIngestionService, METRICS, CONFIG, LOGGER],
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, CHUNK_REPOSITORY, LLM_BUDGET_REPOSITORY, EVENT_OUTBOX, DocumentIngestionService, METRICS, CONFIG, LOGGER, EVENT_BUS],
     },
   ],
   exports: [KnowledgeBaseService, DocumentIngestionService, DocumentReindexService, IngestEstimator, SweeperSchedule],

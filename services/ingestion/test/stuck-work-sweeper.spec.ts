@@ -4,7 +4,8 @@ import type { KbScope, KbSettings, TopicName, TopicPayload } from '@trellis/cont
 import { SqliteStore } from '@trellis/storage';
 import type { NewChunk } from '@trellis/storage';
 import { testOutbox } from '@trellis/testing';
-import { StuckWorkSweeper } from '../src/sweeper/stuck-work-sweeper';
+import { InProcessEventBus } from '@trellis/messaging';
+import { StuckWorkSweeper, indexingBacklog } from '../src/sweeper/stuck-work-sweeper';
 import type { SweeperTelemetry } from '../src/sweeper/stuck-work-sweeper';
 
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
@@ -48,12 +49,12 @@ describe('StuckWorkSweeper', () => {
   let announced: Array<{ id: string; version: number; contentHash: string }>;
   let telemetry: RecordingTelemetry;
 
-  const sweeper = (maxRedrives = 3) =>
+  const sweeper = (maxRedrives = 3, backlog?: () => Promise<boolean>) =>
     new StuckWorkSweeper(
       store.repositories,
       testOutbox(bus, store.repositories),
       { announce: async (_scope, document) => void announced.push({ id: document.id, version: document.version, contentHash: document.contentHash }) },
-      { stuckAfterMs: STUCK_AFTER_MS, maxRedrives, batchSize: 100, leaseMs: 30_000 },
+      { stuckAfterMs: STUCK_AFTER_MS, maxRedrives, batchSize: 100, leaseMs: 30_000, backlog },
       telemetry,
     );
 
@@ -110,6 +111,34 @@ describe('StuckWorkSweeper', () => {
     expect((await store.repositories.documents.getDocument(scope, 'failed'))?.status).toBe('failed');
     // Re-driven work waits afresh: the same moment finds nothing more to do.
     expect(await sweeper().sweepOnce()).toEqual({ documentsRedriven: 0, chunksRedriven: 0, documentsFailed: 0 });
+  });
+
+  it('re-drives nothing, and gives up on nothing, while indexing events are still queued; once they drain it re-drives', async () => {
+    let queued = true;
+    const backlogged = sweeper(1, async () => queued);
+    await waitPastTimeout();
+    for (let sweep = 0; sweep < 3; sweep++) {
+      expect(await backlogged.sweepOnce()).toEqual({ documentsRedriven: 0, chunksRedriven: 0, documentsFailed: 0, deferred: true });
+    }
+    expect(bus.published).toEqual([]);
+    expect(announced).toEqual([]);
+    expect((await store.repositories.documents.getDocument(scope, 'pending'))?.status).toBe('pending');
+    queued = false;
+    expect(await backlogged.sweepOnce()).toEqual({ documentsRedriven: 1, chunksRedriven: 2, documentsFailed: 0 });
+    expect(announced).toEqual([{ id: 'pending', version: 1, contentHash: 'h-pending' }]);
+  });
+
+  it('sees a backlog while the bus holds events not yet handled', async () => {
+    const queue = new InProcessEventBus({ concurrency: 1 });
+    await queue.subscribe('chunk.ready', { group: 'extraction' }, async () => undefined);
+    await queue.subscribe('chunk.extracted', { group: 'graph' }, async () => undefined);
+    expect(await indexingBacklog(queue)).toBe(false);
+    await queue.publish('chunk.ready', 'c', { context: { tenantId: 't', knowledgeBaseId: 'kb', documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined }, chunkId: 'c', contentHash: 'h' });
+    expect(await indexingBacklog(queue)).toBe(true);
+    await queue.start();
+    await queue.idle();
+    expect(await indexingBacklog(queue)).toBe(false);
+    await queue.stop();
   });
 
   it('gives up on a version still stuck after the cap: failed with the reason, not re-driven again', async () => {

@@ -145,4 +145,22 @@ describe('sweeper in a standalone server (in-process bus, SQLite)', () => {
     const third = await client.uploadDocument({ knowledgeBase: 'reupload', filename: name, sourceUri: name }, bytes);
     expect({ version: third.version, unchanged: third.unchanged, status: third.status }).toEqual({ version: first.version, unchanged: true, status: 'INDEX_STATUS_GRAPHED' });
   }, 120_000);
+
+  it('leaves a backlog alone while its events are queued: work waiting past the stuck timeout is indexed once, not re-driven', async () => {
+    server = await startServer({ TRELLIS_SWEEP_INTERVAL_MS: '100', TRELLIS_STUCK_AFTER_MS: '300' });
+    const { client } = server;
+    await client.createKnowledgeBase({ name: 'backlog' });
+    // Uploaded faster than they index: most wait in the bus for seconds, far past 300 ms.
+    const uploads = Array.from({ length: 200 }, (_, i) =>
+      client.uploadDocument({ knowledgeBase: 'backlog', filename: `note-${i}.txt`, sourceUri: `notes/${i}` }, Buffer.from(`Note ${i}. Marie Curie and Pierre Curie measured radium sample ${i} in Paris.`)),
+    );
+    const ids = (await Promise.all(uploads)).map((d) => d.id);
+    await waitUntilIndexed(client, 'backlog', ids, 240_000);
+    const metrics = await server.metrics();
+    expect(metric(metrics, 'item="document",action="redriven"') + metric(metrics, 'item="chunk",action="redriven"')).toBe(0);
+    // Each document went through chunking once.
+    const scope = { tenantId: DEFAULT_TENANT, kbId: (await client.listKnowledgeBases()).knowledgeBases.find((k) => k.name === 'backlog')!.id };
+    const stages = await Promise.all(ids.slice(0, 20).map((id) => server!.running.runtime.repositories.documents.listStages(scope, id, 1)));
+    expect(stages.map((s) => s.find((stage) => stage.stage === 'chunking')?.events)).toEqual(ids.slice(0, 20).map(() => 1));
+  }, 300_000);
 });

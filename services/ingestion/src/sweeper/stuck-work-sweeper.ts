@@ -2,7 +2,7 @@ import { toEventSettings } from '@trellis/contracts';
 import { randomUUID } from 'node:crypto';
 import type { KbScope } from '@trellis/contracts';
 import { chunkOutboxEvent } from '@trellis/messaging';
-import type { EventOutbox } from '@trellis/messaging';
+import type { EventBus, EventOutbox } from '@trellis/messaging';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from '../document-ingestion.service';
 import { planSweep } from './stuck-work-plan';
@@ -17,6 +17,12 @@ export interface SweeperOptions {
   readonly batchSize: number;
   /** How long one sweep may hold the lease before another process may take it over. */
   readonly leaseMs: number;
+  /**
+   * True while events that indexing work waits for are still queued (the bus's consumer lag):
+   * work unchanged for `stuckAfterMs` is then most likely waiting its turn, not lost, and the
+   * sweep waits for the queue to drain. Without it, every sweep re-drives.
+   */
+  readonly backlog?: () => Promise<boolean>;
 }
 
 /** Where the sweeper reports what it did (metrics and logs). */
@@ -30,6 +36,19 @@ export interface SweepReport {
   readonly documentsRedriven: number;
   readonly chunksRedriven: number;
   readonly documentsFailed: number;
+  /** True when the sweep re-drove nothing because indexing events were still queued. */
+  readonly deferred?: boolean;
+}
+
+/**
+ * Whether `bus` still holds indexing events not yet handled (its topics are the indexing
+ * pipeline's). Standalone's in-process bus subscribes to every topic, so this sees the whole
+ * pipeline's queue: after a restart with a long backlog, work waiting its turn looks stuck, and
+ * re-driving it would index it twice. A distributed ingestion process subscribes to none and
+ * sees no lag; its sweeps re-drive as before.
+ */
+export async function indexingBacklog(bus: Pick<EventBus, 'consumerLag'>): Promise<boolean> {
+  return (await bus.consumerLag()).some((lag) => lag.messages > 0);
 }
 
 /** The store lease one sweeper holds while it sweeps: one process at a time, across every tenant. */
@@ -58,6 +77,7 @@ export class StuckWorkSweeper {
 
   /** One sweep under the lease; null when another process holds it. */
   async sweepOnce(): Promise<SweepReport | null> {
+    if (this.options.backlog && (await this.options.backlog())) return { documentsRedriven: 0, chunksRedriven: 0, documentsFailed: 0, deferred: true };
     const now = this.clock();
     if (!(await this.repos.llmBudget.acquireLease(SWEEPER_LEASE, this.holder, 1, now + this.options.leaseMs, now))) return null;
     try {
