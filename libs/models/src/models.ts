@@ -84,7 +84,7 @@ async function createEmbedder(config: TrellisConfig, options: ModelOptions): Pro
       const client = createOpenAiClient({ ...config.openai, baseUrl: settings.baseUrl, apiKey: settings.apiKey });
       const openAi = new OpenAiEmbedder(client, settings.model, settings.dimensions, settings.batchSize);
       if (options.observer) openAi.observe(options.observer);
-      const embedder = new CoalescingEmbedder(openAi, { maxTexts: settings.batchSize, maxInFlight: settings.maxConcurrency });
+      const embedder = settings.maxConcurrency > 0 ? new CoalescingEmbedder(openAi, { maxTexts: settings.batchSize, maxInFlight: settings.maxConcurrency }) : openAi;
       return { embedder, info: { provider: 'openai', model: embedder.model, dimensions: embedder.dimensions } };
     }
     case 'local': {
