@@ -42,8 +42,8 @@ export interface EmbeddingSettings {
   /** TRELLIS_EMBEDDING_BATCH_SIZE: for `openai`, texts in one request (default 64); concurrent callers share requests. */
   readonly batchSize: number;
   /**
-   * TRELLIS_EMBEDDING_MAX_CONCURRENCY: for `openai`, requests in flight at once; callers beyond
-   * them wait and are packed together. 0 (the default): every call is its own request.
+   * TRELLIS_EMBEDDING_MAX_CONCURRENCY: for `openai`, requests in flight at once (default 8);
+   * callers beyond them wait and are packed together. 0: every call is its own request.
    */
   readonly maxConcurrency: number;
   /** TRELLIS_EMBEDDING_BASE_URL / TRELLIS_EMBEDDING_API_KEY: the `openai` endpoint; default OPENAI_BASE_URL / OPENAI_API_KEY. */
@@ -73,7 +73,7 @@ export function readEmbeddingSettings(env: EnvReader, llmBaseUrl: string | undef
     hubUrl: env.httpUrl('TRELLIS_MODEL_HUB_URL', 'https://huggingface.co')!,
     threads: env.int('TRELLIS_EMBEDDING_THREADS', Math.min(4, availableParallelism()), 1, 64),
     batchSize: env.int('TRELLIS_EMBEDDING_BATCH_SIZE', 64, 1, 2048),
-    maxConcurrency: env.int('TRELLIS_EMBEDDING_MAX_CONCURRENCY', 0, 0, 256),
+    maxConcurrency: env.int('TRELLIS_EMBEDDING_MAX_CONCURRENCY', 8, 0, 256),
     baseUrl,
     apiKey,
   };

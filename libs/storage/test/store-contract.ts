@@ -387,6 +387,29 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Tre
       expect(graph.entities[0]!.mentionCount).toBe(2);
     });
 
+    it('writes nothing when an entity meant to be new was created meanwhile, however the writes interleave', async () => {
+      await addDocument('d1');
+      const [a, b, c] = [chunk('d1', 1, 0, 'a', 1), chunk('d1', 1, 1, 'b', 2), chunk('d1', 1, 2, 'c', 3)];
+      await store.repositories.chunks.upsertChunks(scope, [a, b, c]);
+      const planet = entity(scope, 'Mercury', 'The smallest planet.');
+      const element = { ...entity(scope, 'Mercury', 'A liquid metal.'), type: 'chemical element' };
+      const outcomes = await Promise.all([
+        store.repositories.graphWrites.applyChunkExtraction(scope, a.id, [planet], [], new Set([planet.entityId])),
+        store.repositories.graphWrites.applyChunkExtraction(scope, b.id, [element], [], new Set([element.entityId])),
+      ]);
+      expect(outcomes.sort()).toEqual(['entity-taken', 'written']);
+      const graph = await store.repositories.graphReads.exportGraph(scope);
+      expect(graph.entities).toHaveLength(1);
+      expect(graph.entities[0]!.mentionCount).toBe(1);
+      // The losing write left no mention behind.
+      expect((await store.repositories.graphReads.chunkIdsForEntities(scope, [planet.entityId])).get(planet.entityId)).toHaveLength(1);
+
+      // Told nothing is new, a write joins the existing row, as before; a chunk that is gone is said to be.
+      expect(await store.repositories.graphWrites.applyChunkExtraction(scope, c.id, [element], [])).toBe('written');
+      expect((await store.repositories.graphReads.exportGraph(scope)).entities[0]!.mentionCount).toBe(2);
+      expect(await store.repositories.graphWrites.applyChunkExtraction(scope, 'no-such-chunk', [element], [], new Set([element.entityId]))).toBe('no-chunk');
+    });
+
     it('lists unfinished documents for re-driving and deletes a whole knowledge base', async () => {
       await addDocument('d1');
       await addDocument('d2');

@@ -34,9 +34,11 @@ const UNINFORMATIVE_TYPES = new Set(['', 'concept', 'unreviewed', 'unknown', 'ot
  * under the floor, or the LLM's "no" starts a distinct entity of the same name.
  *
  * Ids are derived, never random, so a redelivered chunk and concurrent writers converge: the
- * first entity of a name keeps stableId(kb, name) (the id name-only resolution gives, so two
- * concurrent first mentions meet on one row); a distinct one takes stableId(kb, name, type) and,
- * when that is taken too, stableId(kb, name, chunk).
+ * first entity of a name keeps stableId(kb, name) (the id name-only resolution gives, so by name
+ * two concurrent first mentions meet on one row); a distinct one takes stableId(kb, name, type)
+ * and, when that is taken too, stableId(kb, name, chunk). In embedding mode two concurrent first
+ * mentions both choose the base id; the graph writer then finds the row taken by the other write
+ * and resolves again, comparing the mention with it.
  */
 export class EntityResolver {
   /** LLM merge questions asked, for tests and logs. */

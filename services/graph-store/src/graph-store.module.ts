@@ -42,6 +42,7 @@ import { GraphController } from './handlers/graph.controller';
         chunks: ChunkRepository,
         extractionCache: ExtractionCacheRepository,
         graphWrites: GraphWriteRepository,
+        graphReads: GraphReadRepository,
         graphSummaries: GraphSummaryRepository,
         llmUsage: LlmUsageRepository,
         communities: CommunityRepository,
@@ -53,7 +54,7 @@ import { GraphController } from './handlers/graph.controller';
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
         const summaries = new CoalescingSummaryRefresher(createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message)));
-        const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphSummaries, llmUsage, communities };
+        const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphReads, graphSummaries, llmUsage, communities };
         return new GraphWriterService(repos, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
       },
       inject: [
@@ -62,6 +63,7 @@ import { GraphController } from './handlers/graph.controller';
         CHUNK_REPOSITORY,
         EXTRACTION_CACHE_REPOSITORY,
         GRAPH_WRITE_REPOSITORY,
+        GRAPH_READ_REPOSITORY,
         GRAPH_SUMMARY_REPOSITORY,
         LLM_USAGE_REPOSITORY,
         COMMUNITY_REPOSITORY,

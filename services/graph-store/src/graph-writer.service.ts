@@ -21,6 +21,15 @@ interface ChunkEntity {
   needsReview: boolean;
 }
 
+/** A chunk's extraction, deduplicated by name and embedded, before any entity has an id. */
+interface ChunkMentions {
+  entities: Array<ChunkEntity & { embedding: Float32Array }>;
+  relationships: Array<{ r: ExtractionResult['relationships'][number]; source: ChunkEntity | undefined; target: ChunkEntity | undefined; embedding: Float32Array }>;
+}
+
+/** Times a chunk's mentions are resolved when concurrent writes keep creating its entities first. */
+const RESOLUTION_ATTEMPTS = 4;
+
 /**
  * Handles `chunk.extracted`: resolves the chunk's entities against the graph (see
  * EntityResolver), writes entities, relationships and their provenance in one transaction,
@@ -29,8 +38,11 @@ interface ChunkEntity {
  * left behind.
  */
 export class GraphWriterService {
+  /** Writes resolved again because a concurrent write created an entity first, for tests and logs. */
+  resolutionRetries = 0;
+
   constructor(
-    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphSummaries' | 'llmUsage' | 'communities'>,
+    private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphReads' | 'graphSummaries' | 'llmUsage' | 'communities'>,
     private readonly embedder: EmbeddingProvider,
     private readonly resolver: EntityResolver,
     /** Shared by the chunk writes of a knowledge base that run together (CoalescingSummaryRefresher). */
@@ -53,13 +65,32 @@ export class GraphWriterService {
     const policy = this.policyFor(await knowledgeBaseOfEvent(ctx, this.repos.knowledgeBases));
     // LLM summaries and merge decisions count towards the document whose chunk caused them.
     const usage = new LlmUsageMeter();
-    const { entities, relationships } = await this.resolve(scope, chunk.id, extraction, policy, usage.record);
-    await this.repos.graphWrites.applyChunkExtraction(scope, chunk.id, entities, relationships);
+    await this.write(scope, chunk.id, await this.mentionsOf(extraction), policy, usage.record);
     await this.repos.communities.markCommunitiesChanged(scope, new Date().toISOString());
     await this.summaries.refresh(scope, policy.summaryMaxChars, usage.record);
     if (!usage.empty) await this.repos.llmUsage.addLlmUsage(scope, ctx.documentId, ctx.documentVersion, usage.total(this.costOf), 'summary');
     const remaining = await this.repos.chunks.markChunkGraphed(scope, chunk.id);
     if (remaining === 0) await this.completeDocument(scope, ctx.documentId, ctx.documentVersion, policy);
+  }
+
+  /**
+   * Resolves the chunk's mentions and writes them. When a concurrent write created an entity
+   * this one meant to create (two first mentions of one name, written side by side), it resolves
+   * again, now comparing the mention with that entity. An id taken by an entity of another name
+   * (renamed by hand) is joined, as it always was; and so is everything on the last attempt.
+   */
+  private async write(scope: KbScope, chunkId: string, mentions: ChunkMentions, policy: GraphPolicy, onUsage: (usage: TokenUsage) => void): Promise<void> {
+    const takenByOtherNames = new Set<string>();
+    for (let attempt = 1; attempt <= RESOLUTION_ATTEMPTS; attempt++) {
+      const { entities, relationships, newEntityIds } = await this.resolve(scope, chunkId, mentions, policy, onUsage);
+      const checked = attempt < RESOLUTION_ATTEMPTS ? newEntityIds && new Set([...newEntityIds].filter((id) => !takenByOtherNames.has(id))) : undefined;
+      if ((await this.repos.graphWrites.applyChunkExtraction(scope, chunkId, entities, relationships, checked)) !== 'entity-taken') return;
+      this.resolutionRetries++;
+      const names = new Set(mentions.entities.map((e) => e.normalizedName));
+      for (const entity of await this.repos.graphReads.getEntities(scope, [...checked!])) {
+        if (!names.has(entity.normalizedName)) takenByOtherNames.add(entity.id);
+      }
+    }
   }
 
   /**
@@ -90,13 +121,8 @@ export class GraphWriterService {
     return graphPolicy(kb?.settings.resolution, this.defaults, this.llmConfigured);
   }
 
-  private async resolve(
-    scope: KbScope,
-    chunkId: string,
-    extraction: ExtractionResult,
-    policy: GraphPolicy,
-    onUsage: (usage: TokenUsage) => void,
-  ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[] }> {
+  /** The chunk's entities (one per normalised name) and relationship ends, embedded once for every attempt. */
+  private async mentionsOf(extraction: ExtractionResult): Promise<ChunkMentions> {
     // One mention per normalised name and chunk; an endpoint-only mention is flagged for review.
     const byName = new Map<string, ChunkEntity>();
     const addEntity = (name: string, type: string, description: string, needsReview: boolean) => {
@@ -124,35 +150,43 @@ export class GraphWriterService {
         ...ends.map(({ r, source, target }) => relationshipItem(source ?? { name: r.source, type: 'concept' }, r.label, target ?? { name: r.target, type: 'concept' }, [r.description])),
       ],
     );
+    return {
+      entities: chunkEntities.map((e, i) => ({ ...e, embedding: embedded[i]! })),
+      relationships: ends.map((end, i) => ({ ...end, embedding: embedded[chunkEntities.length + i]! })),
+    };
+  }
 
-    const candidates = policy.mode === 'name' ? [] : await this.repos.graphWrites.listEntityCandidates(scope, [...byName.keys()]);
+  /** Entity ids for the chunk's mentions against the graph as it is now; `newEntityIds` are those no candidate had. */
+  private async resolve(
+    scope: KbScope,
+    chunkId: string,
+    mentions: ChunkMentions,
+    policy: GraphPolicy,
+    onUsage: (usage: TokenUsage) => void,
+  ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[]; newEntityIds: Set<string> | undefined }> {
+    const names = mentions.entities.map((e) => e.normalizedName);
+    const candidates = policy.mode === 'name' ? [] : await this.repos.graphWrites.listEntityCandidates(scope, names);
     const previous = policy.mode === 'name' ? new Map<string, string>() : await this.previousResolution(scope, chunkId);
-    const mentions = chunkEntities.map((e, i) => ({ ...e, embedding: embedded[i]! }));
-    const ids = await this.resolver.resolve(scope, chunkId, mentions, candidates, policy, previous, onUsage);
-    const idOf = new Map(chunkEntities.map((e, i) => [e, ids[i]!]));
-    const entities: EntityMentionWrite[] = mentions.map((m, i) => ({ ...m, entityId: ids[i]! }));
+    const ids = await this.resolver.resolve(scope, chunkId, mentions.entities, candidates, policy, previous, onUsage);
+    const idOf = new Map(mentions.entities.map((e, i) => [e.normalizedName, ids[i]!]));
+    const entities: EntityMentionWrite[] = mentions.entities.map((m, i) => ({ ...m, entityId: ids[i]! }));
+    // By name every mention is its name's one entity, so concurrent first mentions are meant to meet.
+    const existing = new Set(candidates.map((c) => c.entity.id));
+    const newEntityIds = policy.mode === 'name' ? undefined : new Set(ids.filter((id) => !existing.has(id)));
 
     const relationships: RelationshipMentionWrite[] = [];
     const seen = new Set<string>();
-    ends.forEach(({ r, source, target }, i) => {
-      if (!source || !target) return;
-      const sourceId = idOf.get(source)!;
-      const targetId = idOf.get(target)!;
-      if (sourceId === targetId) return;
+    for (const { r, source, target, embedding } of mentions.relationships) {
+      if (!source || !target) continue;
+      const sourceId = idOf.get(source.normalizedName)!;
+      const targetId = idOf.get(target.normalizedName)!;
+      if (sourceId === targetId) continue;
       const relationshipId = relationshipIdOf(scope, source, sourceId, r.label, target, targetId);
-      if (seen.has(relationshipId)) return;
+      if (seen.has(relationshipId)) continue;
       seen.add(relationshipId);
-      relationships.push({
-        relationshipId,
-        sourceId,
-        targetId,
-        label: r.label,
-        description: r.description,
-        strength: r.strength,
-        embedding: embedded[chunkEntities.length + i]!,
-      });
-    });
-    return { entities, relationships };
+      relationships.push({ relationshipId, sourceId, targetId, label: r.label, description: r.description, strength: r.strength, embedding });
+    }
+    return { entities, relationships, newEntityIds };
   }
 
   /** Name → entity that chunks with this chunk's content mention; names they split are left out. */

@@ -109,6 +109,34 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     expect(await shape(backward)).toEqual(await shape(forward));
   });
 
+  it('keeps the two Mercurys apart when their first mentions are written side by side', async () => {
+    const kb = await setup('lockstep');
+    // Both writes read the candidates (none yet) before either writes, as concurrent writes do.
+    const graphWrites = kb.store.repositories.graphWrites;
+    const bothRead = barrier(2);
+    const lockstep = new GraphWriterService(
+      { ...kb.store.repositories, graphWrites: Object.assign(Object.create(graphWrites) as typeof graphWrites, { listEntityCandidates: async (...args: Parameters<typeof graphWrites.listEntityCandidates>) => bothRead(await graphWrites.listEntityCandidates(...args)) }) },
+      embedder, new EntityResolver(null), kb.refresher, DEFAULTS, true,
+    );
+    await Promise.all([kb.index('c', 'planet', 1, undefined, lockstep), kb.index('d', 'element', 1, undefined, lockstep)]);
+    expect((await kb.entities('Mercury')).map((m) => `${m.type} ${m.mentionCount}`).sort()).toEqual(['chemical element 1', 'planet 1']);
+    expect(lockstep.resolutionRetries).toBe(1);
+  });
+
+  it('joins an entity renamed by hand that holds the id of the name a new mention uses, as before', async () => {
+    const kb = await setup('renamed');
+    await kb.index('c', 'planet');
+    const [mercury] = await kb.entities('Mercury');
+    await kb.store.repositories.graphEdits.updateEntity(kb.scope, mercury!.id, { name: 'Hermes', normalizedName: 'hermes' }, { id: 'edit-1', actor: 'test', at: new Date().toISOString() });
+    const retriesBefore = kb.writer.resolutionRetries;
+    await kb.index('d', 'element');
+    // No candidate is named Mercury any more, so the mention meant to create Mercury's id, which
+    // the renamed entity holds: one more attempt, then it joins it.
+    expect((await kb.entities('Hermes')).map((e) => e.mentionCount)).toEqual([2]);
+    expect(await kb.entities('Mercury')).toEqual([]);
+    expect(kb.writer.resolutionRetries - retriesBefore).toBe(1);
+  });
+
   it('a new version replaces the old facts and re-embeds; a delete leaves none of its text', async () => {
     const kb = await setup('lifecycle');
     await kb.index('a', 'pingcap');
@@ -180,3 +208,15 @@ describe.each(stores)('GraphWriterService with entity resolution on %s', (_name,
     expect((await kb.store.repositories.documents.getDocument(kb.scope, documentId))?.status).toBe('graphed');
   });
 });
+
+/** Holds the first `parties` callers until all of them have arrived; later ones pass straight through. */
+function barrier(parties: number): <T>(value: T) => Promise<T> {
+  const waiting: Array<() => void> = [];
+  return <T>(value: T) => {
+    if (waiting.length >= parties) return Promise.resolve(value);
+    return new Promise<T>((resolve) => {
+      waiting.push(() => resolve(value));
+      if (waiting.length === parties) for (const release of waiting) release();
+    });
+  };
+}

@@ -23,20 +23,20 @@ describe('embedding requests to an OpenAI-compatible endpoint', () => {
   const expectVectors = (vectors: Float32Array[], texts: string[]) =>
     texts.forEach((text, i) => fakeEmbedding(text, 16).forEach((x, d) => expect(vectors[i]![d]).toBeCloseTo(x, 6)));
 
-  it('sends each call as its own request by default', async () => {
+  it('sends concurrent callers as one request by default and gives each its own vectors', async () => {
     fake.requests.length = 0;
     const models = await embedder();
-    await Promise.all(Array.from({ length: 3 }, (_, i) => models.embed([`text ${i}`, `more ${i}`])));
-    expect(embeddingRequests()).toEqual([2, 2, 2]);
-  });
-
-  it('with TRELLIS_EMBEDDING_MAX_CONCURRENCY, sends concurrent callers as one request and gives each its own vectors', async () => {
-    fake.requests.length = 0;
-    const models = await embedder({ TRELLIS_EMBEDDING_MAX_CONCURRENCY: '8' });
     const calls = Array.from({ length: 12 }, (_, i) => [`chunk ${i} text`, `entity ${i}`, `relationship ${i}`]);
     const vectors = await Promise.all(calls.map((texts) => models.embed(texts)));
     calls.forEach((texts, i) => expectVectors(vectors[i]!, texts));
     expect(embeddingRequests()).toEqual([36]);
+  });
+
+  it('sends each call as its own request with TRELLIS_EMBEDDING_MAX_CONCURRENCY=0', async () => {
+    fake.requests.length = 0;
+    const models = await embedder({ TRELLIS_EMBEDDING_MAX_CONCURRENCY: '0' });
+    await Promise.all(Array.from({ length: 3 }, (_, i) => models.embed([`text ${i}`, `more ${i}`])));
+    expect(embeddingRequests()).toEqual([2, 2, 2]);
   });
 
   it('keeps to TRELLIS_EMBEDDING_BATCH_SIZE texts per request and TRELLIS_EMBEDDING_MAX_CONCURRENCY requests', async () => {
@@ -52,7 +52,7 @@ describe('embedding requests to an OpenAI-compatible endpoint', () => {
     fake.requests.length = 0;
     fake.maxEmbeddingInputChars = 100;
     try {
-      const models = await embedder({ TRELLIS_EMBEDDING_MAX_CONCURRENCY: '8' });
+      const models = await embedder();
       const [fine, tooLong] = await Promise.allSettled([models.embed(['a short text', 'another']), models.embed(['x'.repeat(101)])]);
       expect(fine.status === 'fulfilled' && fine.value.length).toBe(2);
       if (fine.status === 'fulfilled') expectVectors(fine.value, ['a short text', 'another']);

@@ -2,7 +2,7 @@ import type { KbScope } from '@trellis/contracts';
 import { deriveEntity, deriveRelationship } from '@trellis/graph';
 import type { EntityMentionWrite, RelationshipMentionWrite, Touched } from '@trellis/graph';
 import type { EntityCandidate } from '../records';
-import type { GraphWriteRepository } from '../repositories/graph-write.repository';
+import type { ChunkGraphWrite, GraphWriteRepository } from '../repositories/graph-write.repository';
 import { ENTITY_COLUMNS, batches, compareIds, toEntity } from '../row-mappers';
 import type { Row } from '../row-mappers';
 import { applyOverrides, rewriteChunk } from './graph-overlay-sql';
@@ -31,8 +31,20 @@ import { syncEntityNameTerms } from './entity-name-terms-sql';
 
 /** Writing chunk extractions into the graph, and the reads the graph writer resolves mentions with. */
 export class SqlGraphWrites extends SqlRepository implements GraphWriteRepository {
-  async applyChunkExtraction(scope: KbScope, chunkId: string, entities: readonly EntityMentionWrite[], relationships: readonly RelationshipMentionWrite[]): Promise<void> {
-    await this.changing(scope, ['entities', 'relationships'], () => this.db.transaction((tx) => writeChunkExtraction(tx, this.dialect, scope, chunkId, entities, relationships)));
+  async applyChunkExtraction(
+    scope: KbScope,
+    chunkId: string,
+    entities: readonly EntityMentionWrite[],
+    relationships: readonly RelationshipMentionWrite[],
+    newEntityIds: ReadonlySet<string> = new Set(),
+  ): Promise<ChunkGraphWrite> {
+    try {
+      const write = (tx: SqlSession) => writeChunkExtraction(tx, this.dialect, scope, chunkId, entities, relationships, false, newEntityIds);
+      return (await this.changing(scope, ['entities', 'relationships'], () => this.db.transaction(write))) ? 'written' : 'no-chunk';
+    } catch (error) {
+      if (error instanceof EntityTaken) return 'entity-taken';
+      throw error;
+    }
   }
 
   async listEntityCandidates(scope: KbScope, normalizedNames: readonly string[]): Promise<EntityCandidate[]> {
@@ -55,10 +67,13 @@ export class SqlGraphWrites extends SqlRepository implements GraphWriteRepositor
 
 }
 
+/** Thrown inside the transaction (rolling it back) when an entity meant to be new exists. */
+class EntityTaken extends Error {}
+
 /**
  * Replaces one chunk's mentions, after manual edits rewrote them (tombstones, merges);
  * `replay` is set when an edit or its undo re-applies recorded writes. Resolves false when the
- * chunk no longer exists.
+ * chunk no longer exists; throws EntityTaken when one of `newEntityIds` exists already.
  */
 export async function writeChunkExtraction(
   tx: SqlSession,
@@ -68,6 +83,7 @@ export async function writeChunkExtraction(
   extracted: readonly EntityMentionWrite[],
   extractedRelationships: readonly RelationshipMentionWrite[],
   replay = false,
+  newEntityIds: ReadonlySet<string> = new Set(),
 ): Promise<boolean> {
   // Locking the chunk orders this write against a concurrent delete of the same chunk, which
   // would otherwise leave mentions of a chunk that is gone.
@@ -76,17 +92,24 @@ export async function writeChunkExtraction(
   const { entities, relationships } = await rewriteChunk(tx, dialect, scope, chunkId, extracted, extractedRelationships, replay);
   const touched = await mentionedBy(tx, scope, [chunkId]);
 
-  // On the MySQL family the no-op update both creates a missing row and locks an existing one
-  // exclusively, so two writers of the same entity meet on its primary key and end with one
-  // row. A conflicting row keeps the first writer's name, type and embedding.
+  // An entity the caller resolved as new is inserted only if absent. On the MySQL family the
+  // insert waits for a concurrent writer's uncommitted row of the same id, and then inserts
+  // nothing: the caller must resolve again. Every other entity is upserted: the no-op update
+  // both creates a missing row and locks an existing one exclusively, so two writers of the same
+  // entity meet on its primary key and end with one row, which keeps the first writer's name,
+  // type and embedding.
   const entityRows = [...entities].sort((a, b) => compareIds(a.entityId, b.entityId));
-  for (const batch of batches(entityRows, 200)) {
-    await tx.exec(
-      `INSERT INTO entities (tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, embedding)
-       VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, '', 0, ?)").join(', ')} ${dialect.onConflictKeep('mention_count')}`,
-      // A mention a merge redirected carries no name; a row it creates takes the normalised one.
-      batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, e.name || e.normalizedName, e.normalizedName, e.type, dialect.embeddingValue(e.embedding)]),
-    );
+  const created = entityRows.filter((e, i) => newEntityIds.has(e.entityId) && entityRows[i - 1]?.entityId !== e.entityId);
+  const columns = '(tenant_id, kb_id, id, name, normalized_name, type, description, mention_count, embedding)';
+  // A mention a merge redirected carries no name; a row it creates takes the normalised one.
+  const values = (batch: readonly EntityMentionWrite[]) => batch.flatMap((e) => [scope.tenantId, scope.kbId, e.entityId, e.name || e.normalizedName, e.normalizedName, e.type, dialect.embeddingValue(e.embedding)]);
+  const rowMarks = (batch: readonly EntityMentionWrite[]) => batch.map(() => "(?, ?, ?, ?, ?, ?, '', 0, ?)").join(', ');
+  for (const batch of batches(created, 200)) {
+    const inserted = await tx.exec(`${dialect.insertIgnore} INTO entities ${columns} VALUES ${rowMarks(batch)}`, values(batch));
+    if (inserted < batch.length) throw new EntityTaken(`an entity of chunk ${chunkId} was created by another write`);
+  }
+  for (const batch of batches(entityRows.filter((e) => !newEntityIds.has(e.entityId)), 200)) {
+    await tx.exec(`INSERT INTO entities ${columns} VALUES ${rowMarks(batch)} ${dialect.onConflictKeep('mention_count')}`, values(batch));
   }
   const written = new Set(entities.map((e) => e.entityId));
   await lockRows(tx, dialect, scope, 'entities', [...touched.entityIds].filter((id) => !written.has(id)));
