@@ -34,6 +34,16 @@ export function deadLetterTopic(topic: TopicName): string {
 export const ALL_TOPICS = Object.keys(TOPICS) as TopicName[];
 
 /**
+ * The consumer group that handles each indexing topic: one stage, one service. The sweeper asks
+ * how far behind these groups are, wherever it runs.
+ */
+export const INDEXING_CONSUMER_GROUPS: Readonly<Record<TopicName, string>> = {
+  'document.ingested': 'chunking',
+  'chunk.ready': 'extraction',
+  'chunk.extracted': 'graph-store',
+};
+
+/**
  * An event written in the same transaction as the change it announces (a transactional
  * outbox), published once that transaction has committed: a crash or a broker outage between
  * the commit and the publish delays the event, it cannot lose it.

@@ -45,6 +45,12 @@ export interface DeadLetter {
 }
 
 /** How far a consumer group is behind on a topic: events published that it has not handled yet. */
+/** A consumer group reading a topic. */
+export interface ConsumerOf {
+  readonly topic: TopicName;
+  readonly group: string;
+}
+
 export interface ConsumerLag {
   readonly topic: TopicName;
   readonly group: string;
@@ -73,10 +79,12 @@ export interface EventBus {
   ping(): Promise<void>;
   /**
    * The lag of every (topic, group) this bus has a subscription for, started or not; empty for
-   * a bus that only publishes. Kafka asks the broker (committed offsets against end offsets);
-   * the in-process bus counts the events queued and not yet handled.
+   * a bus that only publishes. Given `of`, the lag of those (topic, group) pairs instead, each
+   * once, whether this process consumes them or not: how far the rest of the pipeline is behind.
+   * Kafka asks the broker (committed offsets against end offsets); the in-process bus counts the
+   * events queued and not yet handled (none for a group it has no subscription for).
    */
-  consumerLag(): Promise<ConsumerLag[]>;
+  consumerLag(of?: readonly ConsumerOf[]): Promise<ConsumerLag[]>;
 }
 
 /** Injection token of the EventBus in Nest modules. */

@@ -1,6 +1,6 @@
 import { deadLetterTopic } from '@trellis/contracts';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
-import type { ConsumerLag, DeadLetter, EventBus, EventEnvelope, EventHandler, SubscribeOptions } from './event-bus';
+import type { ConsumerLag, ConsumerOf, DeadLetter, EventBus, EventEnvelope, EventHandler, SubscribeOptions } from './event-bus';
 import { decodePayload, encodePayload } from './payload-codec';
 import { DEFAULT_RETRY_POLICY, backoffDelay, shouldRetry, toError } from './retry-policy';
 import type { RetryPolicy } from './retry-policy';
@@ -126,12 +126,14 @@ export class InProcessEventBus implements EventBus {
 
   async ping(): Promise<void> {}
 
-  /** Per subscription, the events queued for it: not yet handled, in flight or waiting to be retried. */
-  async consumerLag(): Promise<ConsumerLag[]> {
-    return this.subscriptions.map((sub) => ({
-      topic: sub.topic,
-      group: sub.options.group,
-      messages: sub.queued + sub.busyKeys.size,
+  /** Per subscription (or per pair of `of`), the events queued for it: not yet handled, in flight or waiting to be retried. */
+  async consumerLag(of?: readonly ConsumerOf[]): Promise<ConsumerLag[]> {
+    const lagOf = (sub: Subscription) => sub.queued + sub.busyKeys.size;
+    if (of === undefined) return this.subscriptions.map((sub) => ({ topic: sub.topic, group: sub.options.group, messages: lagOf(sub) }));
+    return of.map(({ topic, group }) => ({
+      topic,
+      group,
+      messages: this.subscriptions.filter((sub) => sub.topic === topic && sub.options.group === group).reduce((sum, sub) => sum + lagOf(sub), 0),
     }));
   }
 

@@ -42,6 +42,9 @@ describeOnBroker('consumer lag from a real broker', () => {
     // Seven events on several partitions, for a group that has not started consuming.
     for (let n = 0; n < 7; n++) await publisher.publish('document.ingested', `doc-${n}`, ingested(`doc-${n}`, String(n)));
     expect(await publisher.consumerLag()).toEqual([]);
+    // Any process may ask about a group it is not part of: the sweeper in ingestion does.
+    const chunking = [{ topic: 'document.ingested', group: 'chunking' }] as const;
+    expect(await publisher.consumerLag(chunking)).toEqual([{ topic: 'document.ingested', group: 'chunking', messages: 7 }]);
     expect(await scrapedLag(metrics, 'document.ingested', 'chunking')).toBe(7);
     expect(await scrapedLag(metrics, 'chunk.ready', 'chunking')).toBe(0);
 
@@ -49,6 +52,7 @@ describeOnBroker('consumer lag from a real broker', () => {
     await vi.waitFor(() => expect(handled).toBe(7), WAIT);
     // Offsets are committed once each event is handled: the lag drains to 0.
     await vi.waitFor(async () => expect(await scrapedLag(metrics, 'document.ingested', 'chunking')).toBe(0), WAIT);
+    expect(await publisher.consumerLag(chunking)).toEqual([{ topic: 'document.ingested', group: 'chunking', messages: 0 }]);
 
     expect(errors).toEqual([]);
   });

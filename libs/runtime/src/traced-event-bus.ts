@@ -1,6 +1,6 @@
 import { SpanKind, context as otelContext, trace } from '@opentelemetry/api';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
-import type { ConsumerLag, DeadLetter, EventBus, EventHandler, SubscribeOptions } from '@trellis/messaging';
+import type { ConsumerLag, ConsumerOf, DeadLetter, EventBus, EventHandler, SubscribeOptions } from '@trellis/messaging';
 import { failSpan, trellisTracer } from '@trellis/observability';
 
 /**
@@ -51,7 +51,7 @@ export class TracedEventBus implements EventBus {
     return this.inner.ping();
   }
 
-  consumerLag(): Promise<ConsumerLag[]> {
-    return this.inner.consumerLag();
+  consumerLag(of?: readonly ConsumerOf[]): Promise<ConsumerLag[]> {
+    return this.inner.consumerLag(of);
   }
 }

@@ -17,6 +17,7 @@ import { httpUrl, siteCrawlOf } from './site/site-request';
 import type { SiteRequest } from './site/site-request';
 import { UrlFetcher } from './url-fetch/url-fetcher';
 import type { FetchedDocument } from './url-fetch/url-fetcher';
+import type { IndexingBacklog } from './indexing-backlog';
 
 /** Document metadata keys Trellis writes for pages it fetched. */
 const ETAG_KEY = 'http.etag';
@@ -52,7 +53,9 @@ export interface IngestionLimits {
 /**
  * Accepts a document, parses it to text, stores it as a new version and announces it on
  * `document.ingested`. Identical content is recognised by hash and not indexed again; while
- * its indexing has not finished, it is announced again (same version).
+ * its indexing has not finished, it is announced again (same version), unless indexing events
+ * are still queued: then its own is most likely among them, and the sweeper re-drives it once
+ * the queue has drained if it was lost.
  */
 export class DocumentIngestionService {
   private readonly fetcher: UrlFetcher;
@@ -63,6 +66,7 @@ export class DocumentIngestionService {
     private readonly limits: IngestionLimits,
     /** New text is refused for a knowledge base whose vectors another model made. */
     private readonly embedding: Pick<EmbeddingProvider, 'model' | 'dimensions'>,
+    private readonly backlog: IndexingBacklog = async () => false,
   ) {
     this.fetcher = new UrlFetcher({ timeoutMs: limits.urlFetchTimeoutMs, maxRedirects: limits.urlFetchMaxRedirects, maxBytes: limits.maxUploadBytes, allow: limits.urlFetchAllow });
   }
@@ -95,9 +99,11 @@ export class DocumentIngestionService {
     const existing = await this.repos.documents.findDocumentBySource(scope, sourceUri);
     if (existing !== null && existing.contentHash === hash && existing.status !== 'failed') {
       // Not in the graph yet: its event may have been lost (a crash between the write and the
-      // publish), so the same version is announced again; every stage is idempotent.
+      // publish), so the same version is announced again; every stage is idempotent. While
+      // events are queued, it is most likely waiting its turn, and announcing it would index it
+      // twice (a folder ingested again during a long backlog).
       if (existing.status === 'graphed') return { document: existing, unchanged: true };
-      await this.announce(scope, existing);
+      if (!(await this.backlog())) await this.announce(scope, existing);
       return { document: existing, unchanged: false };
     }
     const identity = {

@@ -24,7 +24,8 @@ import { DocumentReindexService } from './document-reindex.service';
 import { IngestEstimator } from './estimate/ingest-estimator';
 import { KnowledgeBaseController } from './handlers/knowledge-base.controller';
 import { KnowledgeBaseService } from './knowledge-base.service';
-import { StuckWorkSweeper, indexingBacklog } from './sweeper/stuck-work-sweeper';
+import { StuckWorkSweeper } from './sweeper/stuck-work-sweeper';
+import { indexingBacklog } from './indexing-backlog';
 import { SweeperSchedule } from './handlers/sweeper-schedule';
 
 @Module({
@@ -70,9 +71,12 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
     },
     {
       provide: DocumentIngestionService,
-      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, outbox: EventOutbox, config: TrellisConfig, models: Models) =>
-        new DocumentIngestionService({ knowledgeBases, documents }, outbox, config, models.embedder),
-      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EVENT_OUTBOX, CONFIG, MODELS],
+      useFactory: (knowledgeBases: KnowledgeBaseRepository, documents: DocumentRepository, outbox: EventOutbox, config: TrellisConfig, models: Models, processLogger: ProcessLogger, bus: EventBus) => {
+        const logger = processLogger.child({ component: 'ingestion' });
+        const backlog = indexingBacklog(bus, (error) => logger.warn({ err: error.message }, 'could not read the indexing backlog; a re-upload not yet indexed is announced again'));
+        return new DocumentIngestionService({ knowledgeBases, documents }, outbox, config, models.embedder, backlog);
+      },
+      inject: [KNOWLEDGE_BASE_REPOSITORY, DOCUMENT_REPOSITORY, EVENT_OUTBOX, CONFIG, MODELS, LOGGER, EVENT_BUS],
     },
     {
       provide: DocumentReindexService,
@@ -102,7 +106,7 @@ import { SweeperSchedule } from './handlers/sweeper-schedule';
           maxRedrives,
           batchSize: SWEEP_BATCH,
           leaseMs: Math.max(2 * intervalMs, MIN_SWEEP_LEASE_MS),
-          backlog: () => indexingBacklog(bus),
+          backlog: indexingBacklog(bus, (error) => logger.warn({ err: error.message }, 'could not read the indexing backlog; sweeping as if there were none')),
         }, {
           redriven: (item, count) => metrics.sweeperRedrives.inc({ item, action: 'redriven' }, count),
           gaveUp: (item, count) => metrics.sweeperRedrives.inc({ item, action: 'gave_up' }, count),

@@ -5,7 +5,8 @@ import { SqliteStore } from '@trellis/storage';
 import type { NewChunk } from '@trellis/storage';
 import { testOutbox } from '@trellis/testing';
 import { InProcessEventBus } from '@trellis/messaging';
-import { StuckWorkSweeper, indexingBacklog } from '../src/sweeper/stuck-work-sweeper';
+import { StuckWorkSweeper } from '../src/sweeper/stuck-work-sweeper';
+import { indexingBacklog } from '../src/indexing-backlog';
 import type { SweeperTelemetry } from '../src/sweeper/stuck-work-sweeper';
 
 const SETTINGS: KbSettings = { chunkSizeTokens: 512, chunkOverlapTokens: 64, splitter: '', embeddingModel: '', embeddingDimensions: 0, llmModel: '', extractionPromptVersion: '' };
@@ -128,17 +129,28 @@ describe('StuckWorkSweeper', () => {
     expect(announced).toEqual([{ id: 'pending', version: 1, contentHash: 'h-pending' }]);
   });
 
-  it('sees a backlog while the bus holds events not yet handled', async () => {
+  it('sees a backlog while the bus holds events not yet handled by a stage of the pipeline', async () => {
     const queue = new InProcessEventBus({ concurrency: 1 });
     await queue.subscribe('chunk.ready', { group: 'extraction' }, async () => undefined);
-    await queue.subscribe('chunk.extracted', { group: 'graph' }, async () => undefined);
-    expect(await indexingBacklog(queue)).toBe(false);
+    await queue.subscribe('chunk.extracted', { group: 'graph-store' }, async () => undefined);
+    // A group that is no stage of indexing (an audit consumer, say) holds nothing up.
+    await queue.subscribe('document.ingested', { group: 'audit' }, async () => undefined);
+    await queue.publish('document.ingested', 'd', { context: { tenantId: 't', knowledgeBaseId: 'kb', documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined }, contentHash: 'h' });
+    const backlog = indexingBacklog(queue, () => undefined);
+    expect(await backlog()).toBe(false);
     await queue.publish('chunk.ready', 'c', { context: { tenantId: 't', knowledgeBaseId: 'kb', documentId: 'd', documentVersion: 1, traceparent: '', knowledgeBase: undefined }, chunkId: 'c', contentHash: 'h' });
-    expect(await indexingBacklog(queue)).toBe(true);
+    expect(await backlog()).toBe(true);
     await queue.start();
     await queue.idle();
-    expect(await indexingBacklog(queue)).toBe(false);
+    expect(await backlog()).toBe(false);
     await queue.stop();
+  });
+
+  it('counts a lag that cannot be read as none, and says why', async () => {
+    const unreadable: string[] = [];
+    const backlog = indexingBacklog({ consumerLag: () => Promise.reject(new Error('GROUP_AUTHORIZATION_FAILED')) }, (error) => unreadable.push(error.message));
+    expect(await backlog()).toBe(false);
+    expect(unreadable).toEqual(['GROUP_AUTHORIZATION_FAILED']);
   });
 
   it('gives up on a version still stuck after the cap: failed with the reason, not re-driven again', async () => {

@@ -7,7 +7,7 @@ import { loadConfig } from '@trellis/config';
 import { DEFAULT_TENANT } from '@trellis/contracts';
 import type { TopicName } from '@trellis/contracts';
 import type { RunningProcess } from '@trellis/runtime';
-import { freePort, waitFor } from '@trellis/testing';
+import { FakeOpenAiServer, fakeProviderEnv, freePort, waitFor } from '@trellis/testing';
 import { startStandaloneServer } from '../src';
 import { comparableGraph, duplicatesIn } from './graph-shape';
 import { EXAMPLES_DIR, uploadExamples, waitUntilIndexed } from './helpers';
@@ -163,4 +163,28 @@ describe('sweeper in a standalone server (in-process bus, SQLite)', () => {
     const stages = await Promise.all(ids.slice(0, 20).map((id) => server!.running.runtime.repositories.documents.listStages(scope, id, 1)));
     expect(stages.map((s) => s.find((stage) => stage.stage === 'chunking')?.events)).toEqual(ids.slice(0, 20).map(() => 1));
   }, 300_000);
+
+  it('does not announce a re-upload again while indexing events are queued: each document is chunked once', async () => {
+    // A model answering in 150 ms, one call at a time, keeps the uploads queued for seconds.
+    const llm = new FakeOpenAiServer(16);
+    llm.respondWith(() => ({ kind: 'content', content: JSON.stringify({ entities: [], relationships: [] }), delayMs: 150 }));
+    const baseUrl = await llm.start();
+    try {
+      server = await startServer({ ...fakeProviderEnv(baseUrl, 16), TRELLIS_EMBEDDINGS: 'hash', TRELLIS_LLM_MAX_CONCURRENCY: '1', TRELLIS_SWEEP_INTERVAL_MS: '0' });
+      const { client } = server;
+      await client.createKnowledgeBase({ name: 'again' });
+      const upload = (i: number) => client.uploadDocument({ knowledgeBase: 'again', filename: `note-${i}.txt`, sourceUri: `notes/${i}` }, Buffer.from(`Note ${i} about radium.`));
+      // Each uploaded twice in a row (an ingest run again), the second while the first is still queued.
+      const uploads = await Promise.all(Array.from({ length: 20 }, (_, i) => upload(i).then(async (first) => [first, await upload(i)] as const)));
+      const ids = uploads.map(([first]) => first.id);
+      expect(uploads.map(([, again]) => again.id)).toEqual(ids);
+      expect(uploads.filter(([, again]) => again.status !== 'INDEX_STATUS_GRAPHED').length).toBeGreaterThan(10);
+      await waitUntilIndexed(client, 'again', ids, 120_000);
+      const scope = { tenantId: DEFAULT_TENANT, kbId: (await client.listKnowledgeBases()).knowledgeBases.find((k) => k.name === 'again')!.id };
+      const stages = await Promise.all(ids.map((id) => server!.running.runtime.repositories.documents.listStages(scope, id, 1)));
+      expect(stages.map((s) => s.find((stage) => stage.stage === 'chunking')?.events)).toEqual(ids.map(() => 1));
+    } finally {
+      await llm.stop();
+    }
+  }, 180_000);
 });

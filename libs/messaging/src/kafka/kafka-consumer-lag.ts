@@ -1,12 +1,23 @@
 import type { TopicName } from '@trellis/contracts';
 import type { Admin } from 'kafkajs';
-import type { ConsumerLag } from '../event-bus';
+import type { ConsumerLag, ConsumerOf } from '../event-bus';
 import type { KafkaNames } from './kafka-names';
+import { retryWhileRetriable } from './kafka-retriable';
 
 /** The (group, topics) pairs a bus consumes, by logical names. */
 export interface GroupTopics {
   readonly group: string;
   readonly topics: readonly TopicName[];
+}
+
+/** Longest to wait for a group's coordinator (loading after a broker start, or moving). */
+const COORDINATOR_WAIT_MS = 10_000;
+
+/** `consumers` grouped by group, each topic once. */
+export function groupTopicsOf(consumers: readonly ConsumerOf[]): GroupTopics[] {
+  const topics = new Map<string, Set<TopicName>>();
+  for (const { group, topic } of consumers) topics.set(group, (topics.get(group) ?? new Set<TopicName>()).add(topic));
+  return [...topics].map(([group, of]) => ({ group, topics: [...of] }));
 }
 
 /**
@@ -29,7 +40,8 @@ export async function measureConsumerLag(admin: Admin, names: KafkaNames, groups
   const lag: ConsumerLag[] = [];
   for (const { group, topics } of groups) {
     if (topics.length === 0) continue;
-    const committed = await admin.fetchOffsets({ groupId: names.group(group), topics: topics.map((t) => names.topic(t)) });
+    const request = () => admin.fetchOffsets({ groupId: names.group(group), topics: topics.map((t) => names.topic(t)) });
+    const committed = await retryWhileRetriable(request, COORDINATOR_WAIT_MS, 200);
     for (const topic of topics) {
       const partitions = committed.find((c) => c.topic === names.topic(topic))?.partitions ?? [];
       const commits = new Map(partitions.map((p) => [p.partition, Number(p.offset)]));

@@ -2,7 +2,7 @@ import { ErrorCode, TOPICS, TrellisError } from '@trellis/contracts';
 import type { TopicName, TopicPayload } from '@trellis/contracts';
 import { Partitioners } from 'kafkajs';
 import type { Admin, Kafka, Message, Producer } from 'kafkajs';
-import type { ConsumerLag, DeadLetter, EventBus, EventHandler, SubscribeOptions } from '../event-bus';
+import type { ConsumerLag, ConsumerOf, DeadLetter, EventBus, EventHandler, SubscribeOptions } from '../event-bus';
 import { encodePayload } from '../payload-codec';
 import { resolveKafkaBusConfig } from './kafka-bus.config';
 import type { KafkaBusConfig, ResolvedKafkaBusConfig } from './kafka-bus.config';
@@ -11,7 +11,7 @@ import { KafkaDeadLetters } from './kafka-dead-letters';
 import { EventDelivery } from './event-delivery';
 import type { KafkaSubscription } from './event-delivery';
 import { KafkaGroupConsumer } from './kafka-group-consumer';
-import { measureConsumerLag } from './kafka-consumer-lag';
+import { groupTopicsOf, measureConsumerLag } from './kafka-consumer-lag';
 import { publishHeaders } from './kafka-headers';
 import { KafkaNames } from './kafka-names';
 import { ensureTopicsWith } from './kafka-topics';
@@ -118,10 +118,10 @@ export class KafkaEventBus implements EventBus {
     for (const group of this.groups.values()) group.assertRunning();
   }
 
-  /** Lag of this process's groups from the broker; no broker round trip for a bus that only publishes. */
-  async consumerLag(): Promise<ConsumerLag[]> {
-    if (this.groups.size === 0) return [];
-    const groups = [...this.groups.values()].map((g) => ({ group: g.group, topics: g.topics() }));
+  /** Lag of this process's groups (or of `of`) from the broker; no broker round trip for a bus that only publishes. */
+  async consumerLag(of?: readonly ConsumerOf[]): Promise<ConsumerLag[]> {
+    const groups = of === undefined ? [...this.groups.values()].map((g) => ({ group: g.group, topics: g.topics() })) : groupTopicsOf(of);
+    if (groups.length === 0) return [];
     return measureConsumerLag(await this.admin.get(), this.names, groups, this.config.fromBeginning);
   }
 

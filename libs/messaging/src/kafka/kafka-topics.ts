@@ -3,6 +3,7 @@ import { createKafkaClient } from './kafka-client';
 import { resolveKafkaBusConfig } from './kafka-bus.config';
 import type { KafkaBusConfig, KafkaBusLogger } from './kafka-bus.config';
 import { KafkaNames } from './kafka-names';
+import { retryWhileRetriable } from './kafka-retriable';
 
 export interface TopicLayout {
   readonly names: KafkaNames;
@@ -55,22 +56,7 @@ const SERVE_POLL_MS = 250;
  * `ensureTopics` (a service started after the Helm Job, a test) can use the topics at once.
  */
 async function waitUntilServed(admin: Admin, topics: readonly string[]): Promise<void> {
-  const deadline = Date.now() + SERVE_TIMEOUT_MS;
-  for (const topic of topics) {
-    for (;;) {
-      try {
-        await admin.fetchTopicOffsets(topic);
-        break;
-      } catch (error) {
-        if (!isRetriable(error) || Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, SERVE_POLL_MS));
-      }
-    }
-  }
-}
-
-function isRetriable(error: unknown): boolean {
-  return error instanceof Error && (error as Error & { retriable?: unknown }).retriable === true;
+  for (const topic of topics) await retryWhileRetriable(() => admin.fetchTopicOffsets(topic), SERVE_TIMEOUT_MS, SERVE_POLL_MS);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { INDEXING_CONSUMER_GROUPS } from '@trellis/contracts';
 import { topicConsumer } from '@trellis/runtime';
 import { GraphWriterService } from '../graph-writer.service';
 
@@ -11,7 +12,7 @@ import { GraphWriterService } from '../graph-writer.service';
  */
 export const extractionEventsConsumer = topicConsumer({
   topic: 'chunk.extracted',
-  group: 'graph-store',
+  group: INDEXING_CONSUMER_GROUPS['chunk.extracted'],
   concurrency: 32,
   eventsPerPartition: 16,
   service: GraphWriterService,

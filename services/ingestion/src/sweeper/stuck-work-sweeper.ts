@@ -2,9 +2,10 @@ import { toEventSettings } from '@trellis/contracts';
 import { randomUUID } from 'node:crypto';
 import type { KbScope } from '@trellis/contracts';
 import { chunkOutboxEvent } from '@trellis/messaging';
-import type { EventBus, EventOutbox } from '@trellis/messaging';
+import type { EventOutbox } from '@trellis/messaging';
 import type { KnowledgeBaseRecord, TrellisRepositories } from '@trellis/storage';
 import type { DocumentIngestionService } from '../document-ingestion.service';
+import type { IndexingBacklog } from '../indexing-backlog';
 import { planSweep } from './stuck-work-plan';
 import type { SweepAction } from './stuck-work-plan';
 
@@ -22,7 +23,7 @@ export interface SweeperOptions {
    * work unchanged for `stuckAfterMs` is then most likely waiting its turn, not lost, and the
    * sweep waits for the queue to drain. Without it, every sweep re-drives.
    */
-  readonly backlog?: () => Promise<boolean>;
+  readonly backlog?: IndexingBacklog;
 }
 
 /** Where the sweeper reports what it did (metrics and logs). */
@@ -38,17 +39,6 @@ export interface SweepReport {
   readonly documentsFailed: number;
   /** True when the sweep re-drove nothing because indexing events were still queued. */
   readonly deferred?: boolean;
-}
-
-/**
- * Whether `bus` still holds indexing events not yet handled (its topics are the indexing
- * pipeline's). Standalone's in-process bus subscribes to every topic, so this sees the whole
- * pipeline's queue: after a restart with a long backlog, work waiting its turn looks stuck, and
- * re-driving it would index it twice. A distributed ingestion process subscribes to none and
- * sees no lag; its sweeps re-drive as before.
- */
-export async function indexingBacklog(bus: Pick<EventBus, 'consumerLag'>): Promise<boolean> {
-  return (await bus.consumerLag()).some((lag) => lag.messages > 0);
 }
 
 /** The store lease one sweeper holds while it sweeps: one process at a time, across every tenant. */
