@@ -1,8 +1,12 @@
 import { ALL_TOPICS, INDEXING_CONSUMER_GROUPS } from '@trellis/contracts';
 import type { EventBus } from '@trellis/messaging';
+import { CachedReading } from '@trellis/observability';
 
 /** Resolves true while indexing events are still queued for some stage; never rejects. */
 export type IndexingBacklog = () => Promise<boolean>;
+
+/** Longest a caller waits for the broker's answer (a group coordinator may take seconds to load). */
+const BACKLOG_WAIT_MS = 15_000;
 
 /**
  * Asks whether indexing events are still queued for any stage of the pipeline (the consumer
@@ -17,12 +21,12 @@ export type IndexingBacklog = () => Promise<boolean>;
  */
 export function indexingBacklog(bus: Pick<EventBus, 'consumerLag'>, onUnreadable: (error: Error) => void): IndexingBacklog {
   const consumers = ALL_TOPICS.map((topic) => ({ topic, group: INDEXING_CONSUMER_GROUPS[topic] }));
-  return async () => {
-    try {
-      return (await bus.consumerLag(consumers)).some((lag) => lag.messages > 0);
-    } catch (error) {
-      onUnreadable(error instanceof Error ? error : new Error(String(error)));
-      return false;
-    }
-  };
+  // Never an old reading (a stale "nothing queued" would re-drive a backlog), but callers that
+  // ask together (a folder uploaded again) share one question to the broker.
+  const lag = new CachedReading(() => bus.consumerLag(consumers), {
+    maxAgeMs: 0,
+    waitMs: BACKLOG_WAIT_MS,
+    onError: (error) => onUnreadable(error instanceof Error ? error : new Error(String(error))),
+  });
+  return async () => (await lag.get())?.some((consumer) => consumer.messages > 0) ?? false;
 }
