@@ -146,50 +146,6 @@ describe('ChunkRetriever', () => {
     expect(hits[1]!.signals.map((s) => s.source)).toEqual(['second-hop']);
   });
 
-  it('starts the second hop of the best dense passage while the graph is walked, and keeps it only when the fused best is that passage', async () => {
-    const texts: Record<string, string> = { film: 'Harbour of Lanterns is a film directed by Odile Marchetti', play: 'Harbour of Lanterns is a play written by Bruno Tessier' };
-    const searched: Array<{ query: string; walked: boolean }> = [];
-    let walked = false;
-    let questionHits: Array<[string, number]> = [];
-    const hits = (table: Array<[string, number]>) => table.map(([id, score]) => ({ chunk: chunk(id, texts[id] ?? id), score }));
-    const reads: ChunkRetrieverReads = {
-      chunks: {
-        searchChunksByVector: async (_s, _v, k) => hits([['film', 0.9], ['play', 0.8]]).slice(0, k),
-        searchChunksFullText: async (_s, q) => {
-          searched.push({ query: q, walked });
-          return hits(q.includes('Odile') ? [['odile-hop', 5]] : q.includes('Bruno') ? [['bruno-hop', 5]] : questionHits);
-        },
-        getChunks: async (_s, ids) => ids.map((id) => chunk(id, texts[id] ?? id)),
-      },
-      graphReads: { chunkIdsForEntities: async () => new Map(), entityIdsForChunks: async () => new Map() },
-    };
-    const walkTo = (passage: string) => async () => {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      walked = true;
-      return { entities: [], relationships: [], entityScores: new Map(), passageScores: new Map([[passage, 1]]) };
-    };
-    const ask = async (graph: ReturnType<typeof walkTo>) => {
-      [walked, searched.length] = [false, 0];
-      return (await new ChunkRetriever(reads).retrieve('hybrid', { ...query, k: 4, graph })).map((h) => h.chunk.id);
-    };
-
-    // Every signal puts the film first: the second hop it leads was started before the walk ended, and used.
-    questionHits = [['film', 1]];
-    expect(await ask(walkTo('film'))).toContain('odile-hop');
-    expect(searched.filter((s) => s.query !== query.queryText)).toEqual([{ query: expect.stringContaining('Odile Marchetti'), walked: false }]);
-
-    // Full text and the graph put the play first: the early start is dropped, the play's second hop runs.
-    questionHits = [['play', 1]];
-    const ids = await ask(walkTo('play'));
-    expect(ids[0]).toBe('play');
-    expect(ids).toContain('bruno-hop');
-    expect(ids).not.toContain('odile-hop');
-    expect(searched.filter((s) => s.query !== query.queryText).map((s) => [s.query.includes('Odile') ? 'film' : 'play', s.walked])).toEqual([
-      ['film', false],
-      ['play', true],
-    ]);
-  });
-
   it('re-orders oversampled candidates with a reranker and says so', async () => {
     const reverse: RerankerProvider = {
       model: 'reverse',

@@ -113,20 +113,10 @@ export class ChunkRetriever {
    * best passage of each not yet taken in turn, first pass first. A strong first-pass hit
    * keeps its place among the first ranks whatever the second hop finds, and the second hop's
    * find reaches them too. Every ranking is CANDIDATE_POOL deep whatever k is.
-   *
-   * The graph walk is the slow part of the first pass, and the second hop waits for it. So the
-   * second hop led by the best dense passage starts as soon as the dense ranking is in, while
-   * the walk runs: the fused ranking's best passage is most often that one (69 of 101 questions
-   * at 20k passages). When it is, its names are the same and so is the second hop, which is
-   * then already under way; when not, the second hop of the fused best runs as before, and the
-   * early one is dropped. The results are the same either way.
    */
   private async fuse(query: ChunkQuery): Promise<RankedChunk[]> {
     const pool = Math.max(query.k, CANDIDATE_POOL);
-    const dense = this.signal('vector', query, pool);
-    // A failed dense search fails the question below; the early start then just did not happen.
-    const early = this.weights['second-hop'] > 0 ? dense.then((list) => this.secondHopLedBy(list[0], query, pool)).catch(() => undefined) : undefined;
-    const lists = await Promise.all([dense, this.signal('fulltext', query, pool), this.signal('graph', query, pool)]);
+    const lists = await Promise.all((['vector', 'fulltext', 'graph'] as const).map((s) => this.signal(s, query, pool)));
     if (query.expansion) {
       const expanded = { ...query, queryText: query.expansion.text, queryVector: query.expansion.vector };
       for (const source of ['vector', 'fulltext'] as const) lists.push(relabel(await this.signal(source, expanded, pool), 'refined'));
@@ -134,23 +124,10 @@ export class ChunkRetriever {
     const first = this.combine(lists);
     const names = first[0] ? secondHopNames(first[0].chunk.text, query.queryText, SECOND_HOP_NAMES) : [];
     if (names.length === 0 || this.weights['second-hop'] <= 0) return first.slice(0, query.k);
-    const started = await early;
-    const hop = started !== undefined && sameNames(started.names, names) ? await started.ranking : await this.secondHopLedBy(first[0], query, pool)!.ranking;
+    const hop = await this.secondHop({ ...query, queryText: `${query.queryText} ${names.join(' ')}` }, names, pool);
     // A question naming two or more things ("which of A and B") wants each before what one points to.
     const asked = questionNames(query.queryText);
     return interleave(first, hop, query.k, asked.length >= 2 ? asked : []);
-  }
-
-  /**
-   * The second hop led by `best` (the question plus the names it mentions), started now; undefined
-   * when it names nothing. A ranking nobody waits for (a dropped early start) may fail unseen.
-   */
-  private secondHopLedBy(best: RankedChunk | undefined, query: ChunkQuery, pool: number): { names: string[]; ranking: Promise<RankedChunk[]> } | undefined {
-    const names = best ? secondHopNames(best.chunk.text, query.queryText, SECOND_HOP_NAMES) : [];
-    if (names.length === 0) return undefined;
-    const ranking = this.secondHop({ ...query, queryText: `${query.queryText} ${names.join(' ')}` }, names, pool);
-    ranking.catch(() => undefined);
-    return { names, ranking };
   }
 
   /**
@@ -319,10 +296,6 @@ export function fuseRankings(rankings: ReadonlyArray<readonly RankedChunk[]>, k:
     });
   }
   return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, k);
-}
-
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((name, i) => name === b[i]);
 }
 
 function relabel(list: readonly RankedChunk[], source: Signal): RankedChunk[] {
