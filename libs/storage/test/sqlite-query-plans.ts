@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EDGE_SELECT } from '../src/row-mappers';
 import { migrateSqlite } from '../src/sqlite/sqlite-schema';
+import { ENTITY_NODES_INDEX } from '../src/sql/schema/graph-tables';
 
 /** A lookup by id: `id = ?` or `id IN (...)`, with or without a table alias (not `document_id`). */
 const BY_ID = /(^|[\s(.])id (= \?|IN \()/;
@@ -89,6 +90,23 @@ export function describeSqliteQueryPlans(): void {
           expect(searches.length).toBe(sql.split(' UNION ALL ').length);
           for (const step of searches) expect(step).toMatch(/^SEARCH r USING COVERING INDEX relationship_heaviest_by_(source|target) \(tenant_id=\? AND kb_id=\? AND (source|target)_id=\?\)$/);
           expect(plan.filter((step) => /TEMP B-TREE/.test(step))).toEqual([]);
+        }
+      } finally {
+        db.close();
+      }
+    });
+
+    it("reads entities' names and mention counts by id from their index alone, never from rows that carry embeddings", () => {
+      const db = new Database(':memory:');
+      try {
+        migrateSqlite(db);
+        const nodeReads = [...prepared].filter((sql) => sql.includes(`FROM entities INDEXED BY ${ENTITY_NODES_INDEX} `));
+        // getEntityNodes, and the name candidates of searchEntitiesByName.
+        expect(nodeReads.length).toBeGreaterThanOrEqual(2);
+        for (const sql of nodeReads) {
+          const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
+          const plan = (originalPrepare.call(db, `EXPLAIN QUERY PLAN ${sql}`).all(params) as Array<{ detail: string }>).map((step) => step.detail);
+          expect(plan).toEqual([`SEARCH entities USING COVERING INDEX ${ENTITY_NODES_INDEX} (id=?)`]);
         }
       } finally {
         db.close();

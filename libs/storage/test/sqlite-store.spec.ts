@@ -170,7 +170,7 @@ describe('SqliteStore migrations', () => {
       const migrated = new Database(path, { readonly: true });
       try {
         const versions = migrated.prepare('SELECT version, name FROM schema_migrations WHERE version >= 8 ORDER BY version').all() as Array<{ version: number; name: string }>;
-        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 25, 26]);
+        expect(versions.map((v) => v.version)).toEqual([8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 25, 26, 27]);
         expect(versions.find((v) => v.version === 8)?.name).toBe('extraction cache per tenant and knowledge base');
         expect(versions.find((v) => v.version === 9)?.name).toBe('chunks remaining per document version');
         expect(migrated.prepare('SELECT redrive_count FROM documents').all()).toEqual([{ redrive_count: 0 }]);
@@ -229,7 +229,7 @@ describe('SqliteStore migrations', () => {
         'DROP TABLE chats; ALTER TABLE chat_messages DROP COLUMN condensed_question; DELETE FROM schema_migrations WHERE version >= 14; DROP TABLE chat_engines; ' +
           'DROP TABLE community_changes; ALTER TABLE community_state DROP COLUMN changes_tracked; DROP TABLE llm_spend; DROP TABLE llm_paused_chunks; DROP TABLE outbox_events; ' +
           'DROP INDEX documents_by_title_key; ALTER TABLE documents DROP COLUMN title_key; ALTER TABLE documents DROP COLUMN title; DROP TABLE entity_name_terms; ' +
-          'DROP INDEX community_members_of_entity; CREATE INDEX community_members_by_entity ON community_members (tenant_id, kb_id, entity_id); DROP INDEX entity_mentions_of_entity; ' +
+          'DROP INDEX community_members_of_entity; CREATE INDEX community_members_by_entity ON community_members (tenant_id, kb_id, entity_id); DROP INDEX entity_mentions_of_entity; DROP INDEX entity_nodes; ' +
           UNDO_22,
       );
       const insert = old.prepare('INSERT INTO chat_messages (tenant_id, kb_id, chat_id, role, content, citations, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');

@@ -28,6 +28,7 @@ export function mysqlDialect(vectors: () => VectorSql): SqlDialect {
     least: (a, b) => `LEAST(${a}, ${b})`,
     greatest: (a, b) => `GREATEST(${a}, ${b})`,
     time: toSqlTime,
+    indexedBy: () => '',
     byIdScope: (alias) => `${alias ? `${alias}.` : ''}tenant_id = ? AND ${alias ? `${alias}.` : ''}kb_id = ?`,
     joinedIds: null,
     isDuplicateKey: (error) => errnoOf(error) === ER_DUP_ENTRY,

@@ -10,6 +10,7 @@ import { groupByOwner, rowsWhereIn } from './sql-session';
 import { chunkIdsOf } from './mention-sql';
 import { entityIdsByNameWords } from './entity-name-terms-sql';
 import { RETRIEVABLE, graphCandidates } from './vector-ranking';
+import { ENTITY_NODES_INDEX } from './schema/graph-tables';
 
 /**
  * Entities found by name that are ranked for a query, most query words first: reading their
@@ -32,7 +33,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
 
   /** In the order of `ids`, skipping ids that do not exist; the row's description and type are not read. */
   async getEntityNodes(scope: KbScope, ids: readonly string[]): Promise<EntityNode[]> {
-    const sql = (m: string) => `SELECT ${ENTITY_NODE_COLUMNS} FROM entities WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
+    const sql = (m: string) => `SELECT ${ENTITY_NODE_COLUMNS} FROM entities${this.dialect.indexedBy(ENTITY_NODES_INDEX)} WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
     return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toEntityNode));
   }
 
@@ -49,7 +50,7 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
   async searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
     const words = fullTextTerms(query);
     const ids = await entityIdsByNameWords(this.db, scope, words, limit, NAME_CANDIDATES);
-    const sql = (m: string) => `SELECT id, normalized_name, mention_count FROM entities WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
+    const sql = (m: string) => `SELECT id, normalized_name, mention_count FROM entities${this.dialect.indexedBy(ENTITY_NODES_INDEX)} WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
     const candidates = (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map((r) => ({
       id: String(r.id),
       normalizedName: String(r.normalized_name),

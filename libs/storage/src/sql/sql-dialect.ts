@@ -34,6 +34,8 @@ export interface SqlDialect {
    * `alias` qualifies the columns. SQLite must not be tempted to use a per-KB index instead.
    */
   byIdScope(alias?: string): string;
+  /** After a table name: read it through this index, where the engine has it (SQLite's INDEXED BY); elsewhere nothing. */
+  indexedBy(index: string): string;
   /** True when `error` reports a duplicate key. */
   isDuplicateKey(error: unknown): boolean;
   /**

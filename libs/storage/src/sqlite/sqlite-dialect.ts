@@ -19,6 +19,7 @@ export const sqliteDialect: SqlDialect = {
   // The unary plus keeps SQLite from choosing a (tenant_id, kb_id, ...) index, which would scan
   // the whole knowledge base, over the primary key.
   byIdScope: (alias) => `+${alias ? `${alias}.` : ''}tenant_id = ? AND +${alias ? `${alias}.` : ''}kb_id = ?`,
+  indexedBy: (index) => ` INDEXED BY ${index}`,
   joinedIds: (column) => `group_concat(${column}, ' ' ORDER BY ${column})`,
   isDuplicateKey: (error) => (error as { code?: unknown } | null)?.code?.toString().startsWith('SQLITE_CONSTRAINT') === true,
   embeddingValue: (vector) => vectorToBuffer(vector),

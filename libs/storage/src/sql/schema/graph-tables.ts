@@ -2,6 +2,9 @@ import { DOUBLE, EMBEDDING, ID, TEXT, TINYINT, since, varchar, withDefault } fro
 import type { TableSpec } from './table-spec';
 import { BY_ID, EMPTY, SCOPE, SCOPED_ID, ZERO } from './shared-columns';
 
+/** The SQLite index that answers entity names and mention counts by id (ENTITY_NODE_COLUMNS). */
+export const ENTITY_NODES_INDEX = 'entity_nodes';
+
 const SUMMARY_STATE = { summary_hash: since(withDefault(varchar(64), "''"), 5), summary_pending: since(ZERO(TINYINT), 5) };
 
 /**
@@ -24,7 +27,15 @@ export const ENTITY_GRAPH_TABLES: readonly TableSpec[] = [
       needs_review: since(ZERO(TINYINT), 5),
     },
     primaryKey: BY_ID,
-    indexes: [{ name: 'entities_by_name', columns: ['tenant_id', 'kb_id', 'normalized_name(191)'] }, pendingSummaries('entities')],
+    indexes: [
+      { name: 'entities_by_name', columns: ['tenant_id', 'kb_id', 'normalized_name(191)'] },
+      pendingSummaries('entities'),
+      // Names and mention counts of entities by id from the index alone (getEntityNodes and the
+      // ranking of name candidates: hundreds per graph walk). A SQLite row holds its embedding
+      // inline, so each was a page of its own. Scope last, as entity_mentions_of_entity; read
+      // through dialect.indexedBy, since SQLite prefers the unique index on id otherwise.
+      { name: ENTITY_NODES_INDEX, columns: ['id', 'normalized_name', 'mention_count', 'name', 'tenant_id', 'kb_id'], only: 'sqlite', since: 27 },
+    ],
   },
   // The words of each entity's normalised name (entityNameTerms in entity-name-terms-sql.ts),
   // kept with the entity in every write: what finds entities by name as an index range

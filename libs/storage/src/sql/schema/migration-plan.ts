@@ -124,6 +124,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
   { version: 25, name: 'memberships, budget-paused chunks and (SQLite) entity mentions found by entity and by document through indexes of their own' },
   { version: 26, name: "an entity's heaviest relationships first in its endpoint indexes, so a walk reads only the edges it keeps" },
+  { version: 27, name: "(SQLite) entities' names and mention counts read from an index of their own, not from rows with their embeddings" },
 ];
 
 /** Tables of the past that migrations above still create before they remove them. */
