@@ -44,13 +44,13 @@ export interface DeadLetter {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-/** How far a consumer group is behind on a topic: events published that it has not handled yet. */
 /** A consumer group reading a topic. */
 export interface ConsumerOf {
   readonly topic: TopicName;
   readonly group: string;
 }
 
+/** How far a consumer group is behind on a topic: events published that it has not handled yet. */
 export interface ConsumerLag {
   readonly topic: TopicName;
   readonly group: string;
