@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { INDEXING_CONSUMER_GROUPS } from '@trellis/contracts';
+import type { TopicName } from '@trellis/contracts';
 import {
   ALL_FEATURES,
   KUBE_VERSIONS,
@@ -29,7 +31,10 @@ import type { NetworkPolicySpec, Source } from './network-policy';
 
 const GRPC_SERVICES = ['ingestion', 'graph-store', 'retrieval', 'chat'];
 
-/** The (group, topic) pairs each service subscribes, read from its `topicConsumer({ topic, group })` declarations. */
+/**
+ * The (group, topic) pairs each service subscribes, read from its `topicConsumer({ topic, group })`
+ * declarations: a group written out, or the indexing stage's group (INDEXING_CONSUMER_GROUPS).
+ */
 function declaredConsumers(): Map<string, { group: string; topic: string }[]> {
   const consumers = new Map<string, { group: string; topic: string }[]>();
   for (const service of SERVICES) {
@@ -38,7 +43,7 @@ function declaredConsumers(): Map<string, { group: string; topic: string }[]> {
     for (const file of readdirSync(handlers).filter((f) => f.endsWith('.consumer.ts'))) {
       const source = readFileSync(join(handlers, file), 'utf8');
       const topic = /\btopic: '([^']+)'/.exec(source)?.[1];
-      const group = /\bgroup: '([^']+)'/.exec(source)?.[1];
+      const group = /\bgroup: '([^']+)'/.exec(source)?.[1] ?? (topic && source.includes(`group: INDEXING_CONSUMER_GROUPS['${topic}']`) ? INDEXING_CONSUMER_GROUPS[topic as TopicName] : undefined);
       if (topic && group) consumers.set(service, [...(consumers.get(service) ?? []), { group, topic }]);
     }
   }
