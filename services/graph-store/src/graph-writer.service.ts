@@ -80,13 +80,13 @@ export class GraphWriterService {
    * (renamed by hand) is joined, as it always was; and so is everything on the last attempt.
    */
   private async write(scope: KbScope, chunkId: string, mentions: ChunkMentions, policy: GraphPolicy, onUsage: (usage: TokenUsage) => void): Promise<void> {
+    const names = new Set(mentions.entities.map((e) => e.normalizedName));
     const takenByOtherNames = new Set<string>();
     for (let attempt = 1; attempt <= RESOLUTION_ATTEMPTS; attempt++) {
-      const { entities, relationships, newEntityIds } = await this.resolve(scope, chunkId, mentions, policy, onUsage);
-      const checked = attempt < RESOLUTION_ATTEMPTS ? newEntityIds && new Set([...newEntityIds].filter((id) => !takenByOtherNames.has(id))) : undefined;
+      const { entities, relationships, newEntityIds } = await this.resolve(scope, chunkId, mentions, policy, onUsage, takenByOtherNames);
+      const checked = attempt < RESOLUTION_ATTEMPTS ? newEntityIds : undefined;
       if ((await this.repos.graphWrites.applyChunkExtraction(scope, chunkId, entities, relationships, checked)) !== 'entity-taken') return;
       this.resolutionRetries++;
-      const names = new Set(mentions.entities.map((e) => e.normalizedName));
       for (const entity of await this.repos.graphReads.getEntities(scope, [...checked!])) {
         if (!names.has(entity.normalizedName)) takenByOtherNames.add(entity.id);
       }
@@ -156,13 +156,17 @@ export class GraphWriterService {
     };
   }
 
-  /** Entity ids for the chunk's mentions against the graph as it is now; `newEntityIds` are those no candidate had. */
+  /**
+   * Entity ids for the chunk's mentions against the graph as it is now; `newEntityIds` are those
+   * neither a candidate nor one of `existing` (ids known to be taken by entities of other names) had.
+   */
   private async resolve(
     scope: KbScope,
     chunkId: string,
     mentions: ChunkMentions,
     policy: GraphPolicy,
     onUsage: (usage: TokenUsage) => void,
+    existing: ReadonlySet<string>,
   ): Promise<{ entities: EntityMentionWrite[]; relationships: RelationshipMentionWrite[]; newEntityIds: Set<string> | undefined }> {
     const names = mentions.entities.map((e) => e.normalizedName);
     const candidates = policy.mode === 'name' ? [] : await this.repos.graphWrites.listEntityCandidates(scope, names);
@@ -171,8 +175,8 @@ export class GraphWriterService {
     const idOf = new Map(mentions.entities.map((e, i) => [e.normalizedName, ids[i]!]));
     const entities: EntityMentionWrite[] = mentions.entities.map((m, i) => ({ ...m, entityId: ids[i]! }));
     // By name every mention is its name's one entity, so concurrent first mentions are meant to meet.
-    const existing = new Set(candidates.map((c) => c.entity.id));
-    const newEntityIds = policy.mode === 'name' ? undefined : new Set(ids.filter((id) => !existing.has(id)));
+    const candidateIds = new Set(candidates.map((c) => c.entity.id));
+    const newEntityIds = policy.mode === 'name' ? undefined : new Set(ids.filter((id) => !candidateIds.has(id) && !existing.has(id)));
 
     const relationships: RelationshipMentionWrite[] = [];
     const seen = new Set<string>();
