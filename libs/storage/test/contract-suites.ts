@@ -1,5 +1,6 @@
 import type { TrellisStore } from '../src/trellis-store';
 import { describeStoreContract } from './store-contract';
+import { describeConcurrentGraphWritesContract } from './concurrent-graph-writes-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeFullTextContract } from './full-text-contract';
 import { describeLlmBudgetContract } from './llm-budget-contract';
@@ -19,6 +20,7 @@ import { describeChunkProgressContract } from './chunk-progress-contract';
  */
 export function describeStoreContracts(name: string, makeStore: () => Promise<TrellisStore>): void {
   describeStoreContract(name, makeStore);
+  describeConcurrentGraphWritesContract(name, makeStore);
   describeFullTextContract(name, makeStore);
   describeDocumentPagingContract(name, makeStore);
   describeLlmBudgetContract(name, makeStore);

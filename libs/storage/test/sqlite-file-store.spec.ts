@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
 import { describeStoreContract } from './store-contract';
+import { describeConcurrentGraphWritesContract } from './concurrent-graph-writes-contract';
 import { describeFullTextContract } from './full-text-contract';
 import { describeCommunityContract } from './community-contract';
 
@@ -15,5 +16,6 @@ let stores = 0;
 const onFile = async () => new SqliteStore(join(dir, `store-${stores++}.db`));
 
 describeStoreContract('SqliteStore on a file', onFile);
+describeConcurrentGraphWritesContract('SqliteStore on a file', onFile);
 describeFullTextContract('SqliteStore on a file', onFile);
 describeCommunityContract('SqliteStore on a file', onFile);

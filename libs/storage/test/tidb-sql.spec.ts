@@ -7,6 +7,7 @@ import type { VectorStorage } from '../src/mysql/vector-sql';
 import type { StoreConnection } from '../src/repositories/store-connection';
 import type { TrellisRepositories } from '../src/trellis-store';
 import { describeStoreContract } from './store-contract';
+import { describeConcurrentGraphWritesContract } from './concurrent-graph-writes-contract';
 import { describeDocumentPagingContract } from './document-paging-contract';
 import { describeExtractionCacheContract } from './extraction-cache-contract';
 import { describeCommunityContract } from './community-contract';
@@ -155,6 +156,7 @@ describeOnMysql('every statement the adapter sends to TiDB (stand-in on TRELLIS_
       }
 
       describeStoreContract(flavour.name, freshStore);
+      describeConcurrentGraphWritesContract(flavour.name, freshStore);
       describeDocumentPagingContract(flavour.name, freshStore);
       describeLlmBudgetContract(flavour.name, freshStore);
       describeSharedLlmBudget(flavour.name, async () => [await freshStore(), tracked(await connect(databases.last), used)]);
