@@ -139,6 +139,12 @@ export class TrellisMetrics {
     registers: [this.registry],
   });
 
+  readonly entityResolutionRetries = new Counter({
+    name: 'trellis_entity_resolution_retries_total',
+    help: "Chunk graph writes whose mentions were resolved again because a concurrent write had just created one of the entities they meant to create (first mentions of one name written side by side).",
+    registers: [this.registry],
+  });
+
   /** The transactional outbox: what its stages and relay published, and the relay's backlog. */
   readonly outbox = new OutboxMetrics(this.registry);
 

@@ -49,13 +49,14 @@ import { GraphController } from './handlers/graph.controller';
         models: Models,
         config: TrellisConfig,
         prices: LlmPriceTable,
+        metrics: TrellisMetrics,
       ) => {
         const logger = new Logger('GraphWriter');
         const resolver = new EntityResolver(models.llm, (error) => logger.warn(`LLM merge decision failed, entities kept apart: ${error.message}`));
         const costOf = (usage: TokenUsage) => (models.llm === null ? 0 : estimateCost(prices, models.llm.model, usage.inputTokens, usage.outputTokens));
         const summaries = new CoalescingSummaryRefresher(createSummaryRefresher(graphSummaries, models, (message) => logger.warn(message)));
         const repos = { knowledgeBases, documents, chunks, extractionCache, graphWrites, graphReads, graphSummaries, llmUsage, communities };
-        return new GraphWriterService(repos, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf);
+        return new GraphWriterService(repos, models.embedder, resolver, summaries, config.resolution, models.llm !== null, costOf, () => metrics.entityResolutionRetries.inc());
       },
       inject: [
         KNOWLEDGE_BASE_REPOSITORY,
@@ -70,6 +71,7 @@ import { GraphController } from './handlers/graph.controller';
         MODELS,
         CONFIG,
         LLM_PRICES,
+        METRICS,
       ],
     },
     {

@@ -38,9 +38,6 @@ const RESOLUTION_ATTEMPTS = 4;
  * left behind.
  */
 export class GraphWriterService {
-  /** Writes resolved again because a concurrent write created an entity first, for tests and logs. */
-  resolutionRetries = 0;
-
   constructor(
     private readonly repos: Pick<TrellisRepositories, 'knowledgeBases' | 'documents' | 'chunks' | 'extractionCache' | 'graphWrites' | 'graphReads' | 'graphSummaries' | 'llmUsage' | 'communities'>,
     private readonly embedder: EmbeddingProvider,
@@ -51,6 +48,8 @@ export class GraphWriterService {
     private readonly llmConfigured: boolean,
     /** Estimated US dollars of the graph LLM's usage (summaries, merge decisions). */
     private readonly costOf: (usage: TokenUsage) => number = () => 0,
+    /** Called each time a chunk's mentions are resolved again because a concurrent write created one of its entities first. */
+    private readonly onResolutionRetry: () => void = () => {},
   ) {}
 
   async onChunkExtracted(event: events.ChunkExtracted): Promise<void> {
@@ -86,7 +85,7 @@ export class GraphWriterService {
       const { entities, relationships, newEntityIds } = await this.resolve(scope, chunkId, mentions, policy, onUsage, takenByOtherNames);
       const checked = attempt < RESOLUTION_ATTEMPTS ? newEntityIds : undefined;
       if ((await this.repos.graphWrites.applyChunkExtraction(scope, chunkId, entities, relationships, checked)) !== 'entity-taken') return;
-      this.resolutionRetries++;
+      this.onResolutionRetry();
       for (const entity of await this.repos.graphReads.getEntities(scope, [...checked!])) {
         if (!names.has(entity.normalizedName)) takenByOtherNames.add(entity.id);
       }
