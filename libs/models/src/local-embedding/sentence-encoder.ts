@@ -19,6 +19,14 @@ const MAX_WINDOWS = 4;
 /** Texts per ONNX run at most: big enough to use both cores. */
 const BATCH = 16;
 /**
+ * Padded tokens per ONNX run at most (rows × longest row): eight full windows. ONNX Runtime's
+ * arena keeps the memory of the largest run it has made, and a run's attention scores grow with
+ * rows × length²: sixteen full windows left 130 MB in the embedding worker after an ingest of
+ * long passages, eight 22 MB, at the same speed (docs/benchmarks.md, session 32). Short texts
+ * (entity headings, questions) still run sixteen at a time.
+ */
+const BATCH_TOKENS = 8 * DEFAULT_WINDOW;
+/**
  * Longest window of a batch, at most this many times its shortest. Every row of a batch is
  * padded to its longest: an entity heading of 7 tokens run beside a sentence of 40 cost as much
  * as the sentence. A graph write's texts are both kinds; split by length, the same texts took
@@ -79,7 +87,7 @@ export class SentenceEncoder {
       for (const ids of this.windowsOf(text)) windows.push({ text: index, ids });
     });
     const pooled = new Array<Float32Array>(windows.length);
-    for (const batch of batchesByLength(windows.map((w) => w.ids.length), BATCH, MAX_LENGTH_RATIO)) {
+    for (const batch of batchesByLength(windows.map((w) => w.ids.length), { maxRows: BATCH, maxTokens: BATCH_TOKENS, maxRatio: MAX_LENGTH_RATIO })) {
       const vectors = await this.run(batch.map((i) => windows[i]!.ids));
       batch.forEach((windowIndex, j) => (pooled[windowIndex] = vectors[j]!));
     }
@@ -144,17 +152,29 @@ export class SentenceEncoder {
   }
 }
 
+export interface BatchLimits {
+  /** Rows a batch holds at most. */
+  readonly maxRows: number;
+  /** Padded tokens a batch holds at most: its rows times its longest row (a longer row alone still makes a batch). */
+  readonly maxTokens: number;
+  /** How many times its shortest row a batch's longest may be. */
+  readonly maxRatio: number;
+}
+
 /**
  * The indices of `lengths` in batches for one ONNX run each: shortest first, at most `maxRows`
- * a batch, and a new batch wherever a length passes `maxRatio` times the batch's shortest, so
- * no row is padded to more than `maxRatio` times its own length.
+ * a batch and `maxTokens` once every row is padded to the longest, and a new batch wherever a
+ * length passes `maxRatio` times the batch's shortest, so no row is padded to more than
+ * `maxRatio` times its own length.
  */
-export function batchesByLength(lengths: readonly number[], maxRows: number, maxRatio: number): number[][] {
+export function batchesByLength(lengths: readonly number[], { maxRows, maxTokens, maxRatio }: BatchLimits): number[][] {
   const order = lengths.map((_, i) => i).sort((a, b) => lengths[a]! - lengths[b]!);
   const batches: number[][] = [];
   let batch: number[] = [];
   for (const i of order) {
-    if (batch.length === maxRows || (batch.length > 0 && lengths[i]! > lengths[batch[0]!]! * maxRatio)) {
+    // Sorted shortest first: the row coming in is the longest the batch would hold.
+    const full = batch.length === maxRows || (batch.length + 1) * lengths[i]! > maxTokens;
+    if (batch.length > 0 && (full || lengths[i]! > lengths[batch[0]!]! * maxRatio)) {
       batches.push(batch);
       batch = [];
     }
