@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import type { KbScope } from '@trellis/contracts';
 import { sqlRepositories } from '../src/sql/sql-repositories';
 import type { Row, SqlDatabase, SqlSession, SqlValue } from '../src/sql/sql-session';
-import { InProcessMatrices } from '../src/sql/vector-ranking';
+import { InProcessMatrices, chunkCandidates, loadMatrix, refreshMatrix } from '../src/sql/vector-ranking';
 import { InMemoryTextIndex } from '../src/sqlite/in-memory-text-index';
 import { SqliteDatabase } from '../src/sqlite/sqlite-database';
 import { sqliteDialect } from '../src/sqlite/sqlite-dialect';
@@ -109,6 +109,35 @@ describe('in-process vector matrices after writes', () => {
     expect(refreshed).toEqual(loaded);
     expect(refreshed[0]![0]).toBe('doc-c-c3');
   });
+
+  it('writes a refresh into the matrix it starts from where the rows fit, and ranks as a fresh load does', async () => {
+    // Enough rows for the matrix to keep them in memory of its own (not JS arrays).
+    await addDocument('doc-big', Array.from({ length: 4200 }, (_, i) => 1000 + i));
+    const session = new SqliteDatabase(db);
+    const candidates = chunkCandidates(scope).candidates;
+    const tight = await loadMatrix(session, candidates);
+    const roomy = await loadMatrix(session, candidates, 0.25);
+    await addDocument('doc-b', [200, 201, 202]);
+    // 3 rows more: past the tight matrix's room, within the roomy one's.
+    const assembled = await refreshMatrix(session, candidates, tight);
+    expect(assembled).not.toBe(tight);
+    expect(await refreshMatrix(session, candidates, roomy)).toBe(roomy);
+    await store.repositories.documents.deleteDocument(scope, 'doc-a');
+    const inPlace = await refreshMatrix(session, candidates, roomy);
+    expect(inPlace).toBe(roomy);
+    expect(inPlace.size).toBe(4203);
+    const loaded = await loadMatrix(session, candidates);
+    for (const seed of [200, 1007, 3, 5100]) expect(inPlace.search(vector(seed), 5)).toEqual(loaded.search(vector(seed), 5));
+    // The assembled matrix has room for the next refresh.
+    const again = await refreshMatrix(session, candidates, assembled);
+    expect(again).toBe(assembled);
+    for (const seed of [200, 1007, 3, 5100]) expect(again.search(vector(seed), 5)).toEqual(loaded.search(vector(seed), 5));
+    await addDocument('doc-c', [300]);
+    expect(await refreshMatrix(session, candidates, roomy)).toBe(roomy);
+    // (Among 4,200 sinusoids of 16 values, several lie as near vector(300) as its own row.)
+    expect(roomy.similarities(vector(300), ['doc-c-c300']).get('doc-c-c300')).toBeGreaterThan(0.99);
+    expect(roomy.search(vector(300), 5)).toEqual((await loadMatrix(session, candidates)).search(vector(300), 5));
+  });
 });
 
 /** A read session whose streamed reads wait until released: a matrix load held in flight. */
@@ -137,7 +166,7 @@ class HeldReads implements SqlSession {
 }
 
 describe('in-process vector matrices loaded through read threads', () => {
-  it('shares a load among the searches that wait for it, and never serves a search after a write from a load begun before it', async () => {
+  it('shares a load among the searches that wait for it, and serves a search after a write from a refresh that follows that load', async () => {
     const db = new Database(':memory:');
     migrateSqlite(db);
     const main = new SqliteDatabase(db);
@@ -162,10 +191,13 @@ describe('in-process vector matrices loaded through read threads', () => {
     await add('doc-b', [100]);
     const afterWrite = first(100);
     await turn();
-    expect(reads.loads).toBe(2);
+    // The refresh waits for the load it starts from (it may write into that matrix).
+    expect(reads.loads).toBe(1);
     reads.release();
     expect(await Promise.all([...waiting, afterWrite])).toEqual(['doc-a-c5', 'doc-a-c6', 'doc-b-c100']);
-    // The newer load is kept whichever finished last: no search reads again.
+    // Then the refresh's read of ids and stamps (the held load read after the write: no row changed since).
+    expect(reads.loads).toBe(2);
+    // The refreshed matrix is kept: no search reads again.
     expect(await first(100)).toBe('doc-b-c100');
     expect(reads.loads).toBe(2);
     db.close();

@@ -114,3 +114,77 @@ describe('VectorIndex.filling', () => {
     expect(() => filling.index()).toThrow('sized for 10 rows was sent 6');
   });
 });
+
+describe('VectorIndex.refreshInPlace', () => {
+  // Past PREFILTER_MIN_ROWS, so searches rank by sign bits first: moved rows must take theirs along.
+  const n = 21_000;
+  const d = 64;
+  const rows = vectors(n, d, 3);
+  const changedRows = vectors(n, d, 5);
+  const added = vectors(n, d, 11);
+  const queries = vectors(8, d, 13);
+  const group = (id: string) => (id.length % 2 === 0 ? 'a' : 'b');
+
+  /** Every 7th row removed, every 11th changed, a new row after every 5th: in the order a read lists them. */
+  function refreshOf(): { listed: Array<{ id: string; stamp: string; group: string; vector: Float32Array }>; fresh: Array<{ id: string; vector: Float32Array }> } {
+    const listed: Array<{ id: string; stamp: string; group: string; vector: Float32Array }> = [];
+    const fresh: Array<{ id: string; vector: Float32Array }> = [];
+    for (let i = 0; i < n; i++) {
+      if (i % 7 === 0) continue;
+      const id = `v${i}`;
+      if (i % 11 === 0) {
+        listed.push({ id, stamp: 'changed', group: group(id), vector: changedRows[i]! });
+        fresh.push({ id, vector: changedRows[i]! });
+      } else listed.push({ id, stamp: 'first', group: group(id), vector: rows[i]! });
+      if (i % 5 === 0) {
+        const newId = `w${i}`;
+        listed.push({ id: newId, stamp: 'first', group: group(newId), vector: added[i]! });
+        fresh.push({ id: newId, vector: added[i]! });
+      }
+    }
+    return { listed, fresh };
+  }
+
+  it('gives what an index built from the rows anew gives, searched with and without groups', () => {
+    for (const precision of ['float32', 'int8'] as const) {
+      const names = ids(n);
+      const previous = VectorIndex.of(names, rows, { precision, groups: names.map(group), stamps: names.map(() => 'first'), capacity: Math.ceil(n * 1.25) });
+      // Searched once, so sign bits are written and must move with their rows.
+      previous.search(queries[0]!, 10);
+      const { listed, fresh } = refreshOf();
+      expect(listed.length).toBeGreaterThan(n);
+      // Two batches, as a refresh reads them.
+      const half = Math.floor(fresh.length / 2);
+      const batches = [fresh.slice(0, half), fresh.slice(half)].map((b) => VectorIndex.of(b.map((f) => f.id), b.map((f) => f.vector), { precision }));
+      expect(previous.refreshInPlace(listed, batches)).toBe(true);
+      const anew = VectorIndex.of(listed.map((r) => r.id), listed.map((r) => r.vector), { precision, groups: listed.map((r) => r.group) });
+      expect(previous.size).toBe(listed.length);
+      for (const q of queries) {
+        expect(previous.search(q, 10)).toEqual(anew.search(q, 10));
+        expect(previous.search(q, 5, new Set(['a']))).toEqual(anew.search(q, 5, new Set(['a'])));
+      }
+      expect(previous.similarities(queries[1]!, ['v11', 'w5', 'v1', 'v7'])).toEqual(anew.similarities(queries[1]!, ['v11', 'w5', 'v1', 'v7']));
+      expect([previous.holds('v11', 'changed'), previous.holds('v11', 'first'), previous.holds('w5', 'first'), previous.holds('v7', 'first')]).toEqual([true, false, true, false]);
+    }
+  });
+
+  it('changes nothing where it cannot refresh in place', () => {
+    const names = ids(n);
+    const fresh = () => VectorIndex.of(['new'], [added[0]!]);
+    const held = (id: string) => ({ id, stamp: 'first', group: '' });
+    const tight = VectorIndex.of(names, rows, { stamps: names.map(() => 'first') });
+    const roomy = VectorIndex.of(names, rows, { stamps: names.map(() => 'first'), capacity: n + 10 });
+    const before = roomy.search(queries[0]!, 10);
+    // No room for one more row.
+    expect(tight.refreshInPlace([...names.map(held), { id: 'new', stamp: 'x', group: '' }], [fresh()])).toBe(false);
+    // Two kept rows in another order than the index holds them.
+    expect(roomy.refreshInPlace([held('v1'), held('v0'), ...names.slice(2).map(held)], [])).toBe(false);
+    // A row neither fresh nor held with that stamp.
+    expect(roomy.refreshInPlace([{ id: 'v0', stamp: 'other', group: '' }], [])).toBe(false);
+    // Fresh rows of another shape.
+    expect(roomy.refreshInPlace(names.map(held), [VectorIndex.of(['v0'], [new Float32Array(8)])])).toBe(false);
+    // Rows kept in JS arrays (a small index).
+    expect(VectorIndex.of(['a'], [rows[0]!], { capacity: 4 }).refreshInPlace([held('a')], [])).toBe(false);
+    expect([roomy.size, roomy.search(queries[0]!, 10)]).toEqual([n, before]);
+  });
+});

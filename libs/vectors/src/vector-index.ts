@@ -25,6 +25,11 @@ export interface VectorIndexOptions {
   readonly kernel?: ScanKernel;
   /** false: every search scores every row, however large the index (benchmarks compare the two). */
   readonly prefilter?: boolean;
+  /**
+   * Rows the index's memory holds room for (at least its rows): room a refresh fills in place
+   * (refreshInPlace). Pages of rows not yet written are not resident.
+   */
+  readonly capacity?: number;
 }
 
 /** Rows as a matrix read streams them: vectors packed row after row, ids (and stamps and groups, where kept) by column. */
@@ -34,6 +39,14 @@ export interface RowSlice {
   /** Empty when the rows have no groups. */
   readonly groups: readonly string[];
   readonly vectors: Float32Array;
+}
+
+/** A row as a refresh lists them: the index's rows after it, in order. */
+export interface IndexedRow {
+  readonly id: string;
+  readonly stamp: string;
+  /** '' where the index keeps no groups. */
+  readonly group: string;
 }
 
 /** An index being filled slice after slice with the rows it was sized for; `index()` once they are all in. */
@@ -69,27 +82,29 @@ const shortlistSize = (k: number, n: number) => Math.max(500, 40 * k, Math.ceil(
  * normalised on insert, so dot product = cosine similarity (up to quantisation, with int8).
  */
 export class VectorIndex {
+  private rowIds: string[];
+  private rowGroups: string[];
   private readonly rows: Float32Array | Int8Array;
   /** int8 only: what one unit of each row's codes is worth (its largest magnitude / 127). */
   private readonly units: Float32Array;
   /** Where the rows live when the SIMD kernel scans them; null when the JS loops do. */
   private readonly memory: ScanMemory | null;
-  private readonly rowOf = new Map<string, number>();
-  readonly groups: readonly string[];
+  private rowOf = new Map<string, number>();
   /** Each row's stamp as its digest (stampDigest); 0 where no stamps were given. */
   private readonly digests: Float64Array;
   readonly precision: MatrixPrecision;
   readonly kernel: ScanKernel;
   private readonly prefilter: boolean;
 
-  /** `capacity`: the rows the index will hold, when fewer than `ids` are known yet (filling). */
+  /** `capacity` (at least the rows the index will hold): more than `ids` while filling, or to leave room for refreshes. */
   private constructor(
-    readonly ids: readonly string[],
+    ids: string[],
     readonly dimensions: number,
     options: VectorIndexOptions,
-    capacity = ids.length,
+    capacity = Math.max(ids.length, options.capacity ?? 0),
   ) {
-    this.groups = options.groups ?? [];
+    this.rowIds = ids;
+    this.rowGroups = [...(options.groups ?? [])];
     this.digests = new Float64Array(capacity);
     options.stamps?.forEach((stamp, row) => (this.digests[row] = stampDigest(stamp)));
     this.precision = options.precision ?? 'float32';
@@ -101,11 +116,22 @@ export class VectorIndex {
     this.rows = this.memory?.rows ?? (this.precision === 'int8' ? new Int8Array(n * dimensions) : new Float32Array(n * dimensions));
     this.units = this.memory?.units ?? new Float32Array(this.precision === 'int8' ? n : 0);
     ids.forEach((id, row) => this.rowOf.set(id, row));
+    this.memory?.setCount(ids.length);
+  }
+
+  /** The rows' ids, in row order. */
+  get ids(): readonly string[] {
+    return this.rowIds;
+  }
+
+  /** Each row's group; empty when the rows have none. */
+  get groups(): readonly string[] {
+    return this.rowGroups;
   }
 
   /** An index of these vectors, one per id. */
   static of(ids: readonly string[], vectors: readonly Float32Array[], options: VectorIndexOptions = {}): VectorIndex {
-    const index = new VectorIndex(ids, vectors[0]?.length ?? 0, withSharedGroups(options));
+    const index = new VectorIndex([...ids], vectors[0]?.length ?? 0, withSharedGroups(options));
     vectors.forEach((v, row) => index.store(row, normalized(v, index.dimensions)));
     return index;
   }
@@ -116,11 +142,10 @@ export class VectorIndex {
    * the index's own memory and a slice or two are held at once, never the whole read. Stamps
    * are kept, and groups when the slices carry them. `index()` refuses a matrix short of rows.
    */
-  static filling(count: number, dimensions: number, options: Pick<VectorIndexOptions, 'precision' | 'kernel'> = {}): VectorIndexFilling {
-    const ids: string[] = [];
-    const groups: string[] = [];
+  static filling(count: number, dimensions: number, options: Pick<VectorIndexOptions, 'precision' | 'kernel' | 'capacity'> = {}): VectorIndexFilling {
     const shared = interner();
-    const index = new VectorIndex(ids, dimensions, { ...options, groups }, count);
+    const index = new VectorIndex([], dimensions, options, Math.max(count, options.capacity ?? 0));
+    const { rowIds: ids, rowGroups: groups } = index;
     return {
       add: (slice) => {
         if (ids.length + slice.ids.length > count) throw new Error(`a matrix sized for ${count} rows was sent more`);
@@ -131,6 +156,7 @@ export class VectorIndex {
           if (slice.groups.length > 0) groups.push(shared(slice.groups[i]!));
           index.store(row, normalized(slice.vectors.subarray(i * dimensions, (i + 1) * dimensions), dimensions));
         });
+        index.memory?.setCount(ids.length);
       },
       index: () => {
         if (ids.length !== count) throw new Error(`a matrix sized for ${count} rows was sent ${ids.length}`);
@@ -147,7 +173,7 @@ export class VectorIndex {
   static assembled(ids: readonly string[], sources: readonly VectorIndex[], options: Omit<VectorIndexOptions, 'precision'> = {}): VectorIndex | null {
     const first = sources.find((s) => s.size > 0) ?? sources[0];
     if (first === undefined || sources.some((s) => s.size > 0 && (s.dimensions !== first.dimensions || s.precision !== first.precision))) return null;
-    const index = new VectorIndex(ids, first.dimensions, { ...withSharedGroups(options), precision: first.precision });
+    const index = new VectorIndex([...ids], first.dimensions, { ...withSharedGroups(options), precision: first.precision });
     const d = index.dimensions;
     ids.forEach((id, row) => {
       const source = sources.find((s) => s.rowOf.has(id))!;
@@ -157,6 +183,64 @@ export class VectorIndex {
       index.memory?.copySigns(row, source.memory, from);
     });
     return index;
+  }
+
+  /**
+   * Brings the index to `rows` in place, in its own memory, and says whether it did. A row that
+   * is in one of `fresh` (rows read again: new, or whose stamp changed) takes its values from the
+   * first that holds it; every other row must be one this index holds with that stamp, and keeps
+   * its values, moved to its new place. Rows not listed are dropped.
+   *
+   * A refresh that assembled a new index instead held the old and the new matrix at once: at 100k
+   * chunks 150 MB more, the first search after every write, until a collection freed the old one.
+   * In place, only what changed is written. Changes nothing and answers false where the rows do
+   * not fit the memory's capacity, the index keeps its rows in JS arrays (small indexes), the fresh
+   * rows differ in shape, or the rows kept are not in the order this index holds them (the read's
+   * order changed): the caller then assembles a new index.
+   */
+  refreshInPlace(rows: readonly IndexedRow[], fresh: readonly VectorIndex[]): boolean {
+    const memory = this.memory;
+    if (memory === null || rows.length > memory.capacity) return false;
+    if (fresh.some((f) => f.size > 0 && (f.dimensions !== this.dimensions || f.precision !== this.precision))) return false;
+    // Where each row comes from: row from[row] of fresh[sourceOf[row]], or of this index where sourceOf[row] is -1.
+    const from = new Int32Array(rows.length);
+    const sourceOf = new Int32Array(rows.length);
+    let last = -1;
+    for (let row = 0; row < rows.length; row++) {
+      const { id, stamp } = rows[row]!;
+      const source = fresh.findIndex((f) => f.rowOf.has(id));
+      if (source >= 0) {
+        sourceOf[row] = source;
+        from[row] = fresh[source]!.rowOf.get(id)!;
+        continue;
+      }
+      const held = this.rowOf.get(id);
+      if (held === undefined || this.digests[held] !== stampDigest(stamp) || held <= last) return false;
+      sourceOf[row] = -1;
+      from[row] = held;
+      last = held;
+    }
+    // The rows kept keep their order, so moving those that go to a lower place first, lowest first,
+    // then those that go to a higher place, highest first, overwrites no row before it has moved.
+    for (let row = 0; row < rows.length; row++) if (sourceOf[row] === -1 && from[row]! > row) memory.moveRow(row, from[row]!);
+    for (let row = rows.length - 1; row >= 0; row--) if (sourceOf[row] === -1 && from[row]! < row) memory.moveRow(row, from[row]!);
+    const d = this.dimensions;
+    for (let row = 0; row < rows.length; row++) {
+      if (sourceOf[row] === -1) continue;
+      const source = fresh[sourceOf[row]!]!;
+      const at = from[row]!;
+      memory.unsign(row);
+      this.rows.set(source.rows.subarray(at * d, (at + 1) * d), row * d);
+      if (this.precision === 'int8') this.units[row] = source.units[at]!;
+      memory.copySigns(row, source.memory, at);
+    }
+    memory.setCount(rows.length);
+    const shared = interner();
+    this.rowIds = rows.map((r) => r.id);
+    this.rowGroups = this.rowGroups.length > 0 || rows.some((r) => r.group !== '') ? rows.map((r) => shared(r.group)) : [];
+    this.rowOf = new Map(this.rowIds.map((id, row) => [id, row]));
+    rows.forEach((r, row) => (this.digests[row] = stampDigest(r.stamp)));
+    return true;
   }
 
   get size(): number {

@@ -221,7 +221,8 @@ function layout(valueBytes: 1 | 4, n: number, d: number): Layout {
 /**
  * One index's rows, row units, query and scores, laid out in a WebAssembly memory of its own so
  * the kernel reads the rows where they are stored: a query copies d values in, not n × d. The
- * memory is sized once and never grows, so the typed-array views over it stay attached.
+ * memory is sized once for a capacity of rows and never grows, so the typed-array views over it
+ * stay attached; scans read the first `count` rows. Pages of rows never written are not resident.
  */
 export class ScanMemory {
   readonly rows: Float32Array | Int8Array;
@@ -242,8 +243,11 @@ export class ScanMemory {
   private readonly signed: Uint8Array;
   /** Each signed row's count of values that are 0: what says the rows are dense. */
   private readonly zeros: Uint16Array;
-  private unsigned: number;
+  /** Whether every row in use has its sign bits written. */
+  private signsComplete = false;
   private dense: boolean | undefined;
+  /** Rows in use, from the first: what a scan scores. */
+  private rowCount: number;
   private readonly kernel: KernelExports;
 
   private constructor(api: WasmApi, module: WasmModule, int8: boolean, n: number, d: number, at: Layout) {
@@ -257,7 +261,7 @@ export class ScanMemory {
     this.querySigns = new Uint8Array(memory.buffer, at.querySigns, signBytes(d));
     this.signed = new Uint8Array(n);
     this.zeros = new Uint16Array(n);
-    this.unsigned = n;
+    this.rowCount = n;
     this.kernel = new api.Instance(module, { env: { memory } }).exports as KernelExports;
   }
 
@@ -273,10 +277,44 @@ export class ScanMemory {
     if (this.dense === undefined) {
       this.signRows();
       let zeros = 0;
-      for (const count of this.zeros) zeros += count;
-      this.dense = zeros <= this.zeros.length * this.query.length * MAX_ZERO_SHARE;
+      for (let row = 0; row < this.rowCount; row++) zeros += this.zeros[row]!;
+      this.dense = zeros <= this.rowCount * this.query.length * MAX_ZERO_SHARE;
     }
     return this.dense;
+  }
+
+  /** Rows the memory holds at most. */
+  get capacity(): number {
+    return this.signed.length;
+  }
+
+  get count(): number {
+    return this.rowCount;
+  }
+
+  /** Scans from now on score the first `count` rows. */
+  setCount(count: number): void {
+    if (count > this.capacity) throw new RangeError(`${count} rows do not fit a memory of ${this.capacity}`);
+    if (count > this.rowCount) this.signsComplete = false;
+    this.rowCount = count;
+  }
+
+  /** Copies row `from` (values, unit and sign bits) over row `to`. */
+  moveRow(to: number, from: number): void {
+    const d = this.query.length;
+    this.rows.copyWithin(to * d, from * d, (from + 1) * d);
+    if (this.units.length > 0) this.units[to] = this.units[from]!;
+    if (this.signed[from] !== 1) return this.unsign(to);
+    const width = this.querySigns.length;
+    this.signs.copyWithin(to * width, from * width, (from + 1) * width);
+    this.zeros[to] = this.zeros[from]!;
+    this.signed[to] = 1;
+  }
+
+  /** Row `row`'s values are being written anew: its sign bits are written again when a search needs them. */
+  unsign(row: number): void {
+    this.signed[row] = 0;
+    this.signsComplete = false;
   }
 
   /**
@@ -289,20 +327,19 @@ export class ScanMemory {
     this.signs.set(source.signs.subarray(from * width, (from + 1) * width), row * width);
     this.zeros[row] = source.zeros[from]!;
     this.signed[row] = 1;
-    this.unsigned--;
   }
 
   /** Writes the sign bits of every row that has none yet. */
   private signRows(): void {
     const width = this.querySigns.length;
-    if (this.unsigned === 0 || width === 0) return;
+    if (this.signsComplete || width === 0) return;
     const d = this.query.length;
-    for (let row = 0; row < this.signed.length; row++) {
+    for (let row = 0; row < this.rowCount; row++) {
       if (this.signed[row] === 1) continue;
       this.zeros[row] = writeSigns(this.rows.subarray(row * d, (row + 1) * d), this.signs.subarray(row * width, (row + 1) * width));
       this.signed[row] = 1;
     }
-    this.unsigned = 0;
+    this.signsComplete = true;
   }
 
   /**
@@ -312,8 +349,8 @@ export class ScanMemory {
   hammingDistances(query: Float32Array): Int32Array {
     this.signRows();
     writeSigns(query, this.querySigns);
-    this.kernel.scanBits(this.querySigns.byteOffset, this.signs.byteOffset, this.distances.length, this.querySigns.length, this.distances.byteOffset);
-    return this.distances;
+    this.kernel.scanBits(this.querySigns.byteOffset, this.signs.byteOffset, this.rowCount, this.querySigns.length, this.distances.byteOffset);
+    return this.distances.subarray(0, this.rowCount);
   }
 
   /**
@@ -340,8 +377,8 @@ export class ScanMemory {
    */
   scanFloat(query: Float32Array): Float32Array {
     this.query.set(query);
-    this.kernel.scanFloat(this.query.byteOffset, 0, this.scores.length, this.query.length, this.scores.byteOffset);
-    return this.scores;
+    this.kernel.scanFloat(this.query.byteOffset, 0, this.rowCount, this.query.length, this.scores.byteOffset);
+    return this.scores.subarray(0, this.rowCount);
   }
 
   /**
@@ -374,8 +411,8 @@ export class ScanMemory {
   /** Every row's code dot product with `codes`, times `unit` × the row's unit (int8 rows); same view as scanFloat. */
   scanCodes(codes: Int8Array, unit: number): Float32Array {
     this.query.set(codes);
-    this.kernel.scanCodes(this.query.byteOffset, 0, this.units.byteOffset, this.scores.length, this.query.length, unit, this.scores.byteOffset);
-    return this.scores;
+    this.kernel.scanCodes(this.query.byteOffset, 0, this.units.byteOffset, this.rowCount, this.query.length, unit, this.scores.byteOffset);
+    return this.scores.subarray(0, this.rowCount);
   }
 }
 

@@ -181,10 +181,10 @@ export async function matrixRowsOf(session: SqlSession, sql: string, params: rea
 }
 
 /** Reads every embedding of the candidates into one in-memory matrix. */
-export async function loadMatrix(session: SqlSession, c: VectorCandidates): Promise<VectorIndex> {
+export async function loadMatrix(session: SqlSession, c: VectorCandidates, room = 0): Promise<VectorIndex> {
   let filling: VectorIndexFilling | undefined;
   await readMatrixRows(session, c, true, {
-    begin: (count, dimensions) => (filling = VectorIndex.filling(count, dimensions, { precision: c.precision })),
+    begin: (count, dimensions) => (filling = VectorIndex.filling(count, dimensions, { precision: c.precision, capacity: Math.ceil(count * (1 + room)) })),
     add: (slice) => filling!.add(slice),
   });
   return filling!.index();
@@ -230,25 +230,35 @@ export async function nearestOf(session: SqlSession, q: VectorQuery, byIdScope: 
 /** Candidates at most this share changed: past it a full load reads less than the ids plus the changes. */
 const REFRESH_LIMIT = 0.5;
 const REFRESH_BATCH = 500;
+/**
+ * Room a kept matrix leaves for rows to come, as a share of its rows: the refreshes after writes
+ * fill it in place (VectorIndex.refreshInPlace) until a refresh needs more and a new matrix is
+ * assembled with room again. Room never written takes address space, not memory.
+ */
+const MATRIX_ROOM = 0.25;
 
 /**
  * The candidates' matrix after writes, built from `previous`: one scan of ids and stamps (no
  * embeddings), then only the embeddings of rows that are new or whose stamp changed; rows gone
  * are dropped. So the first search after a write reads what the write changed, not every
- * vector of the knowledge base again. Past REFRESH_LIMIT changed rows it loads everything.
+ * vector of the knowledge base again. The rows are written into `previous` itself where they fit
+ * (VectorIndex.refreshInPlace), so a caller must not refresh one matrix twice at once (InProcessMatrices
+ * refreshes one after the other); else a new matrix is assembled. Past REFRESH_LIMIT changed
+ * rows it loads everything.
  */
 export async function refreshMatrix(session: SqlSession, c: VectorCandidates, previous: VectorIndex): Promise<VectorIndex> {
   const rows = await candidateStamps(session, c);
   const changed = rows.filter((r) => !previous.holds(r.id, r.stamp)).map((r) => r.id);
-  if (changed.length > rows.length * REFRESH_LIMIT) return loadMatrix(session, c);
+  if (changed.length > rows.length * REFRESH_LIMIT) return loadMatrix(session, c, MATRIX_ROOM);
   const batches: VectorIndex[] = [];
   for (let start = 0; start < changed.length; start += REFRESH_BATCH) batches.push(await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH))));
   const fresh = new Set(batches.flatMap((b) => b.ids));
   // A row may have changed again between the two reads: it is left out now and found next time.
   const kept = rows.filter((r) => fresh.has(r.id) || previous.holds(r.id, r.stamp));
-  const options = { groups: c.groupColumn ? kept.map((r) => r.group) : [], stamps: kept.map((r) => r.stamp) };
+  if (previous.refreshInPlace(kept, batches)) return previous;
+  const options = { groups: c.groupColumn ? kept.map((r) => r.group) : [], stamps: kept.map((r) => r.stamp), capacity: Math.ceil(kept.length * (1 + MATRIX_ROOM)) };
   // New rows first, so a changed row is taken from its batch; null when the vectors changed shape (another embedding model).
-  return VectorIndex.assembled(kept.map((r) => r.id), [...batches, previous], options) ?? loadMatrix(session, c);
+  return VectorIndex.assembled(kept.map((r) => r.id), [...batches, previous], options) ?? loadMatrix(session, c, MATRIX_ROOM);
 }
 
 /**
@@ -257,7 +267,8 @@ export async function refreshMatrix(session: SqlSession, c: VectorCandidates, pr
  * the next search refreshes a stale matrix with what changed (refreshMatrix). Matrices are read
  * through `reads` when given (the SQLite store's read threads: at 100k chunks a first load reads
  * 2.5 GB of rows, seconds the event loop would otherwise stand still); searches that ask for a
- * matrix while it loads wait for that load, unless a write came after it began.
+ * matrix while it loads wait for that load, unless a write came after it began: then a refresh
+ * follows it, once it is done (a refresh may write into the matrix it starts from).
  */
 export class InProcessMatrices implements VectorRanking {
   private readonly matrices = new Map<string, { table: EmbeddingTable; kbId: string; index: VectorIndex; stale: boolean; generation: number }>();
@@ -296,7 +307,11 @@ export class InProcessMatrices implements VectorRanking {
     if (pending !== undefined && pending.generation === this.generation) return pending.index;
     const generation = this.generation;
     const reads = this.reads ?? session;
-    const index = cached ? refreshMatrix(reads, q.candidates, cached.index) : loadMatrix(reads, q.candidates);
+    const refresh = () => {
+      const latest = this.matrices.get(key);
+      return latest ? refreshMatrix(reads, q.candidates, latest.index) : loadMatrix(reads, q.candidates, MATRIX_ROOM);
+    };
+    const index = pending === undefined ? refresh() : pending.index.then(refresh, refresh);
     this.loading.set(key, { generation, index });
     try {
       const loaded = await index;
