@@ -282,6 +282,11 @@ describeOnMysql('MysqlStore (TRELLIS_TEST_MYSQL_URL)', () => {
         const second = chunk('cache-doc', 1, 'second chunk, written elsewhere');
         await other.repositories.chunks.upsertChunks(scope, [second]);
         expect((await store.repositories.chunks.searchChunksByVector(scope, second.embedding, 1))[0]?.chunk.id).toBe(second.id);
+        // Searches side by side after another write: one refreshes the matrix, the others wait for it and find the row too.
+        const third = chunk('cache-doc', 2, 'third chunk, written elsewhere too');
+        await other.repositories.chunks.upsertChunks(scope, [third]);
+        const sideBySide = await Promise.all([third, second, third, first].map((c) => store.repositories.chunks.searchChunksByVector(scope, c.embedding, 1)));
+        expect(sideBySide.map((hits) => hits[0]?.chunk.id)).toEqual([third.id, second.id, third.id, first.id]);
 
         const name = (n: string) => n.toLowerCase();
         const a = { entityId: stableId('ent', 'cache-a'), name: 'A', normalizedName: name('cache-a'), type: 't', description: '', embedding: vectorFor(7) };

@@ -235,7 +235,7 @@ const REFRESH_BATCH = 500;
  * fill it in place (VectorIndex.refreshInPlace) until a refresh needs more and a new matrix is
  * assembled with room again. Room never written takes address space, not memory.
  */
-const MATRIX_ROOM = 0.25;
+export const MATRIX_ROOM = 0.25;
 
 /**
  * The candidates' matrix after writes, built from `previous`: one scan of ids and stamps (no
