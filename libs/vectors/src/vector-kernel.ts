@@ -288,10 +288,6 @@ export class ScanMemory {
     return this.signed.length;
   }
 
-  get count(): number {
-    return this.rowCount;
-  }
-
   /** Scans from now on score the first `count` rows. */
   setCount(count: number): void {
     if (count > this.capacity) throw new RangeError(`${count} rows do not fit a memory of ${this.capacity}`);
