@@ -202,4 +202,26 @@ describe('in-process vector matrices loaded through read threads', () => {
     expect(reads.loads).toBe(2);
     db.close();
   });
+
+  it('loads whole matrices one at a time, whichever they are', async () => {
+    const db = new Database(':memory:');
+    migrateSqlite(db);
+    const main = new SqliteDatabase(db);
+    const reads = new HeldReads(main);
+    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: new InMemoryTextIndex(), vectors: new InProcessMatrices(sqliteDialect.byIdScope, reads) });
+    const scope = { tenantId: 't', kbId: (await repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS })).id };
+    reads.hold();
+    const searches = Promise.all([
+      repositories.chunks.searchChunksByVector(scope, vector(1), 1),
+      repositories.graphReads.searchRelationshipsByVector(scope, vector(1), 1),
+      repositories.graphReads.searchEntitiesByVector(scope, vector(1), 1),
+    ]);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The chunks' matrix is being read; the others wait for it.
+    expect(reads.loads).toBe(1);
+    reads.release();
+    expect(await searches).toEqual([[], [], []]);
+    expect(reads.loads).toBe(3);
+    db.close();
+  });
 });
