@@ -165,14 +165,20 @@ class HeldReads implements SqlSession {
   }
 }
 
+/** SQLite repositories in memory whose matrices are read through HeldReads, with one knowledge base. */
+async function heldStore() {
+  const db = new Database(':memory:');
+  migrateSqlite(db);
+  const main = new SqliteDatabase(db);
+  const reads = new HeldReads(main);
+  const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: new InMemoryTextIndex(), vectors: new InProcessMatrices(sqliteDialect.byIdScope, reads) });
+  const scope = { tenantId: 't', kbId: (await repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS })).id };
+  return { db, reads, repositories, scope };
+}
+
 describe('in-process vector matrices loaded through read threads', () => {
   it('shares a load among the searches that wait for it, and serves a search after a write from a refresh that follows that load', async () => {
-    const db = new Database(':memory:');
-    migrateSqlite(db);
-    const main = new SqliteDatabase(db);
-    const reads = new HeldReads(main);
-    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: new InMemoryTextIndex(), vectors: new InProcessMatrices(sqliteDialect.byIdScope, reads) });
-    const scope = { tenantId: 't', kbId: (await repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS })).id };
+    const { db, reads, repositories, scope } = await heldStore();
     const add = async (id: string, seeds: number[]) => {
       await repositories.documents.saveDocumentVersion(scope, { id, sourceUri: id, filename: id, mimeType: 'text/plain', contentHash: id, version: 1, sizeBytes: 1, metadata: {}, text: id });
       await repositories.chunks.upsertChunks(
@@ -204,12 +210,7 @@ describe('in-process vector matrices loaded through read threads', () => {
   });
 
   it('loads whole matrices one at a time, whichever they are', async () => {
-    const db = new Database(':memory:');
-    migrateSqlite(db);
-    const main = new SqliteDatabase(db);
-    const reads = new HeldReads(main);
-    const repositories = sqlRepositories(main, { dialect: sqliteDialect, fullText: new InMemoryTextIndex(), vectors: new InProcessMatrices(sqliteDialect.byIdScope, reads) });
-    const scope = { tenantId: 't', kbId: (await repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't' }, { name: 'kb', description: '', settings: SETTINGS })).id };
+    const { db, reads, repositories, scope } = await heldStore();
     reads.hold();
     const searches = Promise.all([
       repositories.chunks.searchChunksByVector(scope, vector(1), 1),
