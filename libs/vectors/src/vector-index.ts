@@ -205,9 +205,10 @@ export class VectorIndex {
     // Where each row comes from: row from[row] of fresh[sourceOf[row]], or of this index where sourceOf[row] is -1.
     const from = new Int32Array(rows.length);
     const sourceOf = new Int32Array(rows.length);
+    const digests = Float64Array.from(rows, (r) => stampDigest(r.stamp));
     let last = -1;
     for (let row = 0; row < rows.length; row++) {
-      const { id, stamp } = rows[row]!;
+      const { id } = rows[row]!;
       const source = fresh.findIndex((f) => f.rowOf.has(id));
       if (source >= 0) {
         sourceOf[row] = source;
@@ -215,7 +216,7 @@ export class VectorIndex {
         continue;
       }
       const held = this.rowOf.get(id);
-      if (held === undefined || this.digests[held] !== stampDigest(stamp) || held <= last) return false;
+      if (held === undefined || this.digests[held] !== digests[row] || held <= last) return false;
       sourceOf[row] = -1;
       from[row] = held;
       last = held;
@@ -239,7 +240,7 @@ export class VectorIndex {
     this.rowIds = rows.map((r) => r.id);
     this.rowGroups = this.rowGroups.length > 0 || rows.some((r) => r.group !== '') ? rows.map((r) => shared(r.group)) : [];
     this.rowOf = new Map(this.rowIds.map((id, row) => [id, row]));
-    rows.forEach((r, row) => (this.digests[row] = stampDigest(r.stamp)));
+    this.digests.set(digests);
     return true;
   }
 
