@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ScanMemory, signBytes } from './vector-kernel';
+import { ScanMemory, signBytes } from './scan-memory';
 import { VectorIndex } from './vector-index';
 
 /** A deterministic generator in [-0.5, 0.5) (a linear congruential one, as vector-kernel.spec's). */
