@@ -33,6 +33,8 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
 
   /** In the order of `ids`, skipping ids that do not exist; the row's description and type are not read. */
   async getEntityNodes(scope: KbScope, ids: readonly string[]): Promise<EntityNode[]> {
+    const held = this.engine.adjacency?.current(scope);
+    if (held !== undefined) return held.nodes(ids);
     const sql = (m: string) => `SELECT ${ENTITY_NODE_COLUMNS} FROM entities${this.dialect.indexedBy(ENTITY_NODES_INDEX)} WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
     return inIdOrder(ids, (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map(toEntityNode));
   }
@@ -50,6 +52,8 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
   async searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
     const words = fullTextTerms(query);
     const ids = await entityIdsByNameWords(this.db, scope, words, limit, NAME_CANDIDATES);
+    const held = this.engine.adjacency?.current(scope);
+    if (held !== undefined) return this.getEntities(scope, rankEntitiesByName(words, held.nodes(ids), limit).map((c) => c.id));
     const sql = (m: string) => `SELECT id, normalized_name, mention_count FROM entities${this.dialect.indexedBy(ENTITY_NODES_INDEX)} WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
     const candidates = (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map((r) => ({
       id: String(r.id),
@@ -98,7 +102,9 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
    * id, descending), and only the first `perEntity`: the index orders an entity's edges by
    * weight, so a hub's are never all read.
    */
-  relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]> {
+  async relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]> {
+    const held = this.engine.adjacency?.current(scope);
+    if (held !== undefined) return held.edges(entityIds, perEntity === undefined ? undefined : Math.max(1, Math.floor(perEntity)));
     if (perEntity === undefined) return this.ofEntities(scope, entityIds, (_end, where) => `${EDGE_SELECT} WHERE ${where}`, toEdge);
     return this.heaviestEdges(scope, entityIds, Math.max(1, Math.floor(perEntity)));
   }
@@ -137,7 +143,9 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
     return chunkIdsOf(this.db, this.dialect, scope, 'relationship_mentions', relationshipIds);
   }
 
-  chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
+  async chunkIdsForEntities(scope: KbScope, entityIds: readonly string[]): Promise<Map<string, string[]>> {
+    const held = this.engine.adjacency?.current(scope);
+    if (held !== undefined) return held.chunkIdsOf(entityIds);
     return chunkIdsOf(this.db, this.dialect, scope, 'entity_mentions', entityIds);
   }
 
@@ -148,6 +156,8 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
    */
   async entityIdsForChunks(scope: KbScope, chunkIds: readonly string[], among?: readonly string[]): Promise<Map<string, string[]>> {
     if (among?.length === 0) return new Map();
+    const held = this.engine.adjacency?.current(scope);
+    if (held !== undefined) return held.entityIdsOf(chunkIds, among);
     const inSql = among !== undefined && among.length <= MAX_AMONG;
     const filter = inSql ? ` AND entity_id IN (${marks(among)})` : '';
     const sql = (m: string) => `SELECT DISTINCT chunk_id AS owner, entity_id FROM entity_mentions WHERE tenant_id = ? AND kb_id = ?${filter} AND chunk_id IN (${m}) ORDER BY chunk_id, entity_id`;

@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import type { FullTextIndex } from './full-text';
+import type { GraphAdjacencies } from './graph-adjacency';
 import type { SqlDialect } from './sql-dialect';
 import type { SqlDatabase } from './sql-session';
 import type { EmbeddingTable, VectorRanking } from './vector-ranking';
@@ -9,6 +10,8 @@ export interface SqlEngine {
   readonly dialect: SqlDialect;
   readonly fullText: FullTextIndex;
   readonly vectors: VectorRanking;
+  /** Graphs held in memory, where the engine keeps them: the walks' reads answered without SQL. */
+  readonly adjacency?: GraphAdjacencies;
 }
 
 /** What every repository is written over, on either engine: the database (for transactions) and the engine. */
@@ -31,9 +34,10 @@ export abstract class SqlRepository {
     }
   }
 
-  /** Marks the per-process indexes of `tables` stale: the vector matrices, and the full text of chunks. */
+  /** Marks the per-process indexes of `tables` stale: the vector matrices, the full text of chunks, the graph in memory. */
   protected changed(scope: KbScope, tables: readonly EmbeddingTable[]): void {
     this.engine.vectors.changed(scope.kbId, ...tables);
     if (tables.includes('chunks')) this.engine.fullText.changed?.(scope.kbId);
+    if (tables.includes('entities') || tables.includes('relationships')) this.engine.adjacency?.changed(scope.kbId);
   }
 }

@@ -269,6 +269,9 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
 
 /** A row as the main connection returns it: BLOBs cross threads as Uint8Array and are Buffers again here. */
 function withBuffers(row: Row): Row {
-  for (const [column, value] of Object.entries(row)) if (value instanceof Uint8Array && !Buffer.isBuffer(value)) row[column] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  for (const column in row) {
+    const value = row[column];
+    if (value instanceof Uint8Array && !Buffer.isBuffer(value)) row[column] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  }
   return row;
 }

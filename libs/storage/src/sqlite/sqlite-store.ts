@@ -5,6 +5,7 @@ import type { TrellisRepositories, TrellisStore } from '../trellis-store';
 import { sqlRepositories } from '../sql/sql-repositories';
 import { InProcessMatrices, chunkCandidates, graphCandidates } from '../sql/vector-ranking';
 import { availableParallelism } from 'node:os';
+import { InMemoryGraph } from './in-memory-graph';
 import { InMemoryTextIndex } from './in-memory-text-index';
 import { SqliteReadThreads } from './read-threads';
 import { SqliteDatabase } from './sqlite-database';
@@ -25,6 +26,7 @@ export class SqliteStore implements TrellisStore {
   private readonly readThreads: SqliteReadThreads | null;
   private readonly matrices: InProcessMatrices;
   private readonly texts: InMemoryTextIndex;
+  private readonly graphs: InMemoryGraph | null;
   private closing = false;
 
   /** `path` is a file path, or ':memory:' for tests. */
@@ -53,7 +55,9 @@ export class SqliteStore implements TrellisStore {
     this.readThreads = path === ':memory:' ? null : new SqliteReadThreads(path, this.sql, Math.min(2, availableParallelism()));
     this.matrices = new InProcessMatrices(sqliteDialect.byIdScope, this.readThreads ?? undefined);
     this.texts = new InMemoryTextIndex(this.readThreads ?? undefined);
-    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: this.texts, vectors: this.matrices });
+    // Graphs are read into memory on the read threads; without them (':memory:', tests) the walks read SQL.
+    this.graphs = this.readThreads === null ? null : new InMemoryGraph(this.readThreads);
+    this.repositories = sqlRepositories(this.sql, { dialect: sqliteDialect, fullText: this.texts, vectors: this.matrices, adjacency: this.graphs ?? undefined });
     this.checkpointer = path === ':memory:' ? null : new WalCheckpointer(path);
   }
 
@@ -62,8 +66,8 @@ export class SqliteStore implements TrellisStore {
   }
 
   /**
-   * Loads every knowledge base's chunk, entity and relationship matrices and its full-text index,
-   * one after another, as the first search of each would: at 100k chunks that is seconds of
+   * Loads every knowledge base's chunk, entity and relationship matrices, its full-text index and
+   * its graph structure (InMemoryGraph), one after another, as the first search of each would: at 100k chunks that is seconds of
    * reading, on the read threads, that the first query after a restart would otherwise wait for.
    * Stops when the store closes. Without read threads (':memory:') there is nothing to gain and
    * it does nothing.
@@ -78,6 +82,8 @@ export class SqliteStore implements TrellisStore {
       }
       if (this.closing) return;
       await this.texts.preload(this.sql, scope);
+      if (this.closing) return;
+      await this.graphs?.preload(scope);
     }
   }
 
