@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalExtractor } from './local-extractor';
 import { LocalExtractorPool, localExtractionThreads } from './local-extractor-pool';
 
@@ -33,6 +34,21 @@ describe('LocalExtractorPool', () => {
     await thread.terminate();
     await expect(held).rejects.toThrow(/local extraction thread exited/);
     expect(await pool.extract(TEXTS[1]!)).toEqual(await new LocalExtractor().extract(TEXTS[1]!));
+  });
+
+  it('ends a thread left without chunks, and starts one again for the next chunk', async () => {
+    const local = new LocalExtractor();
+    const expected = await Promise.all(TEXTS.map((t) => local.extract(t)));
+    pool = new LocalExtractorPool(1, 2_000);
+    await pool.extract(TEXTS[0]!);
+    await sleep(1_200);
+    // A chunk within the wait starts it again.
+    expect(await pool.extract(TEXTS[1]!)).toEqual(expected[1]);
+    await sleep(1_200);
+    expect(pool.running).toBe(1);
+    await vi.waitFor(() => expect(pool.running).toBe(0), { timeout: 3_000 });
+    expect(await pool.extract(TEXTS[2]!)).toEqual(expected[2]);
+    expect(pool.running).toBe(1);
   });
 
   it('refuses work once closed', async () => {

@@ -13,6 +13,13 @@ export function localExtractionThreads(cores = availableParallelism()): number {
   return Math.max(1, Math.min(4, cores - 1));
 }
 
+/**
+ * How long a thread may sit without a chunk before it exits: its heap (the NLP model's lexicon
+ * and what extraction left, 50-70 MB at 100k chunks) is then returned to the system until the
+ * next ingest, which starts a thread again (a few hundred milliseconds).
+ */
+export const EXTRACTION_IDLE_EXIT_MS = 15_000;
+
 /** One worker thread and the chunks it owes answers for. */
 type ExtractionThread = WorkerThreadCalls<ExtractionRequest, ExtractionResult>;
 
@@ -21,8 +28,8 @@ type ExtractionThread = WorkerThreadCalls<ExtractionRequest, ExtractionResult>;
  * LocalExtractor, the least busy first. Same model and rules version as LocalExtractor (the
  * pool names them without loading the NLP model into the main thread), so
  * the extraction cache and results are the same. Threads start on the first chunk (a server
- * with a language model never starts them); one that dies fails the chunks it held (their
- * events are retried) and is replaced on the next chunk.
+ * with a language model never starts them) and exit after `idleExitMs` without one; one that
+ * dies fails the chunks it held (their events are retried) and is replaced on the next chunk.
  */
 export class LocalExtractorPool implements Extractor {
   readonly model = LOCAL_EXTRACTOR_MODEL;
@@ -30,14 +37,32 @@ export class LocalExtractorPool implements Extractor {
   readonly usesLlm = false;
   private readonly threads: Array<ExtractionThread | undefined>;
   private closed = false;
+  /** Per slot, chunks its threads answered: a wait for idleness is over once the slot's thread answers another. */
+  private readonly answered: number[];
 
-  constructor(size = localExtractionThreads()) {
+  constructor(
+    size = localExtractionThreads(),
+    private readonly idleExitMs = EXTRACTION_IDLE_EXIT_MS,
+  ) {
     this.threads = new Array<ExtractionThread | undefined>(Math.max(1, size)).fill(undefined);
+    this.answered = this.threads.map(() => 0);
+  }
+
+  /** Threads running now. */
+  get running(): number {
+    return this.threads.filter((t) => t !== undefined).length;
   }
 
   extract(text: string): Promise<ExtractionResult> {
     if (this.closed) return Promise.reject(new Error('the local extractor is closed'));
-    return this.leastBusy().call({ text });
+    const slot = this.leastBusy();
+    const thread = this.threads[slot]!;
+    const result = thread.call({ text });
+    void result.then(
+      () => this.exitWhenIdle(slot, thread),
+      () => this.exitWhenIdle(slot, thread),
+    );
+    return result;
   }
 
   async close(): Promise<void> {
@@ -47,18 +72,30 @@ export class LocalExtractorPool implements Extractor {
     await Promise.all(running.map((t) => t.terminate()));
   }
 
-  private leastBusy(): ExtractionThread {
+  /** The slot of the thread with the fewest chunks owed, started if it was not running. */
+  private leastBusy(): number {
     let best = -1;
     for (let i = 0; i < this.threads.length; i++) {
       const thread = this.threads[i];
       if (thread === undefined) {
         // An idle slot is as good as it gets: start its thread.
         this.threads[i] = this.start(i);
-        return this.threads[i]!;
+        return i;
       }
       if (best === -1 || thread.owed < this.threads[best]!.owed) best = i;
     }
-    return this.threads[best]!;
+    return best;
+  }
+
+  /** Once the thread owes nothing, ends it if it is given nothing for `idleExitMs` (each chunk it answers starts the wait again). */
+  private exitWhenIdle(slot: number, thread: ExtractionThread): void {
+    if (thread.owed > 0) return;
+    const answered = ++this.answered[slot]!;
+    setTimeout(() => {
+      if (this.answered[slot] !== answered || thread.owed > 0 || this.threads[slot] !== thread) return;
+      this.threads[slot] = undefined;
+      void thread.terminate();
+    }, this.idleExitMs).unref();
   }
 
   private start(slot: number): ExtractionThread {
