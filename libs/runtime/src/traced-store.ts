@@ -18,7 +18,7 @@ export interface StoreTracingOptions {
 }
 
 /** Methods whose string argument at this position is the user's search text. */
-const SEARCH_TEXT_ARGUMENT: Readonly<Record<string, number>> = { searchChunksFullText: 1, searchEntitiesByName: 1 };
+const SEARCH_TEXT_ARGUMENT: Readonly<Record<string, number>> = { searchChunksFullText: 1, searchEntitiesByName: 1, searchEntityNodesByName: 1 };
 
 /**
  * The repositories with a CLIENT span (`db.<method>`) around every call made inside a trace,

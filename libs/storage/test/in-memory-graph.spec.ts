@@ -78,7 +78,7 @@ async function writeGraph(repositories: TrellisRepositories, name: string, chunk
 function sqlReads(path: string) {
   const db = new Database(path, { readonly: true });
   const repositories = sqlRepositories(new SqliteDatabase(db), { dialect: sqliteDialect, fullText: new InMemoryTextIndex(), vectors: new InProcessMatrices(sqliteDialect.byIdScope) });
-  return { graphReads: repositories.graphReads, close: () => db.close() };
+  return { graphReads: repositories.graphReads, db, close: () => db.close() };
 }
 
 const sample = <T>(next: () => number, values: readonly T[], n: number): T[] => Array.from({ length: n }, () => values[Math.floor(next() * values.length)]!);
@@ -138,10 +138,11 @@ describe('InMemoryGraph', () => {
       const db = new SqliteDatabase(new Database(path));
       const clock = { now: 0, perRead: 0 };
       let gate: Promise<void> = Promise.resolve();
-      const readsStarted = { count: 0 };
+      const readsStarted = { count: 0, statements: new Set<string>() };
       const reads: SqlSession = {
         rows: async (text: string, params?: readonly SqlValue[]): Promise<Row[]> => {
           readsStarted.count++;
+          readsStarted.statements.add(text);
           await gate;
           clock.now += clock.perRead;
           return db.rows(text, params);
@@ -174,6 +175,10 @@ describe('InMemoryGraph', () => {
         expect(held.edges(ids, 2)).toEqual(await sql.graphReads.relationshipEdgesOfEntities(scope, ids, 2));
         expect(held.edges(ids)).toEqual(await sql.graphReads.relationshipEdgesOfEntities(scope, ids));
         expect(held.chunkIdsOf(ids)).toEqual(await sql.graphReads.chunkIdsForEntities(scope, ids));
+        // Every page is one range of an index that holds every column read: no row (with its embedding) is.
+        const plans = [...readsStarted.statements].map((text) => sql.db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(Array.from(text.match(/\?/g)!, () => 'x')).map((step) => (step as { detail: string }).detail));
+        expect(plans).toHaveLength(6);
+        for (const plan of plans) expect(plan).toEqual([expect.stringMatching(/^(SCAN|SEARCH) \w+ USING COVERING INDEX \w+/)]);
       } finally {
         sql.close();
       }

@@ -101,7 +101,7 @@ export function describeSqliteQueryPlans(): void {
       try {
         migrateSqlite(db);
         const nodeReads = [...prepared].filter((sql) => sql.includes(`FROM entities INDEXED BY ${ENTITY_NODES_INDEX} `));
-        // getEntityNodes, and the name candidates of searchEntitiesByName.
+        // getEntityNodes (which the name searches' candidates go through too), for lists of ids of more than one length.
         expect(nodeReads.length).toBeGreaterThanOrEqual(2);
         for (const sql of nodeReads) {
           const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);

@@ -58,7 +58,7 @@ const REPOSITORY_METHODS = {
   extractionCache: ['getCachedExtraction', 'putCachedExtraction'],
   graphWrites: ['applyChunkExtraction', 'listEntityCandidates', 'entityMentionsOfSameContent'],
   graphSummaries: ['listPendingSummaries', 'listScopesWithPendingSummaries', 'saveSummaries'],
-  graphReads: ['getEntities', 'getEntityNodes', 'findEntitiesByNormalizedName', 'searchEntitiesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'getRelationships', 'relationshipsOfEntities', 'relationshipEdgesOfEntities', 'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph'],
+  graphReads: ['getEntities', 'getEntityNodes', 'findEntitiesByNormalizedName', 'searchEntitiesByName', 'searchEntityNodesByName', 'searchEntitiesByVector', 'searchRelationshipsByVector', 'relationshipSimilarities', 'getRelationships', 'relationshipsOfEntities', 'relationshipEdgesOfEntities', 'chunkIdsForRelationships', 'chunkIdsForEntities', 'entityIdsForChunks', 'exportGraph'],
   graphEdits: ['updateEntity', 'updateRelationship', 'deleteEntity', 'deleteRelationship', 'createManualEntity', 'mergeEntities', 'undoGraphEdit', 'getGraphEdit', 'listGraphEdits'],
   llmUsage: ['addLlmUsage', 'getDocumentLlmUsage', 'getKnowledgeBaseLlmUsage', 'getLlmSpend'],
   llmBudget: ['takeFromBucket', 'acquireLease', 'releaseLease'],

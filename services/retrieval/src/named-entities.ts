@@ -14,10 +14,10 @@ const NAMED_SEEDS = 8;
  * mentioned everywhere (a hub says little about any one passage). Best = 1. Names only, so a
  * graph without descriptions (OpenIE triples) is matched the same way.
  */
-export async function namedEntities(graphReads: Pick<GraphReadRepository, 'searchEntitiesByName'>, scope: KbScope, queryText: string): Promise<Map<string, number>> {
+export async function namedEntities(graphReads: Pick<GraphReadRepository, 'searchEntityNodesByName'>, scope: KbScope, queryText: string): Promise<Map<string, number>> {
   const terms = new Set(fullTextTerms(queryText));
   const weighted: Array<[string, number]> = [];
-  for (const e of await graphReads.searchEntitiesByName(scope, queryText, NAME_CANDIDATES)) {
+  for (const e of await graphReads.searchEntityNodesByName(scope, queryText, NAME_CANDIDATES)) {
     const words = fullTextTerms(e.name);
     if (words.length === 0) continue;
     const coverage = words.filter((w) => terms.has(w)).length / words.length;

@@ -10,7 +10,7 @@ import type { WalkSeed } from './personalized-pagerank';
 export interface PassageGraphReads {
   readonly graphReads: Pick<
     GraphReadRepository,
-    'searchEntitiesByName' | 'searchRelationshipsByVector' | 'relationshipEdgesOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntityNodes'
+    'searchEntityNodesByName' | 'searchRelationshipsByVector' | 'relationshipEdgesOfEntities' | 'chunkIdsForEntities' | 'entityIdsForChunks' | 'getEntityNodes'
   >;
   readonly chunks: Pick<ChunkRepository, 'searchChunksByVector' | 'chunkIdsOfDocumentsTitled'>;
 }

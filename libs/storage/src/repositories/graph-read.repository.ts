@@ -9,6 +9,8 @@ export interface GraphReadRepository {
   findEntitiesByNormalizedName(scope: KbScope, normalizedName: string): Promise<EntityRecord[]>;
   /** Entities whose name contains the query's words, best match first. */
   searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]>;
+  /** The same entities as {@link searchEntitiesByName}, names and mention counts only: what finding the entities a question names needs. */
+  searchEntityNodesByName(scope: KbScope, query: string, limit: number): Promise<EntityNode[]>;
   searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]>;
   searchRelationshipsByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredRelationship[]>;
   /** Cosine similarity of `vector` to each of these relationships' embeddings. */

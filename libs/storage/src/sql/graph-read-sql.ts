@@ -44,23 +44,19 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
     return rows.map(toEntity);
   }
 
+  /** The entities of searchEntityNodesByName, read whole. */
+  async searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
+    return this.getEntities(scope, (await this.searchEntityNodesByName(scope, query, limit)).map((e) => e.id));
+  }
+
   /**
    * Candidates from the words of the names (entityIdsByNameWords: whole words, then word
-   * starts; not words inside words), ranked by rankEntitiesByName on their names and counts
-   * alone; only the entities returned are read whole.
+   * starts; not words inside words), ranked by rankEntitiesByName on their names and counts.
    */
-  async searchEntitiesByName(scope: KbScope, query: string, limit: number): Promise<EntityRecord[]> {
+  async searchEntityNodesByName(scope: KbScope, query: string, limit: number): Promise<EntityNode[]> {
     const words = fullTextTerms(query);
     const ids = await entityIdsByNameWords(this.db, scope, words, limit, NAME_CANDIDATES);
-    const held = this.engine.adjacency?.current(scope);
-    if (held !== undefined) return this.getEntities(scope, rankEntitiesByName(words, held.nodes(ids), limit).map((c) => c.id));
-    const sql = (m: string) => `SELECT id, normalized_name, mention_count FROM entities${this.dialect.indexedBy(ENTITY_NODES_INDEX)} WHERE ${this.dialect.byIdScope()} AND id IN (${m})`;
-    const candidates = (await rowsWhereIn(this.db, sql, [scope.tenantId, scope.kbId], ids)).map((r) => ({
-      id: String(r.id),
-      normalizedName: String(r.normalized_name),
-      mentionCount: Number(r.mention_count),
-    }));
-    return this.getEntities(scope, rankEntitiesByName(words, inIdOrder(ids, candidates), limit).map((c) => c.id));
+    return rankEntitiesByName(words, await this.getEntityNodes(scope, ids), limit);
   }
 
   async searchEntitiesByVector(scope: KbScope, vector: Float32Array, k: number): Promise<ScoredEntity[]> {
