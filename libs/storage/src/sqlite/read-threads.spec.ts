@@ -147,8 +147,16 @@ describe('SqliteReadThreads', () => {
         largest = Math.max(largest, slice.ids.length);
       },
     };
+    const allocatedBefore = threads.sliceBuffers;
     await threads.matrixRows('SELECT id, stamp, embedding FROM big ORDER BY id', [], sink);
     expect([sink.count, sink.rows, largest]).toEqual([n, n, MATRIX_SLICE_ROWS]);
+    // Eleven slices in buffers the main thread handed back: a few new ones, not one each.
+    expect(threads.sliceBuffers - allocatedBefore).toBeLessThanOrEqual(6);
+    // A second read uses them again, and floats land where they belong.
+    sink.rows = 0;
+    await threads.matrixRows('SELECT id, stamp, embedding FROM big ORDER BY id', [], sink);
+    expect(sink.rows).toBe(n);
+    expect(threads.sliceBuffers - allocatedBefore).toBeLessThanOrEqual(12);
   });
 
   it('fails a matrix read with the error its sink threw, and reads on after it', async () => {

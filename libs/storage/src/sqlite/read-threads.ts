@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
 import { MATRIX_SLICE_ROWS, matrixRowsOf } from '../sql/vector-ranking';
 import type { MatrixRowReader, MatrixSink } from '../sql/vector-ranking';
@@ -14,6 +15,8 @@ interface ReaderInit {
   /** Slices sent and not yet stored by the main thread (Int32Array over a SharedArrayBuffer): the worker waits past SLICES_AHEAD. */
   readonly unstored: SharedArrayBuffer;
   readonly slicesAhead: number;
+  /** Where the main thread hands back the buffers of slices it stored, for the worker's next slices. */
+  readonly recycled: MessagePort;
 }
 
 interface Request {
@@ -28,14 +31,14 @@ type Reply =
   | { readonly id: number; readonly rows: Row[] }
   | { readonly id: number; readonly begin: { readonly count: number; readonly dimensions: number } }
   | { readonly id: number; readonly slice: RowSlice }
-  | { readonly id: number; readonly done: true }
+  | { readonly id: number; readonly done: true; readonly allocated: number }
   | { readonly id: number; readonly error: { message: string; code?: string } };
 
 // Plain CommonJS, evaluated as the worker's script: no build output to find, from source or dist.
 // Every statement is its own read transaction on a read-only connection, so it sees what was
 // committed when it started (WAL), and never takes a lock a writer waits for.
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
 db.pragma('cache_size = -' + workerData.cacheKib);
@@ -45,6 +48,7 @@ const statements = new Map();
 parentPort.on('message', (request) => {
   if (request === 'stop') {
     db.close();
+    workerData.recycled.close();
     parentPort.close();
     return;
   }
@@ -66,7 +70,16 @@ parentPort.on('message', (request) => {
     // row objects would cost the main thread seconds to take apart.
     const packs = statement.columns().some((c) => c.name === 'embedding');
     const unstored = new Int32Array(workerData.unstored);
-    let ids = [], stamps = [], groups = [], bytes = new Uint8Array(0), dimensions = 0, begun = false;
+    let ids = [], stamps = [], groups = [], bytes = new Uint8Array(0), dimensions = 0, begun = false, allocated = 0;
+    // A buffer the main thread handed back (one large enough), else a new one.
+    const sliceBytes = () => {
+      const size = workerData.sliceRows * dimensions * 4;
+      for (let spare; size > 0 && (spare = receiveMessageOnPort(workerData.recycled)) !== undefined; ) {
+        if (spare.message.byteLength >= size) return new Uint8Array(spare.message);
+      }
+      allocated++;
+      return new Uint8Array(size);
+    };
     const send = () => {
       // Never more than slicesAhead slices the main thread has not stored yet (it may be busy
       // with queries): waits in steps, so a main thread that stopped listening cannot hang it.
@@ -88,7 +101,7 @@ parentPort.on('message', (request) => {
           parentPort.postMessage({ id: request.id, begin: { count, dimensions } });
           begun = true;
         }
-        if (ids.length === 0) bytes = new Uint8Array(workerData.sliceRows * dimensions * 4);
+        if (ids.length === 0) bytes = sliceBytes();
         if (packs) bytes.set(row.embedding.subarray(0, dimensions * 4), ids.length * dimensions * 4);
         ids.push(String(row.id));
         stamps.push(String(row.stamp));
@@ -100,7 +113,7 @@ parentPort.on('message', (request) => {
     } finally {
       db.exec('COMMIT');
     }
-    parentPort.postMessage({ id: request.id, done: true });
+    parentPort.postMessage({ id: request.id, done: true, allocated });
   } catch (error) {
     parentPort.postMessage({ id: request.id, error: { message: String(error && error.message), code: error && error.code } });
   }
@@ -115,6 +128,8 @@ interface Pending {
   readonly sink?: MatrixSink;
   /** The first error the sink threw: the read fails with it once the worker is done. */
   sinkError?: Error;
+  /** A matrix read's slices not yet stored, from its count. */
+  slicesLeft?: number;
 }
 
 /** Slices a worker may send ahead of the main thread storing them: about 25 MB of 384-dimension floats. */
@@ -127,6 +142,8 @@ interface Reader {
   readonly pending: Map<number, Pending>;
   /** The worker's count of slices sent and not yet stored (see ReaderInit.unstored). */
   readonly unstored: Int32Array;
+  /** The main thread's end of ReaderInit.recycled. */
+  readonly recycle: MessagePort;
   alive: boolean;
 }
 
@@ -142,6 +159,8 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
   private nextId = 0;
   private turn = 0;
   private stopped = false;
+  /** Buffers the workers allocated for the slices of matrix reads (others were handed back and used again). */
+  sliceBuffers = 0;
 
   constructor(
     private readonly path: string,
@@ -210,7 +229,13 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
     return best;
   }
 
-  /** Stores a slice through its read's sink, then tells the worker it may send another. */
+  /**
+   * Stores a slice through its read's sink, then tells the worker it may send another. The sink
+   * copies the slice's floats, so their buffer goes back to the worker for a later slice while
+   * more than SLICES_AHEAD of the read's slices are still to come: a matrix read then holds a
+   * few buffers instead of leaving one per slice (at 100k chunks 45 of 6 MB for the
+   * relationships) to the collector, and none is left waiting in the worker after it.
+   */
   private stored(reader: Reader, waiting: Pending | undefined, slice: RowSlice): void {
     try {
       this.sinkCall(waiting, (sink) => sink.add(slice));
@@ -218,6 +243,10 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
       Atomics.sub(reader.unstored, 0, 1);
       Atomics.notify(reader.unstored, 0);
     }
+    if (waiting?.slicesLeft === undefined) return;
+    waiting.slicesLeft--;
+    const buffer = slice.vectors.buffer;
+    if (waiting.slicesLeft > SLICES_AHEAD && buffer.byteLength > 0 && !(buffer instanceof SharedArrayBuffer)) reader.recycle.postMessage(buffer, [buffer]);
   }
 
   /** Calls the sink of a read still waiting and not yet failed; an error it throws fails the read when the worker is done. */
@@ -235,6 +264,7 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
     const waiting = reader.pending.get(reply.id);
     reader.pending.delete(reply.id);
     if (reader.pending.size === 0) reader.worker.unref();
+    if ('done' in reply) this.sliceBuffers += reply.allocated;
     if (!waiting) return;
     if ('rows' in reply) waiting.resolve(reply.rows.map(withBuffers));
     else if ('error' in reply) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
@@ -244,13 +274,18 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
 
   private start(): Reader {
     const unstored = new SharedArrayBuffer(4);
-    const init: ReaderInit = { driver: require.resolve('better-sqlite3'), path: this.path, cacheKib: this.cacheKib, sliceRows: MATRIX_SLICE_ROWS, unstored, slicesAhead: SLICES_AHEAD };
-    const reader: Reader = { worker: new Worker(WORKER_SOURCE, { eval: true, workerData: init }), pending: new Map(), alive: true, unstored: new Int32Array(unstored) };
+    const { port1: recycle, port2: recycled } = new MessageChannel();
+    const init: ReaderInit = { driver: require.resolve('better-sqlite3'), path: this.path, cacheKib: this.cacheKib, sliceRows: MATRIX_SLICE_ROWS, unstored, slicesAhead: SLICES_AHEAD, recycled };
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: init, transferList: [recycled] });
+    const reader: Reader = { worker, pending: new Map(), alive: true, unstored: new Int32Array(unstored), recycle };
     reader.worker.unref();
     reader.worker.on('message', (reply: Reply) => {
       const waiting = reader.pending.get(reply.id);
       if ('slice' in reply) this.stored(reader, waiting, reply.slice);
-      else if ('begin' in reply) this.sinkCall(waiting, (sink) => sink.begin(reply.begin.count, reply.begin.dimensions));
+      else if ('begin' in reply) {
+        if (waiting !== undefined) waiting.slicesLeft = Math.ceil(reply.begin.count / MATRIX_SLICE_ROWS);
+        this.sinkCall(waiting, (sink) => sink.begin(reply.begin.count, reply.begin.dimensions));
+      }
       else this.answered(reader, reply);
     });
     const lost = () => {
