@@ -216,6 +216,23 @@ describe('InMemoryGraph', () => {
       expect(graphs.current(scope)!.edges([fact.a]).map((e) => e.targetId)).toEqual([fact.b]);
     });
 
+    it('keeps its copy when only summaries are saved: descriptions and embeddings are not what it holds', async () => {
+      const { repositories, graphs, scope, clock } = await graphOver('summaries');
+      clock.now = 10_000;
+      await graphs.preload(scope);
+      const held = graphs.current(scope);
+      const pending = await repositories.graphSummaries.listPendingSummaries(scope, 5);
+      expect(pending.length).toBeGreaterThan(0);
+      const saved = await repositories.graphSummaries.saveSummaries(
+        scope,
+        pending.map((p) => ({ kind: p.kind, id: p.id, summaryHash: p.summaryHash, description: 'summarised', embedding: vectorFor(3) })),
+      );
+      expect(saved).toBe(pending.length);
+      expect(graphs.current(scope)).toBe(held);
+      await writeFact(repositories, scope, 100);
+      expect(graphs.current(scope)).toBeUndefined();
+    });
+
     it('keeps no copy whose reading overlapped a write', async () => {
       const { repositories, graphs, scope, clock, readsStarted, hold } = await graphOver('overlap');
       clock.now = 10_000;

@@ -14,6 +14,8 @@ export interface SqlEngine {
   readonly adjacency?: GraphAdjacencies;
 }
 
+const touchesGraph = (tables: readonly EmbeddingTable[]) => tables.includes('entities') || tables.includes('relationships');
+
 /** What every repository is written over, on either engine: the database (for transactions) and the engine. */
 export abstract class SqlRepository {
   constructor(
@@ -25,19 +27,24 @@ export abstract class SqlRepository {
     return this.engine.dialect;
   }
 
-  /** Runs a write of embedded rows; afterwards (committed or not) the per-process indexes of `tables` are stale. */
-  protected async changing<T>(scope: KbScope, tables: readonly EmbeddingTable[], write: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a write of embedded rows; afterwards (committed or not) the per-process indexes of
+   * `tables` are stale. `graph` says whether it may change the graph's structure (names, mention
+   * counts, relationship ends and weights, mentions): any write to entities or relationships
+   * unless said otherwise.
+   */
+  protected async changing<T>(scope: KbScope, tables: readonly EmbeddingTable[], write: () => Promise<T>, graph = touchesGraph(tables)): Promise<T> {
     try {
       return await write();
     } finally {
-      this.changed(scope, tables);
+      this.changed(scope, tables, graph);
     }
   }
 
-  /** Marks the per-process indexes of `tables` stale: the vector matrices, the full text of chunks, the graph in memory. */
-  protected changed(scope: KbScope, tables: readonly EmbeddingTable[]): void {
+  /** Marks the per-process indexes of `tables` stale: the vector matrices, the full text of chunks, and with `graph` the graph in memory. */
+  protected changed(scope: KbScope, tables: readonly EmbeddingTable[], graph = touchesGraph(tables)): void {
     this.engine.vectors.changed(scope.kbId, ...tables);
     if (tables.includes('chunks')) this.engine.fullText.changed?.(scope.kbId);
-    if (tables.includes('entities') || tables.includes('relationships')) this.engine.adjacency?.changed(scope.kbId);
+    if (graph) this.engine.adjacency?.changed(scope.kbId);
   }
 }

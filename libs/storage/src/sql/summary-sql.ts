@@ -56,6 +56,7 @@ export class SqlGraphSummaries extends SqlRepository implements GraphSummaryRepo
     const byId = (a: SummaryUpdate, b: SummaryUpdate) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const entities = updates.filter((u) => u.kind === 'entity').sort(byId);
     const relationships = updates.filter((u) => u.kind === 'relationship').sort(byId);
+    // Descriptions and embeddings only: the graph's structure is as it was.
     return this.changing(scope, ['entities', 'relationships'], () =>
       this.db.transaction(async (tx) => {
         let saved = 0;
@@ -74,6 +75,7 @@ export class SqlGraphSummaries extends SqlRepository implements GraphSummaryRepo
         await recordRelationshipChanges(tx, d, scope, relationships.map((u) => u.id));
         return saved;
       }),
+      false,
     );
   }
 }
