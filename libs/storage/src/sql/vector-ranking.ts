@@ -133,6 +133,7 @@ function stampColumn(c: VectorCandidates): string {
  */
 export interface MatrixSink {
   begin(count: number, dimensions: number): void;
+  /** The slice's vectors are the sink's only during the call: a read thread writes later rows into their buffer. */
   add(slice: RowSlice): void;
 }
 

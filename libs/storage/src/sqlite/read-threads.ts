@@ -159,8 +159,7 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
   private nextId = 0;
   private turn = 0;
   private stopped = false;
-  /** Buffers the workers allocated for the slices of matrix reads (others were handed back and used again). */
-  sliceBuffers = 0;
+  private allocatedSliceBuffers = 0;
 
   constructor(
     private readonly path: string,
@@ -168,6 +167,11 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
     private readonly threads: number,
     private readonly cacheKib = 16_384,
   ) {}
+
+  /** Buffers the workers allocated for the slices of matrix reads (others were handed back and used again). */
+  get sliceBuffers(): number {
+    return this.allocatedSliceBuffers;
+  }
 
   rows(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
     return this.ask<Row[]>('rows', sql, params, () => this.fallback.rows(sql, params));
@@ -264,7 +268,7 @@ export class SqliteReadThreads implements SqlSession, MatrixRowReader {
     const waiting = reader.pending.get(reply.id);
     reader.pending.delete(reply.id);
     if (reader.pending.size === 0) reader.worker.unref();
-    if ('done' in reply) this.sliceBuffers += reply.allocated;
+    if ('done' in reply) this.allocatedSliceBuffers += reply.allocated;
     if (!waiting) return;
     if ('rows' in reply) waiting.resolve(reply.rows.map(withBuffers));
     else if ('error' in reply) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
