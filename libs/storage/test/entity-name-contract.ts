@@ -57,7 +57,11 @@ export function describeEntityNameContract(name: string, makeStore: () => Promis
     };
     const found = async (query: string, kb = scope) => {
       await expectTermsInStep();
-      return (await store.repositories.graphReads.searchEntitiesByName(kb, query, 10)).map((e) => e.name);
+      const entities = await store.repositories.graphReads.searchEntitiesByName(kb, query, 10);
+      // The names-and-counts search finds the same entities, in the same order.
+      const nodes = await store.repositories.graphReads.searchEntityNodesByName(kb, query, 10);
+      expect(nodes).toEqual(entities.map((e) => ({ id: e.id, name: e.name, normalizedName: e.normalizedName, mentionCount: e.mentionCount })));
+      return entities.map((e) => e.name);
     };
 
     /** One document, one chunk per text, each naming the entities listed for it. */
