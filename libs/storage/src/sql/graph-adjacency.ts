@@ -1,5 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import type { EntityNode, RelationshipEdge } from '../records';
+import { compareIds } from '../row-mappers';
 
 /** Where a store keeps its knowledge bases' graphs in memory (the standalone store's InMemoryGraph). */
 export interface GraphAdjacencies {
@@ -55,7 +56,7 @@ export class GraphAdjacency {
       for (let i = p.targetStart[e]!, end = Math.min(p.targetStart[e + 1]!, i + perEntity); i < end; i++) picked.add(p.targetOrder[i]!);
     }
     const edges = [...picked].map((r) => ({ id: this.relationshipId(r), sourceId: p.entityIds[p.relSource[r]!]!, targetId: p.entityIds[p.relTarget[r]!]!, weight: p.relWeight[r]! }));
-    return edges.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return edges.sort((a, b) => compareIds(a.id, b.id));
   }
 
   /** The chunk ids that mention each entity, in chunk id order, by entity in id order; entities without mentions left out. */
@@ -223,7 +224,7 @@ export class GraphAdjacencyBuilder {
   private byTarget(entities: number): { start: Int32Array; values: Int32Array } {
     const byTarget = grouped(this.relTarget, Array.from(this.relTarget, (_, r) => r), entities);
     const { relWeight: weight, relIdParts: ids } = this;
-    const heavierFirst = (a: number, b: number) => weight[b]! - weight[a]! || (ids[b]! < ids[a]! ? -1 : ids[b]! > ids[a]! ? 1 : 0);
+    const heavierFirst = (a: number, b: number) => weight[b]! - weight[a]! || compareIds(ids[b]!, ids[a]!);
     for (let e = 0; e < entities; e++) if (byTarget.start[e + 1]! - byTarget.start[e]! > 1) byTarget.values.subarray(byTarget.start[e], byTarget.start[e + 1]).sort(heavierFirst);
     return byTarget;
   }

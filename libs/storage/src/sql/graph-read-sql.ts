@@ -99,10 +99,11 @@ export class SqlGraphReads extends SqlRepository implements GraphReadRepository 
    * weight, so a hub's are never all read.
    */
   async relationshipEdgesOfEntities(scope: KbScope, entityIds: readonly string[], perEntity?: number): Promise<RelationshipEdge[]> {
+    const limit = perEntity === undefined ? undefined : Math.max(1, Math.floor(perEntity));
     const held = this.engine.adjacency?.current(scope);
-    if (held !== undefined) return held.edges(entityIds, perEntity === undefined ? undefined : Math.max(1, Math.floor(perEntity)));
-    if (perEntity === undefined) return this.ofEntities(scope, entityIds, (_end, where) => `${EDGE_SELECT} WHERE ${where}`, toEdge);
-    return this.heaviestEdges(scope, entityIds, Math.max(1, Math.floor(perEntity)));
+    if (held !== undefined) return held.edges(entityIds, limit);
+    if (limit === undefined) return this.ofEntities(scope, entityIds, (_end, where) => `${EDGE_SELECT} WHERE ${where}`, toEdge);
+    return this.heaviestEdges(scope, entityIds, limit);
   }
 
   /**

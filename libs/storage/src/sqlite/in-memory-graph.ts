@@ -114,13 +114,17 @@ export class InMemoryGraph implements GraphAdjacencies {
   private build(kb: KbGraph): Promise<void> {
     const startedAt = this.generation;
     const started = this.now();
-    const building = readAdjacency(this.reads, kb.scope, this.pageRows).then(
-      (adjacency) => {
-        if (kb.changedAt <= startedAt) kb.adjacency = adjacency;
-      },
-      () => undefined,
-    ).finally(() => (kb.lastReading = { startedAt: started, tookMs: this.now() - started }));
-    kb.building = building.finally(() => (kb.building = undefined));
+    kb.building = readAdjacency(this.reads, kb.scope, this.pageRows)
+      .then(
+        (adjacency) => {
+          if (kb.changedAt <= startedAt) kb.adjacency = adjacency;
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        kb.lastReading = { startedAt: started, tookMs: this.now() - started };
+        kb.building = undefined;
+      });
     return kb.building;
   }
 }

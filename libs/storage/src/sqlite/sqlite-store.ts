@@ -67,8 +67,9 @@ export class SqliteStore implements TrellisStore {
 
   /**
    * Loads every knowledge base's chunk, entity and relationship matrices, its full-text index and
-   * its graph structure (InMemoryGraph), one after another, as the first search of each would: at 100k chunks that is seconds of
-   * reading, on the read threads, that the first query after a restart would otherwise wait for.
+   * its graph structure (InMemoryGraph), one after another, as the first search of each would: at
+   * 100k chunks that is seconds of reading, on the read threads, that the first query after a
+   * restart would otherwise wait for.
    * Stops when the store closes. Without read threads (':memory:') there is nothing to gain and
    * it does nothing.
    */
