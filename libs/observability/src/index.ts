@@ -6,4 +6,5 @@ export * from './llm-prices';
 export * from './telemetry-settings';
 export * from './tracing';
 export * from './bounded-check';
+export * from './community-graph-metrics';
 export * from './outbox-metrics';

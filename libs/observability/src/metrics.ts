@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { checkWithin } from './bounded-check';
 import { CachedReading } from './cached-reading';
+import { CommunityGraphMetrics } from './community-graph-metrics';
 import { OutboxMetrics } from './outbox-metrics';
 import type { CachedReadingOptions } from './cached-reading';
 
@@ -148,6 +149,9 @@ export class TrellisMetrics {
   /** The transactional outbox: what its stages and relay published, and the relay's backlog. */
   readonly outbox = new OutboxMetrics(this.registry);
 
+  /** The entity graph's communities: how many, how many stale, reports written, their LLM calls, refresh time. */
+  readonly community = new CommunityGraphMetrics(this.registry);
+
   readonly documentsIngested = new Counter({
     name: 'trellis_documents_ingested_total',
     help: 'Documents offered for indexing over gRPC, by outcome (new_version, unchanged, rejected).',
@@ -251,42 +255,6 @@ export class TrellisMetrics {
     name: 'trellis_llm_budget_resumed_chunks_total',
     help: 'Paused chunk extractions resumed because the budget allowed again (raised, or a new period), by knowledge base.',
     labelNames: ['knowledge_base'] as const,
-    registers: [this.registry],
-  });
-
-  readonly communities = new Gauge({
-    name: 'trellis_communities',
-    help: 'Communities of the entity graph (all levels), by knowledge base (capped, then "other"), as of the last refresh or listing.',
-    labelNames: ['knowledge_base'] as const,
-    registers: [this.registry],
-  });
-
-  readonly communitiesStale = new Gauge({
-    name: 'trellis_communities_stale',
-    help: 'Communities whose members changed since their report was written, by knowledge base, as of the last refresh or listing.',
-    labelNames: ['knowledge_base'] as const,
-    registers: [this.registry],
-  });
-
-  readonly communityReports = new Counter({
-    name: 'trellis_community_reports_total',
-    help: 'Community reports written anew (content changed), by knowledge base; unchanged communities reuse theirs.',
-    labelNames: ['knowledge_base'] as const,
-    registers: [this.registry],
-  });
-
-  readonly communitySummaryCalls = new Counter({
-    name: 'trellis_community_summary_llm_calls_total',
-    help: 'LLM calls made to write community reports, by knowledge base and outcome (ok; error: the extractive report was kept).',
-    labelNames: ['knowledge_base', 'outcome'] as const,
-    registers: [this.registry],
-  });
-
-  readonly communityRefreshDuration = new Histogram({
-    name: 'trellis_community_refresh_duration_seconds',
-    help: 'Time to rebuild (full) or refresh (incremental) the communities of a knowledge base.',
-    labelNames: ['kind'] as const,
-    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800],
     registers: [this.registry],
   });
 

@@ -8,16 +8,16 @@ export class CommunityMetrics implements CommunityTelemetry {
 
   refreshed(knowledgeBase: string, result: CommunityRefreshResult): void {
     const kb = this.metrics.knowledgeBaseLabel(knowledgeBase);
-    if (result.reportsWritten > 0) this.metrics.communityReports.inc({ knowledge_base: kb }, result.reportsWritten);
+    if (result.reportsWritten > 0) this.metrics.community.reports.inc({ knowledge_base: kb }, result.reportsWritten);
     const ok = result.llmCalls - result.llmFailures;
-    if (ok > 0) this.metrics.communitySummaryCalls.inc({ knowledge_base: kb, outcome: 'ok' }, ok);
-    if (result.llmFailures > 0) this.metrics.communitySummaryCalls.inc({ knowledge_base: kb, outcome: 'error' }, result.llmFailures);
-    this.metrics.communityRefreshDuration.observe({ kind: result.full ? 'full' : 'incremental' }, result.durationMs / 1000);
+    if (ok > 0) this.metrics.community.summaryCalls.inc({ knowledge_base: kb, outcome: 'ok' }, ok);
+    if (result.llmFailures > 0) this.metrics.community.summaryCalls.inc({ knowledge_base: kb, outcome: 'error' }, result.llmFailures);
+    this.metrics.community.refreshDuration.observe({ kind: result.full ? 'full' : 'incremental' }, result.durationMs / 1000);
   }
 
   observed(knowledgeBase: string, total: number, stale: number): void {
     const kb = this.metrics.knowledgeBaseLabel(knowledgeBase);
-    this.metrics.communities.set({ knowledge_base: kb }, total);
-    this.metrics.communitiesStale.set({ knowledge_base: kb }, stale);
+    this.metrics.community.communities.set({ knowledge_base: kb }, total);
+    this.metrics.community.stale.set({ knowledge_base: kb }, stale);
   }
 }
