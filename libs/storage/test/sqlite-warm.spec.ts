@@ -20,6 +20,9 @@ async function storeWith(path: string, kbs: number) {
   return { store, scopes };
 }
 
+/** Reads of whole matrices (with their vectors); the full text's stamps go through matrixRows too. */
+const matrixLoads = (reads: { mock: { calls: Array<[string, ...unknown[]]> } }) => reads.mock.calls.filter(([sql]) => sql.includes(' AS embedding')).length;
+
 describe('SqliteStore.warm', () => {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-warm-'));
   afterEach(() => vi.restoreAllMocks());
@@ -29,9 +32,9 @@ describe('SqliteStore.warm', () => {
     const { store, scopes } = await storeWith(join(dir, 'a.db'), 2);
     const reads = vi.spyOn(SqliteReadThreads.prototype, 'matrixRows');
     await store.warm();
-    expect(reads).toHaveBeenCalledTimes(6);
+    expect(matrixLoads(reads)).toBe(6);
     expect((await store.repositories.chunks.searchChunksByVector(scopes[1]!, new Float32Array([1, 1]), 1)).map((h) => h.chunk.id)).toEqual(['c1']);
-    expect(reads).toHaveBeenCalledTimes(6);
+    expect(matrixLoads(reads)).toBe(6);
     await store.close();
   });
 
@@ -41,7 +44,7 @@ describe('SqliteStore.warm', () => {
     const warming = store.warm();
     await store.close();
     await expect(warming).resolves.toBeUndefined();
-    expect(reads.mock.calls.length).toBeLessThan(9);
+    expect(matrixLoads(reads)).toBeLessThan(9);
   });
 
   it('does nothing in memory, where there are no read threads', async () => {

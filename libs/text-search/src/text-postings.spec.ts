@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { stampDigest } from '@trellis/vectors';
 import { BM25_B, BM25_K1, bm25Idf } from './bm25';
 import { porterDocumentTerms, porterQueryTerms } from './porter-terms';
 import { TextPostings } from './text-postings';
@@ -94,9 +95,9 @@ describe('TextPostings', () => {
     for (const id of ['b', 'c', 'a']) put(index, id, 'd', 'same words here');
     put(index, 'z', 'd', 'other text');
     expect(index.search(porterQueryTerms('words'), 50).map((h) => h.id)).toEqual(['a', 'b', 'c']);
-    expect([index.holds('a', 'same words here'), index.holds('a', 'other words')]).toEqual([true, false]);
+    expect([index.holds('a', stampDigest('same words here')), index.holds('a', stampDigest('other words'))]).toEqual([true, false]);
     put(index, 'a', 'd', 'changed text');
-    expect([index.holds('a', 'changed text'), index.holds('a', 'same words here')]).toEqual([true, false]);
+    expect([index.holds('a', stampDigest('changed text')), index.holds('a', stampDigest('same words here'))]).toEqual([true, false]);
     expect(index.search(porterQueryTerms('words'), 50).map((h) => h.id)).toEqual(['b', 'c']);
     expect([...index.chunkIds()].sort()).toEqual(['a', 'b', 'c', 'z']);
   });
@@ -106,8 +107,8 @@ describe('TextPostings', () => {
     for (let i = 0; i < 1500; i++) put(index, `c${i}`, `d${i % 7}`, `text number ${i}`);
     for (let i = 0; i < 1500; i += 2) index.remove(`c${i}`);
     await index.compact();
-    expect([index.holds('c1', 'text number 1'), index.holds('c1499', 'text number 1499'), index.holds('c1499', 'text number 1497'), index.holds('c0', 'text number 0')]).toEqual([true, true, false, false]);
-    expect([...index.chunkIds()].every((id) => index.holds(id, `text number ${id.slice(1)}`))).toBe(true);
+    expect([index.holds('c1', stampDigest('text number 1')), index.holds('c1499', stampDigest('text number 1499')), index.holds('c1499', stampDigest('text number 1497')), index.holds('c0', stampDigest('text number 0'))]).toEqual([true, true, false, false]);
+    expect([...index.chunkIds()].every((id) => index.holds(id, stampDigest(`text number ${id.slice(1)}`)))).toBe(true);
   });
 
   it('counts only the chunks it holds: a removed chunk no longer weighs on its terms', () => {

@@ -68,10 +68,10 @@ export class TextPostings {
     return this.slots.size;
   }
 
-  /** Whether the index holds the chunk `id` as of `stamp`. */
-  holds(id: string, stamp: string): boolean {
+  /** Whether the index holds the chunk `id` as of the stamp of this digest (stampDigest). */
+  holds(id: string, digest: number): boolean {
     const slot = this.slots.get(id);
-    return slot !== undefined && this.stamps[slot] === stampDigest(stamp);
+    return slot !== undefined && this.stamps[slot] === digest;
   }
 
   /** Ids of the chunks held. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stampDigest } from './stamp-digest';
 import { VectorIndex } from './vector-index';
 
 /** Deterministic vectors with the shape of text embeddings: many small components, a few larger. */
@@ -43,9 +44,9 @@ describe('VectorIndex', () => {
   it('assembles a refreshed index from rows as stored, the newest source first', () => {
     const changed = vectors(1, d, 5)[0]!;
     const batch = VectorIndex.of(['v1', 'new'], [changed, rows[3]!], { precision: 'int8' });
-    const refreshed = VectorIndex.assembled(['v0', 'v1', 'new'], [batch, quantised], { stamps: ['a', 'b', 'c'] })!;
+    const refreshed = VectorIndex.assembled(['v0', 'v1', 'new'], [batch, quantised], { digests: ['a', 'b', 'c'].map(stampDigest) })!;
     expect(refreshed.precision).toBe('int8');
-    expect([refreshed.holds('new', 'c'), refreshed.holds('new', 'b'), refreshed.holds('gone', 'c')]).toEqual([true, false, false]);
+    expect([refreshed.holds('new', stampDigest('c')), refreshed.holds('new', stampDigest('b')), refreshed.holds('gone', stampDigest('c'))]).toEqual([true, false, false]);
     const q = queries[0]!;
     // Kept rows are copied bit for bit, changed ones come from the batch.
     expect(refreshed.similarities(q, ['v0']).get('v0')).toBe(quantised.similarities(q, ['v0']).get('v0'));
@@ -92,7 +93,7 @@ describe('VectorIndex.filling', () => {
   const slice = (from: number, to: number) => {
     const packed = new Float32Array((to - from) * 24);
     for (let row = from; row < to; row++) packed.set(rows[row]!, (row - from) * 24);
-    return { ids: names.slice(from, to), stamps: names.slice(from, to).map((id) => `stamp of ${id}`), groups: [], vectors: packed };
+    return { ids: names.slice(from, to), digests: Float64Array.from(names.slice(from, to), (id) => stampDigest(`stamp of ${id}`)), groups: [], vectors: packed };
   };
 
   it('stores slice after slice what `of` stores at once, with their stamps', () => {
@@ -103,7 +104,7 @@ describe('VectorIndex.filling', () => {
       const query = rows[1234]!;
       expect(filled.search(query, 10)).toEqual(VectorIndex.of(names, rows, { precision }).search(query, 10));
       expect(filled.search(query, 1)[0]!.item).toBe('v1234');
-      expect([filled.size, filled.holds('v9999', 'stamp of v9999'), filled.holds('v9999', 'stamp of v9998')]).toEqual([10_000, true, false]);
+      expect([filled.size, filled.holds('v9999', stampDigest('stamp of v9999')), filled.holds('v9999', stampDigest('stamp of v9998'))]).toEqual([10_000, true, false]);
     }
   });
 
@@ -116,6 +117,8 @@ describe('VectorIndex.filling', () => {
 });
 
 describe('VectorIndex.refreshInPlace', () => {
+  const FIRST = stampDigest('first');
+  const CHANGED = stampDigest('changed');
   // Past PREFILTER_MIN_ROWS, so searches rank by sign bits first: moved rows must take theirs along.
   const n = 21_000;
   const d = 64;
@@ -126,19 +129,19 @@ describe('VectorIndex.refreshInPlace', () => {
   const group = (id: string) => (id.length % 2 === 0 ? 'a' : 'b');
 
   /** Every 7th row removed, every 11th changed, a new row after every 5th: in the order a read lists them. */
-  function refreshOf(): { listed: Array<{ id: string; stamp: string; group: string; vector: Float32Array }>; fresh: Array<{ id: string; vector: Float32Array }> } {
-    const listed: Array<{ id: string; stamp: string; group: string; vector: Float32Array }> = [];
+  function refreshOf(): { listed: Array<{ id: string; digest: number; group: string; vector: Float32Array }>; fresh: Array<{ id: string; vector: Float32Array }> } {
+    const listed: Array<{ id: string; digest: number; group: string; vector: Float32Array }> = [];
     const fresh: Array<{ id: string; vector: Float32Array }> = [];
     for (let i = 0; i < n; i++) {
       if (i % 7 === 0) continue;
       const id = `v${i}`;
       if (i % 11 === 0) {
-        listed.push({ id, stamp: 'changed', group: group(id), vector: changedRows[i]! });
+        listed.push({ id, digest: CHANGED, group: group(id), vector: changedRows[i]! });
         fresh.push({ id, vector: changedRows[i]! });
-      } else listed.push({ id, stamp: 'first', group: group(id), vector: rows[i]! });
+      } else listed.push({ id, digest: FIRST, group: group(id), vector: rows[i]! });
       if (i % 5 === 0) {
         const newId = `w${i}`;
-        listed.push({ id: newId, stamp: 'first', group: group(newId), vector: added[i]! });
+        listed.push({ id: newId, digest: FIRST, group: group(newId), vector: added[i]! });
         fresh.push({ id: newId, vector: added[i]! });
       }
     }
@@ -148,7 +151,7 @@ describe('VectorIndex.refreshInPlace', () => {
   it('gives what an index built from the rows anew gives, searched with and without groups', () => {
     for (const precision of ['float32', 'int8'] as const) {
       const names = ids(n);
-      const previous = VectorIndex.of(names, rows, { precision, groups: names.map(group), stamps: names.map(() => 'first'), capacity: Math.ceil(n * 1.25) });
+      const previous = VectorIndex.of(names, rows, { precision, groups: names.map(group), digests: names.map(() => FIRST), capacity: Math.ceil(n * 1.25) });
       // Searched once, so sign bits are written and must move with their rows.
       previous.search(queries[0]!, 10);
       const { listed, fresh } = refreshOf();
@@ -164,23 +167,23 @@ describe('VectorIndex.refreshInPlace', () => {
         expect(previous.search(q, 5, new Set(['a']))).toEqual(anew.search(q, 5, new Set(['a'])));
       }
       expect(previous.similarities(queries[1]!, ['v11', 'w5', 'v1', 'v7'])).toEqual(anew.similarities(queries[1]!, ['v11', 'w5', 'v1', 'v7']));
-      expect([previous.holds('v11', 'changed'), previous.holds('v11', 'first'), previous.holds('w5', 'first'), previous.holds('v7', 'first')]).toEqual([true, false, true, false]);
+      expect([previous.holds('v11', CHANGED), previous.holds('v11', FIRST), previous.holds('w5', FIRST), previous.holds('v7', FIRST)]).toEqual([true, false, true, false]);
     }
   });
 
   it('changes nothing where it cannot refresh in place', () => {
     const names = ids(n);
     const fresh = () => VectorIndex.of(['new'], [added[0]!]);
-    const held = (id: string) => ({ id, stamp: 'first', group: '' });
-    const tight = VectorIndex.of(names, rows, { stamps: names.map(() => 'first') });
-    const roomy = VectorIndex.of(names, rows, { stamps: names.map(() => 'first'), capacity: n + 10 });
+    const held = (id: string) => ({ id, digest: FIRST, group: '' });
+    const tight = VectorIndex.of(names, rows, { digests: names.map(() => FIRST) });
+    const roomy = VectorIndex.of(names, rows, { digests: names.map(() => FIRST), capacity: n + 10 });
     const before = roomy.search(queries[0]!, 10);
     // No room for one more row.
-    expect(tight.refreshInPlace([...names.map(held), { id: 'new', stamp: 'x', group: '' }], [fresh()])).toBe(false);
+    expect(tight.refreshInPlace([...names.map(held), { id: 'new', digest: stampDigest('x'), group: '' }], [fresh()])).toBe(false);
     // Two kept rows in another order than the index holds them.
     expect(roomy.refreshInPlace([held('v1'), held('v0'), ...names.slice(2).map(held)], [])).toBe(false);
     // A row neither fresh nor held with that stamp.
-    expect(roomy.refreshInPlace([{ id: 'v0', stamp: 'other', group: '' }], [])).toBe(false);
+    expect(roomy.refreshInPlace([{ id: 'v0', digest: stampDigest('other'), group: '' }], [])).toBe(false);
     // Fresh rows of another shape.
     expect(roomy.refreshInPlace(names.map(held), [VectorIndex.of(['v0'], [new Float32Array(8)])])).toBe(false);
     // Rows kept in JS arrays (a small index).

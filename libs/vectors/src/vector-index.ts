@@ -1,4 +1,4 @@
-import { interner, stampDigest } from './stamp-digest';
+import { interner } from './stamp-digest';
 import { ScanMemory } from './scan-memory';
 import type { ScanKernel } from './vector-kernel';
 import { TopK } from './vector-math';
@@ -16,8 +16,8 @@ export type MatrixPrecision = 'float32' | 'int8';
 export interface VectorIndexOptions {
   /** Optional group per row (the chunk's document, whether a relationship is retrievable), for filtered search. */
   readonly groups?: readonly string[];
-  /** Optional stamp per row: what changes when the row's vector does (see refreshMatrix); kept as its digest. */
-  readonly stamps?: readonly string[];
+  /** Optional digest (stampDigest) per row of its stamp: what changes when the row's vector does (see refreshMatrix). */
+  readonly digests?: ArrayLike<number>;
   readonly precision?: MatrixPrecision;
   /**
    * Which loop scans the rows (tests and benchmarks compare the two). Unset: SIMD where the
@@ -33,10 +33,11 @@ export interface VectorIndexOptions {
   readonly capacity?: number;
 }
 
-/** Rows as a matrix read streams them: vectors packed row after row, ids (and stamps and groups, where kept) by column. */
+/** Rows as a matrix read streams them: vectors packed row after row, ids (and stamp digests and groups, where kept) by column. */
 export interface RowSlice {
   readonly ids: readonly string[];
-  readonly stamps: readonly string[];
+  /** Each row's stamp as its digest (stampDigest): the reader digests them, so no stamp string reaches the index's thread. */
+  readonly digests: Float64Array;
   /** Empty when the rows have no groups. */
   readonly groups: readonly string[];
   readonly vectors: Float32Array;
@@ -45,7 +46,8 @@ export interface RowSlice {
 /** A row as a refresh lists them: the index's rows after it, in order. */
 export interface IndexedRow {
   readonly id: string;
-  readonly stamp: string;
+  /** The digest of the row's stamp (stampDigest). */
+  readonly digest: number;
   /** '' where the index keeps no groups. */
   readonly group: string;
 }
@@ -107,7 +109,7 @@ export class VectorIndex {
     this.rowIds = ids;
     this.rowGroups = [...(options.groups ?? [])];
     this.digests = new Float64Array(capacity);
-    options.stamps?.forEach((stamp, row) => (this.digests[row] = stampDigest(stamp)));
+    if (options.digests !== undefined) this.digests.set(options.digests);
     this.precision = options.precision ?? 'float32';
     this.prefilter = options.prefilter ?? true;
     const n = capacity;
@@ -153,7 +155,7 @@ export class VectorIndex {
         slice.ids.forEach((id, i) => {
           const row = ids.push(id) - 1;
           index.rowOf.set(id, row);
-          index.digests[row] = stampDigest(slice.stamps[i]!);
+          index.digests[row] = slice.digests[i]!;
           if (slice.groups.length > 0) groups.push(shared(slice.groups[i]!));
           index.store(row, normalized(slice.vectors.subarray(i * dimensions, (i + 1) * dimensions), dimensions));
         });
@@ -206,7 +208,7 @@ export class VectorIndex {
     // Where each row comes from: row from[row] of fresh[sourceOf[row]], or of this index where sourceOf[row] is -1.
     const from = new Int32Array(rows.length);
     const sourceOf = new Int32Array(rows.length);
-    const digests = Float64Array.from(rows, (r) => stampDigest(r.stamp));
+    const digests = Float64Array.from(rows, (r) => r.digest);
     let last = -1;
     for (let row = 0; row < rows.length; row++) {
       const { id } = rows[row]!;
@@ -254,10 +256,10 @@ export class VectorIndex {
     return this.rows.byteLength + this.units.byteLength;
   }
 
-  /** Whether the index holds `id` as of `stamp` (the row was loaded with that stamp). */
-  holds(id: string, stamp: string): boolean {
+  /** Whether the index holds `id` as of the stamp of this digest (stampDigest; the row was loaded with that stamp). */
+  holds(id: string, digest: number): boolean {
     const row = this.rowOf.get(id);
-    return row !== undefined && this.digests[row] === stampDigest(stamp);
+    return row !== undefined && this.digests[row] === digest;
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
-import { bufferToVector, VectorIndex } from '@trellis/vectors';
-import type { MatrixPrecision, RowSlice, VectorIndexFilling } from '@trellis/vectors';
+import { bufferToVector, interner, stampDigest, VectorIndex } from '@trellis/vectors';
+import type { IndexedRow, MatrixPrecision, RowSlice, VectorIndexFilling } from '@trellis/vectors';
 import { CURRENT_CHUNKS, marks } from '../row-mappers';
 import { rowsWhereIn } from './sql-session';
 import type { SqlSession, SqlValue } from './sql-session';
@@ -147,11 +147,32 @@ export interface MatrixRowReader {
 
 const isMatrixRowReader = (session: SqlSession): session is SqlSession & MatrixRowReader => typeof (session as Partial<MatrixRowReader>).matrixRows === 'function';
 
-/** Streams the candidates' ids, stamps and groups, and with `embeddings` their vectors, into `sink`. */
-function readMatrixRows(session: SqlSession, c: VectorCandidates, embeddings: boolean, sink: MatrixSink): Promise<void> {
-  const sql = `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp${embeddings ? `, ${c.embeddingColumn} AS embedding` : ''}${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
+/** What reads the candidates' ids, stamps and groups, and with `embeddings` their vectors (the rows streamRows takes). */
+function matrixSql(c: VectorCandidates, embeddings: boolean): string {
+  return `SELECT ${c.idColumn} AS id, ${stampColumn(c)} AS stamp${embeddings ? `, ${c.embeddingColumn} AS embedding` : ''}${c.groupColumn ? `, ${c.groupColumn} AS grp` : ''}
      FROM ${c.from} WHERE ${c.where} AND ${c.embeddingColumn} IS NOT NULL`;
-  return isMatrixRowReader(session) ? session.matrixRows(sql, c.params, sink) : matrixRowsOf(session, sql, c.params, sink);
+}
+
+/** `sql`'s rows (`id, stamp[, embedding][, grp]`) into `sink`: packed on a read thread where the session has them. */
+function streamRows(session: SqlSession, sql: string, params: readonly SqlValue[], sink: MatrixSink): Promise<void> {
+  return isMatrixRowReader(session) ? session.matrixRows(sql, params, sink) : matrixRowsOf(session, sql, params, sink);
+}
+
+/**
+ * The ids, stamp digests and groups of `sql`'s rows (`id, stamp[, grp]`): what a refresh compares
+ * with what an index holds. At 100k chunks the matrices' refreshes list 340k rows at the first
+ * search after a write: read threads digest the stamps (a relationship's is over 100 characters)
+ * and send columns, and equal groups become one string, so no stamp string nor row object is
+ * made on the thread that answers queries.
+ */
+export async function stampedRows(session: SqlSession, sql: string, params: readonly SqlValue[]): Promise<IndexedRow[]> {
+  const rows: IndexedRow[] = [];
+  const shared = interner();
+  await streamRows(session, sql, params, {
+    begin: () => rows.splice(0),
+    add: (slice) => slice.ids.forEach((id, i) => rows.push({ id, digest: slice.digests[i]!, group: shared(slice.groups[i] ?? '') })),
+  });
+  return rows;
 }
 
 /**
@@ -161,12 +182,12 @@ function readMatrixRows(session: SqlSession, c: VectorCandidates, embeddings: bo
  */
 export async function matrixRowsOf(session: SqlSession, sql: string, params: readonly SqlValue[], sink: MatrixSink): Promise<void> {
   const ids: string[] = [];
-  const stamps: string[] = [];
+  const digests: number[] = [];
   const groups: string[] = [];
   const vectors: Float32Array[] = [];
   await session.each(sql, params, (row) => {
     ids.push(String(row.id));
-    stamps.push(String(row.stamp));
+    digests.push(stampDigest(String(row.stamp)));
     if (row.embedding !== undefined) vectors.push(bufferToVector(row.embedding as Buffer));
     if (row.grp !== undefined) groups.push(String(row.grp));
   });
@@ -177,28 +198,23 @@ export async function matrixRowsOf(session: SqlSession, sql: string, params: rea
     const end = Math.min(ids.length, start + MATRIX_SLICE_ROWS);
     const packed = new Float32Array(d > 0 ? (end - start) * d : 0);
     for (let row = start; row < end && d > 0; row++) packed.set(vectors[row]!.subarray(0, d), (row - start) * d);
-    sink.add({ ids: ids.slice(start, end), stamps: stamps.slice(start, end), groups: groups.slice(start, end), vectors: packed });
+    sink.add({ ids: ids.slice(start, end), digests: Float64Array.from(digests.slice(start, end)), groups: groups.slice(start, end), vectors: packed });
   }
 }
 
 /** Reads every embedding of the candidates into one in-memory matrix. */
 export async function loadMatrix(session: SqlSession, c: VectorCandidates, room = 0): Promise<VectorIndex> {
   let filling: VectorIndexFilling | undefined;
-  await readMatrixRows(session, c, true, {
+  await streamRows(session, matrixSql(c, true), c.params, {
     begin: (count, dimensions) => (filling = VectorIndex.filling(count, dimensions, { precision: c.precision, capacity: Math.ceil(count * (1 + room)) })),
     add: (slice) => filling!.add(slice),
   });
   return filling!.index();
 }
 
-/** The candidates' ids, stamps and groups (no embeddings), as refreshMatrix compares them. */
-async function candidateStamps(session: SqlSession, c: VectorCandidates): Promise<Array<{ id: string; stamp: string; group: string }>> {
-  const rows: Array<{ id: string; stamp: string; group: string }> = [];
-  await readMatrixRows(session, c, false, {
-    begin: () => rows.splice(0),
-    add: (slice) => slice.ids.forEach((id, i) => rows.push({ id, stamp: slice.stamps[i]!, group: slice.groups[i] ?? '' })),
-  });
-  return rows;
+/** The candidates' ids, stamp digests and groups (no embeddings), as refreshMatrix compares them. */
+function candidateStamps(session: SqlSession, c: VectorCandidates): Promise<IndexedRow[]> {
+  return stampedRows(session, matrixSql(c, false), c.params);
 }
 
 /**
@@ -255,15 +271,15 @@ export async function refreshMatrix(
   loadAll: (c: VectorCandidates) => Promise<VectorIndex> = (all) => loadMatrix(session, all, MATRIX_ROOM),
 ): Promise<VectorIndex> {
   const rows = await candidateStamps(session, c);
-  const changed = rows.filter((r) => !previous.holds(r.id, r.stamp)).map((r) => r.id);
+  const changed = rows.filter((r) => !previous.holds(r.id, r.digest)).map((r) => r.id);
   if (changed.length > rows.length * REFRESH_LIMIT) return loadAll(c);
   const batches: VectorIndex[] = [];
   for (let start = 0; start < changed.length; start += REFRESH_BATCH) batches.push(await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH))));
   const fresh = new Set(batches.flatMap((b) => b.ids));
   // A row may have changed again between the two reads: it is left out now and found next time.
-  const kept = rows.filter((r) => fresh.has(r.id) || previous.holds(r.id, r.stamp));
+  const kept = rows.filter((r) => fresh.has(r.id) || previous.holds(r.id, r.digest));
   if (previous.refreshInPlace(kept, batches)) return previous;
-  const options = { groups: c.groupColumn ? kept.map((r) => r.group) : [], stamps: kept.map((r) => r.stamp), capacity: Math.ceil(kept.length * (1 + MATRIX_ROOM)) };
+  const options = { groups: c.groupColumn ? kept.map((r) => r.group) : [], digests: Float64Array.from(kept, (r) => r.digest), capacity: Math.ceil(kept.length * (1 + MATRIX_ROOM)) };
   // New rows first, so a changed row is taken from its batch; null when the vectors changed shape (another embedding model).
   return VectorIndex.assembled(kept.map((r) => r.id), [...batches, previous], options) ?? loadAll(c);
 }

@@ -6,6 +6,7 @@ import { indexedText } from '../sql/full-text';
 import type { AnalyzedText, FullTextIndex } from '../sql/full-text';
 import { rowsWhereIn } from '../sql/sql-session';
 import type { Row, SqlSession } from '../sql/sql-session';
+import { stampedRows } from '../sql/vector-ranking';
 import type { Scored } from '../sql/vector-ranking';
 import { porterDocumentTerms, porterQueryTerms, TextPostings } from '@trellis/text-search';
 import type { PostedChunk } from '@trellis/text-search';
@@ -101,8 +102,9 @@ export class InMemoryTextIndex implements FullTextIndex {
   private async refresh(session: SqlSession, kb: KbText): Promise<void> {
     const generation = this.generation;
     const { tenantId, kbId } = kb.scope;
-    const current = await session.rows(`SELECT c.id AS id, c.content_hash AS stamp FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ?`, [tenantId, kbId]);
-    const changed = current.filter((row) => !kb.postings.holds(String(row.id), String(row.stamp))).map((row) => String(row.id));
+    // A first build reads every chunk anyway: the list of stamps would only be read for nothing.
+    const current = kb.appliedAt < 0 ? [] : await stampedRows(session, `SELECT c.id AS id, c.content_hash AS stamp FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ?`, [tenantId, kbId]);
+    const changed = current.filter((row) => !kb.postings.holds(row.id, row.digest)).map((row) => row.id);
     if (kb.appliedAt < 0 || changed.length > current.length * REFRESH_LIMIT) {
       kb.postings = await readAll(session, kb.scope);
     } else {
@@ -113,7 +115,7 @@ export class InMemoryTextIndex implements FullTextIndex {
         await yieldToEventLoop();
       }
       // Applied at once, after every read: a search in between sees the index as it was.
-      const present = new Set(current.map((row) => String(row.id)));
+      const present = new Set(current.map((row) => row.id));
       for (const id of [...kb.postings.chunkIds()]) if (!present.has(id)) kb.postings.remove(id);
       for (const chunk of read) kb.postings.put(chunk);
       await kb.postings.compactIfDue();

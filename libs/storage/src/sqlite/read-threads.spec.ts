@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
 import { MATRIX_SLICE_ROWS, matrixRowsOf } from '../sql/vector-ranking';
 import type { MatrixSink } from '../sql/vector-ranking';
+import { stampDigest } from '@trellis/vectors';
 import type { RowSlice } from '@trellis/vectors';
 import { SqliteDatabase } from './sqlite-database';
 import { SqliteReadThreads } from './read-threads';
@@ -26,13 +27,13 @@ function counted(session: SqlSession): SqlSession & { calls: number } {
 
 /** What a matrix read hands its sink, put together again. */
 async function collected(read: (sink: MatrixSink) => Promise<void>) {
-  const got = { count: -1, dimensions: -1, slices: 0, ids: [] as string[], stamps: [] as string[], groups: [] as string[], vectors: [] as number[] };
+  const got = { count: -1, dimensions: -1, slices: 0, ids: [] as string[], digests: [] as number[], groups: [] as string[], vectors: [] as number[] };
   await read({
     begin: (count, dimensions) => Object.assign(got, { count, dimensions }),
     add: (slice) => {
       got.slices++;
       got.ids.push(...slice.ids);
-      got.stamps.push(...slice.stamps);
+      got.digests.push(...slice.digests);
       got.groups.push(...slice.groups);
       got.vectors.push(...slice.vectors);
     },
@@ -111,14 +112,15 @@ describe('SqliteReadThreads', () => {
     insert.run('z', 's3', 'g1', Buffer.from(Float32Array.of(8).buffer));
     const sql = 'SELECT id, stamp, embedding, grp FROM m ORDER BY id';
     const packed = await collected((sink) => threads.matrixRows(sql, [], sink));
-    expect(packed).toEqual({ count: 3, dimensions: 3, slices: 1, ids: ['x', 'y', 'z'], stamps: ['s1', 's2', 's3'], groups: ['g1', 'g2', 'g1'], vectors: [1, 2, 3, 4, 5, 6, 8, 0, 0] });
+    const digests = ['s1', 's2', 's3'].map(stampDigest);
+    expect(packed).toEqual({ count: 3, dimensions: 3, slices: 1, ids: ['x', 'y', 'z'], digests, groups: ['g1', 'g2', 'g1'], vectors: [1, 2, 3, 4, 5, 6, 8, 0, 0] });
     expect(await collected((sink) => matrixRowsOf(new SqliteDatabase(db), sql, [], sink))).toEqual(packed);
     expect(await collected((sink) => threads.matrixRows('SELECT id, stamp FROM m ORDER BY id', [], sink))).toEqual({
       count: 3,
       dimensions: 0,
       slices: 1,
       ids: ['x', 'y', 'z'],
-      stamps: ['s1', 's2', 's3'],
+      digests,
       groups: [],
       vectors: [],
     });

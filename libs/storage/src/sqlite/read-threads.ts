@@ -3,6 +3,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Row, SqlSession, SqlValue } from '../sql/sql-session';
 import { MATRIX_SLICE_ROWS, matrixRowsOf } from '../sql/vector-ranking';
 import type { MatrixRowReader, MatrixSink } from '../sql/vector-ranking';
+import { stampDigest } from '@trellis/vectors';
 import type { RowSlice } from '@trellis/vectors';
 
 /** What each worker is started with. */
@@ -39,6 +40,7 @@ type Reply =
 // committed when it started (WAL), and never takes a lock a writer waits for.
 const WORKER_SOURCE = `
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
+const stampDigest = ${stampDigest.toString()};
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { readonly: true, fileMustExist: true });
 db.pragma('cache_size = -' + workerData.cacheKib);
@@ -64,13 +66,13 @@ parentPort.on('message', (request) => {
       parentPort.postMessage({ id: request.id, rows: statement.all(...params) });
       return;
     }
-    // A matrix goes in slices of columns of strings and one buffer of floats, each moved (not
-    // copied) to the main thread, which stores a slice in the index as it comes: the whole read
-    // (282 MB of relationship floats at 100k chunks) is never held at once. A message of 180k
-    // row objects would cost the main thread seconds to take apart.
+    // A matrix goes in slices of columns (ids and groups as strings, stamps as their digests) and
+    // one buffer of floats, each moved (not copied) to the main thread, which stores a slice in the
+    // index as it comes: the whole read (282 MB of relationship floats at 100k chunks) is never held
+    // at once. A message of 180k row objects would cost the main thread seconds to take apart.
     const packs = statement.columns().some((c) => c.name === 'embedding');
     const unstored = new Int32Array(workerData.unstored);
-    let ids = [], stamps = [], groups = [], bytes = new Uint8Array(0), dimensions = 0, begun = false, allocated = 0;
+    let ids = [], digests = new Float64Array(workerData.sliceRows), groups = [], bytes = new Uint8Array(0), dimensions = 0, begun = false, allocated = 0;
     // A buffer the main thread handed back (one large enough), else a new one.
     const sliceBytes = () => {
       const size = workerData.sliceRows * dimensions * 4;
@@ -86,9 +88,10 @@ parentPort.on('message', (request) => {
       for (let waited = 0; Atomics.load(unstored, 0) >= workerData.slicesAhead && waited < 600; waited++) Atomics.wait(unstored, 0, Atomics.load(unstored, 0), 100);
       Atomics.add(unstored, 0, 1);
       const vectors = new Float32Array(bytes.buffer, 0, ids.length * dimensions);
-      parentPort.postMessage({ id: request.id, slice: { ids, stamps, groups, vectors } }, [bytes.buffer]);
+      const sent = digests.subarray(0, ids.length);
+      parentPort.postMessage({ id: request.id, slice: { ids, digests: sent, groups, vectors } }, [bytes.buffer, digests.buffer]);
       ids = [];
-      stamps = [];
+      digests = new Float64Array(workerData.sliceRows);
       groups = [];
     };
     // One read transaction: the count and the rows see the same snapshot.
@@ -103,8 +106,8 @@ parentPort.on('message', (request) => {
         }
         if (ids.length === 0) bytes = sliceBytes();
         if (packs) bytes.set(row.embedding.subarray(0, dimensions * 4), ids.length * dimensions * 4);
+        digests[ids.length] = stampDigest(String(row.stamp));
         ids.push(String(row.id));
-        stamps.push(String(row.stamp));
         if (row.grp !== undefined) groups.push(String(row.grp));
         if (ids.length === workerData.sliceRows) send();
       }
