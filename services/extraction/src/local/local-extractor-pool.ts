@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { WorkerThreadCalls } from '@trellis/models';
+import { HELPER_THREAD_LIMITS, WorkerThreadCalls } from '@trellis/models';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from '../extractor';
 import { LOCAL_EXTRACTOR_MODEL, LOCAL_RULES_VERSION } from './local-extractor-identity';
@@ -103,7 +103,7 @@ export class LocalExtractorPool implements Extractor {
     const script = join(__dirname, `extraction-worker.${fromSource ? 'ts' : 'js'}`);
     if (!existsSync(script)) throw new Error(`local extraction worker script missing at ${script}`);
     // Tests run this package from its TypeScript source.
-    const worker = new Worker(script, { execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [], stdout: false, stderr: false });
+    const worker = new Worker(script, { execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [], resourceLimits: HELPER_THREAD_LIMITS, stdout: false, stderr: false });
     const thread: ExtractionThread = new WorkerThreadCalls(
       worker,
       {
