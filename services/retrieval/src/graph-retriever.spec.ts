@@ -120,3 +120,48 @@ describe('GraphRetriever at a hub', () => {
     }
   });
 });
+
+/** Chunk retrieval wants the walk's passage ranking only: ppr then reads no entity or relationship rows. */
+describe('GraphRetriever for passages only', () => {
+  const [lanterns, odile, ravensford] = [entity('Lanterns'), entity('Odile'), entity('Ravensford')];
+  const link = (id: string, source: EntityMentionWrite, target: EntityMentionWrite, label: string): RelationshipMentionWrite => ({
+    relationshipId: id,
+    sourceId: source.entityId,
+    targetId: target.entityId,
+    label,
+    description: `${source.name} ${label} ${target.name}`,
+    strength: 5,
+    embedding: embedder.embedOne(`${source.name} ${label} ${target.name}`),
+  });
+
+  it('ppr ranks the same passages and entities, reading no rows of what it walked', async () => {
+    const { store, scope } = await graphOfOneChunk('Odile directed Lanterns. Odile was born in Ravensford.', [lanterns, odile, ravensford], [link('rel-directed', odile, lanterns, 'directed'), link('rel-born', odile, ravensford, 'was born in')]);
+    const graphReads = store.repositories.graphReads;
+    const rowReads: string[] = [];
+    const recording = new Proxy(graphReads, {
+      get: (target, name) => {
+        const value = Reflect.get(target, name) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (name === 'getEntities' || name === 'getRelationships') rowReads.push(String(name));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const retriever = new GraphRetriever(recording, store.repositories.chunks);
+    const question = 'Where was Odile, who directed Lanterns, born?';
+    const vector = embedder.embedOne(question);
+    const options = { depth: 1, maxRelationships: 10, strategy: 'ppr' as const };
+
+    const whole = await retriever.retrieve(scope, vector, question, options);
+    expect(rowReads.length).toBeGreaterThan(0);
+    expect(whole.relationships.length).toBeGreaterThan(0);
+    rowReads.length = 0;
+    const passages = await retriever.retrieve(scope, vector, question, { ...options, passagesOnly: true });
+    expect(rowReads).toEqual([]);
+    expect([...passages.passageScores!]).toEqual([...whole.passageScores!]);
+    expect([...passages.entityScores]).toEqual([...whole.entityScores]);
+    expect(passages.passageScores!.has('c1')).toBe(true);
+    await store.close();
+  });
+});

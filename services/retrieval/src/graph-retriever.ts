@@ -18,6 +18,13 @@ export interface GraphRetrievalOptions {
   readonly strategy?: GraphStrategy;
   /** The documents passages may come from (the dense prior of `ppr`). */
   readonly filter?: ChunkFilter;
+  /**
+   * The caller wants the passage ranking only (chunk retrieval): `ppr` then reads no rows of the
+   * entities and relationships it walked, and returns none (at 100k chunks those reads were
+   * about a millisecond of each graph or hybrid question). The weighted walk has no passage
+   * ranking of its own: it returns its entities, whose mention counts chunk retrieval needs.
+   */
+  readonly passagesOnly?: boolean;
 }
 
 export interface WalkedRelationship {
@@ -92,6 +99,7 @@ export class GraphRetriever {
    */
   private async pageRank(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const walk = await rankPassages({ graphReads: this.graphReads, chunks: this.chunks }, scope, queryVector, queryText, options.filter);
+    if (options.passagesOnly) return { entities: [], relationships: [], entityScores: topEntities(walk.entityScores), passageScores: walk.passageScores };
     const reached = [...walk.entityScores.keys()].filter((id) => !walk.seeds.has(id)).slice(0, FRONTIER_PER_HOP);
     const known = new Set(walk.relationships.map((r) => r.id));
     const further =
@@ -99,7 +107,7 @@ export class GraphRetriever {
         ? (await this.graphReads.relationshipEdgesOfEntities(scope, reached, MAX_ENTITY_RELATIONSHIPS)).filter((r) => r.weight >= 0 && !known.has(r.id) && walk.entityScores.has(r.sourceId) && walk.entityScores.has(r.targetId))
         : [];
     const best = Math.max(0, ...walk.entityScores.values());
-    const entityScores = new Map([...walk.entityScores].slice(0, PPR_TOP_ENTITIES).map(([id, value]) => [id, best > 0 ? value / best : 0]));
+    const entityScores = topEntities(walk.entityScores);
     const scored = [...walk.relationships, ...further].map((edge) => ({
       edge,
       score: ((walk.entityScores.get(edge.sourceId) ?? 0) + (walk.entityScores.get(edge.targetId) ?? 0)) / (2 * (best || 1)),
@@ -177,6 +185,12 @@ export class GraphRetriever {
     }
     return [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, FRONTIER_PER_HOP).map(([id]) => id);
   }
+}
+
+/** The PPR_TOP_ENTITIES best of the walk's entity scores (best first), scaled so the best is 1. */
+function topEntities(scores: ReadonlyMap<string, number>): Map<string, number> {
+  const best = Math.max(0, ...scores.values());
+  return new Map([...scores].slice(0, PPR_TOP_ENTITIES).map(([id, value]) => [id, best > 0 ? value / best : 0]));
 }
 
 /**

@@ -107,7 +107,7 @@ export class RetrievalService {
               k: depth,
               filter: { documentIds: documentIds ?? [] },
               graph: lazy(() =>
-                graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy, filter: { documentIds: documentIds ?? [] } }),
+                graphs.retrieve(scope, vectors[i]!, question, { depth: CHUNK_GRAPH_DEPTH, maxRelationships: DEFAULT_MAX_RELATIONSHIPS, strategy, filter: { documentIds: documentIds ?? [] }, passagesOnly: true }),
               ),
               // The expansion rephrases the whole question, not a part of it.
               expansion: i === 0 && expansionVector ? { text: expansion, vector: expansionVector } : undefined,
