@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { SqliteReadThreads } from '../src/sqlite/read-threads';
 import { SqliteStore } from '../src/sqlite/sqlite-store';
 import { TEST_KB_SETTINGS, chunk, saveTestDocument, vectorFor } from './store-contract';
 
@@ -16,8 +20,14 @@ function cosine(a: Float32Array, b: Float32Array): number {
 }
 
 describe('exact scores from int8 matrices', () => {
-  it('returns exact cosine similarities in exact order, even for rows closer together than int8 can tell apart', async () => {
-    const store = new SqliteStore(':memory:');
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-exact-'));
+  afterEach(() => vi.restoreAllMocks());
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  // A file store reads the shortlist's stored vectors on its read threads, as it reads its matrices.
+  it.each([':memory:', 'file'])('returns exact cosine similarities in exact order, even for rows closer together than int8 can tell apart (%s)', async (where) => {
+    const store = new SqliteStore(where === 'file' ? join(dir, 'exact.db') : where);
+    const threadReads = vi.spyOn(SqliteReadThreads.prototype, 'rows');
     const kb = await store.repositories.knowledgeBases.createKnowledgeBase({ tenantId: 't1' }, { name: 'kb', description: '', settings: TEST_KB_SETTINGS });
     const scope = { tenantId: 't1', kbId: kb.id };
     await saveTestDocument(store, scope, 'd1');
@@ -32,6 +42,8 @@ describe('exact scores from int8 matrices', () => {
     const exact = rows.map((r) => ({ id: r.id, score: cosine(query, r.embedding) })).sort((a, b) => b.score - a.score);
     expect(hits.map((h) => h.chunk.id)).toEqual(exact.slice(0, 10).map((e) => e.id));
     hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(exact[i]!.score, 6));
+    const rescored = threadReads.mock.calls.filter(([sql]) => sql.startsWith('SELECT id, embedding FROM chunks'));
+    expect(rescored.length).toBe(where === 'file' ? 1 : 0);
     await store.close();
   });
 });
