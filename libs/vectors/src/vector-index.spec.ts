@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stampDigest } from './stamp-digest';
 import { VectorIndex } from './vector-index';
+import type { RowListing } from './vector-index';
 
 /** Deterministic vectors with the shape of text embeddings: many small components, a few larger. */
 function vectors(n: number, d: number, seed = 7): Float32Array[] {
@@ -119,6 +120,7 @@ describe('VectorIndex.filling', () => {
 describe('VectorIndex.refreshInPlace', () => {
   const FIRST = stampDigest('first');
   const CHANGED = stampDigest('changed');
+  const listing = (rows: ReadonlyArray<{ id: string; digest: number; group: string }>): RowListing => ({ ids: rows.map((r) => r.id), digests: Float64Array.from(rows, (r) => r.digest), groups: rows.map((r) => r.group) });
   // Past PREFILTER_MIN_ROWS, so searches rank by sign bits first: moved rows must take theirs along.
   const n = 21_000;
   const d = 64;
@@ -159,7 +161,7 @@ describe('VectorIndex.refreshInPlace', () => {
       // Two batches, as a refresh reads them.
       const half = Math.floor(fresh.length / 2);
       const batches = [fresh.slice(0, half), fresh.slice(half)].map((b) => VectorIndex.of(b.map((f) => f.id), b.map((f) => f.vector), { precision }));
-      expect(previous.refreshInPlace(listed, batches)).toBe(true);
+      expect(previous.refreshInPlace(listing(listed), batches)).toBe(true);
       const anew = VectorIndex.of(listed.map((r) => r.id), listed.map((r) => r.vector), { precision, groups: listed.map((r) => r.group) });
       expect(previous.size).toBe(listed.length);
       for (const q of queries) {
@@ -179,15 +181,15 @@ describe('VectorIndex.refreshInPlace', () => {
     const roomy = VectorIndex.of(names, rows, { digests: names.map(() => FIRST), capacity: n + 10 });
     const before = roomy.search(queries[0]!, 10);
     // No room for one more row.
-    expect(tight.refreshInPlace([...names.map(held), { id: 'new', digest: stampDigest('x'), group: '' }], [fresh()])).toBe(false);
+    expect(tight.refreshInPlace(listing([...names.map(held), { id: 'new', digest: stampDigest('x'), group: '' }]), [fresh()])).toBe(false);
     // Two kept rows in another order than the index holds them.
-    expect(roomy.refreshInPlace([held('v1'), held('v0'), ...names.slice(2).map(held)], [])).toBe(false);
+    expect(roomy.refreshInPlace(listing([held('v1'), held('v0'), ...names.slice(2).map(held)]), [])).toBe(false);
     // A row neither fresh nor held with that stamp.
-    expect(roomy.refreshInPlace([{ id: 'v0', digest: stampDigest('other'), group: '' }], [])).toBe(false);
+    expect(roomy.refreshInPlace(listing([{ id: 'v0', digest: stampDigest('other'), group: '' }]), [])).toBe(false);
     // Fresh rows of another shape.
-    expect(roomy.refreshInPlace(names.map(held), [VectorIndex.of(['v0'], [new Float32Array(8)])])).toBe(false);
+    expect(roomy.refreshInPlace(listing(names.map(held)), [VectorIndex.of(['v0'], [new Float32Array(8)])])).toBe(false);
     // Rows kept in JS arrays (a small index).
-    expect(VectorIndex.of(['a'], [rows[0]!], { capacity: 4 }).refreshInPlace([held('a')], [])).toBe(false);
+    expect(VectorIndex.of(['a'], [rows[0]!], { capacity: 4 }).refreshInPlace(listing([held('a')]), [])).toBe(false);
     expect([roomy.size, roomy.search(queries[0]!, 10)]).toEqual([n, before]);
   });
 });

@@ -43,13 +43,16 @@ export interface RowSlice {
   readonly vectors: Float32Array;
 }
 
-/** A row as a refresh lists them: the index's rows after it, in order. */
-export interface IndexedRow {
-  readonly id: string;
-  /** The digest of the row's stamp (stampDigest). */
-  readonly digest: number;
-  /** '' where the index keeps no groups. */
-  readonly group: string;
+/**
+ * The rows an index is to hold after a refresh, in order, by column (no object per row: at 100k
+ * chunks a refresh lists 340k rows of three matrices at the first search after a write).
+ */
+export interface RowListing {
+  readonly ids: readonly string[];
+  /** The digest of each row's stamp (stampDigest); may be longer than `ids`. */
+  readonly digests: Float64Array;
+  /** Each row's group; empty when the rows have none. */
+  readonly groups: readonly string[];
 }
 
 /** An index being filled slice after slice with the rows it was sized for; `index()` once they are all in. */
@@ -201,17 +204,18 @@ export class VectorIndex {
    * rows differ in shape, or the rows kept are not in the order this index holds them (the read's
    * order changed): the caller then assembles a new index.
    */
-  refreshInPlace(rows: readonly IndexedRow[], fresh: readonly VectorIndex[]): boolean {
+  refreshInPlace(rows: RowListing, fresh: readonly VectorIndex[]): boolean {
     const memory = this.memory;
-    if (memory === null || rows.length > memory.capacity) return false;
+    const count = rows.ids.length;
+    if (memory === null || count > memory.capacity) return false;
     if (fresh.some((f) => f.size > 0 && (f.dimensions !== this.dimensions || f.precision !== this.precision))) return false;
     // Where each row comes from: row from[row] of fresh[sourceOf[row]], or of this index where sourceOf[row] is -1.
-    const from = new Int32Array(rows.length);
-    const sourceOf = new Int32Array(rows.length);
-    const digests = Float64Array.from(rows, (r) => r.digest);
+    const from = new Int32Array(count);
+    const sourceOf = new Int32Array(count);
+    const digests = rows.digests.subarray(0, count);
     let last = -1;
-    for (let row = 0; row < rows.length; row++) {
-      const { id } = rows[row]!;
+    for (let row = 0; row < count; row++) {
+      const id = rows.ids[row]!;
       const source = fresh.findIndex((f) => f.rowOf.has(id));
       if (source >= 0) {
         sourceOf[row] = source;
@@ -226,10 +230,10 @@ export class VectorIndex {
     }
     // The rows kept keep their order, so moving those that go to a lower place first, lowest first,
     // then those that go to a higher place, highest first, overwrites no row before it has moved.
-    for (let row = 0; row < rows.length; row++) if (sourceOf[row] === -1 && from[row]! > row) memory.moveRow(row, from[row]!);
-    for (let row = rows.length - 1; row >= 0; row--) if (sourceOf[row] === -1 && from[row]! < row) memory.moveRow(row, from[row]!);
+    for (let row = 0; row < count; row++) if (sourceOf[row] === -1 && from[row]! > row) memory.moveRow(row, from[row]!);
+    for (let row = count - 1; row >= 0; row--) if (sourceOf[row] === -1 && from[row]! < row) memory.moveRow(row, from[row]!);
     const d = this.dimensions;
-    for (let row = 0; row < rows.length; row++) {
+    for (let row = 0; row < count; row++) {
       if (sourceOf[row] === -1) continue;
       const source = fresh[sourceOf[row]!]!;
       const at = from[row]!;
@@ -238,10 +242,10 @@ export class VectorIndex {
       if (this.precision === 'int8') this.units[row] = source.units[at]!;
       memory.copySigns(row, source.memory, at);
     }
-    memory.setCount(rows.length);
+    memory.setCount(count);
     const shared = interner();
-    this.rowIds = rows.map((r) => r.id);
-    this.rowGroups = this.rowGroups.length > 0 || rows.some((r) => r.group !== '') ? rows.map((r) => shared(r.group)) : [];
+    this.rowIds = [...rows.ids];
+    this.rowGroups = this.rowGroups.length > 0 || rows.groups.some((g) => g !== '') ? Array.from(rows.ids, (_, row) => shared(rows.groups[row] ?? '')) : [];
     this.rowOf = new Map(this.rowIds.map((id, row) => [id, row]));
     this.digests.set(digests);
     return true;
@@ -254,6 +258,12 @@ export class VectorIndex {
   /** Bytes the rows take: what the precision saves. */
   get bytes(): number {
     return this.rows.byteLength + this.units.byteLength;
+  }
+
+  /** The index's own string for `id` where it holds the row: a listing that keeps it lets the read's copy go. */
+  heldId(id: string): string | undefined {
+    const row = this.rowOf.get(id);
+    return row === undefined ? undefined : this.rowIds[row];
   }
 
   /** Whether the index holds `id` as of the stamp of this digest (stampDigest; the row was loaded with that stamp). */

@@ -1,6 +1,6 @@
 import type { KbScope } from '@trellis/contracts';
 import { bufferToVector, interner, stampDigest, VectorIndex } from '@trellis/vectors';
-import type { IndexedRow, MatrixPrecision, RowSlice, VectorIndexFilling } from '@trellis/vectors';
+import type { MatrixPrecision, RowListing, RowSlice, VectorIndexFilling } from '@trellis/vectors';
 import { CURRENT_CHUNKS, marks } from '../row-mappers';
 import { rowsWhereIn } from './sql-session';
 import type { SqlSession, SqlValue } from './sql-session';
@@ -159,20 +159,35 @@ function streamRows(session: SqlSession, sql: string, params: readonly SqlValue[
 }
 
 /**
- * The ids, stamp digests and groups of `sql`'s rows (`id, stamp[, grp]`): what a refresh compares
- * with what an index holds. At 100k chunks the matrices' refreshes list 340k rows at the first
- * search after a write: read threads digest the stamps (a relationship's is over 100 characters)
- * and send columns, and equal groups become one string, so no stamp string nor row object is
- * made on the thread that answers queries.
+ * The ids, stamp digests and groups of `sql`'s rows (`id, stamp[, grp]`), by column: what a
+ * refresh compares with what an index holds. At 100k chunks the matrices' refreshes list 340k
+ * rows at the first search after a write: read threads digest the stamps (a relationship's is
+ * over 100 characters) and send columns, equal groups become one string, and with `heldId` an id
+ * the index already holds is kept as its string, so the read's copy is garbage at once.
  */
-export async function stampedRows(session: SqlSession, sql: string, params: readonly SqlValue[]): Promise<IndexedRow[]> {
-  const rows: IndexedRow[] = [];
+export async function stampedRows(session: SqlSession, sql: string, params: readonly SqlValue[], heldId: (id: string) => string | undefined = () => undefined): Promise<RowListing> {
+  let listing = { ids: [] as string[], digests: new Float64Array(0), groups: [] as string[] };
   const shared = interner();
   await streamRows(session, sql, params, {
-    begin: () => rows.splice(0),
-    add: (slice) => slice.ids.forEach((id, i) => rows.push({ id, digest: slice.digests[i]!, group: shared(slice.groups[i] ?? '') })),
+    begin: (count) => (listing = { ids: [], digests: new Float64Array(count), groups: [] }),
+    add: (slice) =>
+      slice.ids.forEach((id, i) => {
+        listing.digests[listing.ids.push(heldId(id) ?? id) - 1] = slice.digests[i]!;
+        if (slice.groups.length > 0) listing.groups.push(shared(slice.groups[i]!));
+      }),
   });
-  return rows;
+  return listing;
+}
+
+/** The rows of `listing` at the positions `keep` picks, in order. */
+function pickedRows(listing: RowListing, keep: (position: number) => boolean): RowListing {
+  const picked = { ids: [] as string[], digests: new Float64Array(listing.ids.length), groups: [] as string[] };
+  listing.ids.forEach((id, i) => {
+    if (!keep(i)) return;
+    picked.digests[picked.ids.push(id) - 1] = listing.digests[i]!;
+    if (listing.groups.length > 0) picked.groups.push(listing.groups[i]!);
+  });
+  return picked;
 }
 
 /**
@@ -212,9 +227,9 @@ export async function loadMatrix(session: SqlSession, c: VectorCandidates, room 
   return filling!.index();
 }
 
-/** The candidates' ids, stamp digests and groups (no embeddings), as refreshMatrix compares them. */
-function candidateStamps(session: SqlSession, c: VectorCandidates): Promise<IndexedRow[]> {
-  return stampedRows(session, matrixSql(c, false), c.params);
+/** The candidates' ids, stamp digests and groups (no embeddings), as refreshMatrix compares them with `index`. */
+function candidateStamps(session: SqlSession, c: VectorCandidates, index: VectorIndex): Promise<RowListing> {
+  return stampedRows(session, matrixSql(c, false), c.params, (id) => index.heldId(id));
 }
 
 /**
@@ -270,18 +285,18 @@ export async function refreshMatrix(
   /** How a whole matrix is loaded when that reads less (InProcessMatrices runs them one at a time). */
   loadAll: (c: VectorCandidates) => Promise<VectorIndex> = (all) => loadMatrix(session, all, MATRIX_ROOM),
 ): Promise<VectorIndex> {
-  const rows = await candidateStamps(session, c);
-  const changed = rows.filter((r) => !previous.holds(r.id, r.digest)).map((r) => r.id);
-  if (changed.length > rows.length * REFRESH_LIMIT) return loadAll(c);
+  const rows = await candidateStamps(session, c, previous);
+  const changed = rows.ids.filter((id, i) => !previous.holds(id, rows.digests[i]!));
+  if (changed.length > rows.ids.length * REFRESH_LIMIT) return loadAll(c);
   const batches: VectorIndex[] = [];
   for (let start = 0; start < changed.length; start += REFRESH_BATCH) batches.push(await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH))));
   const fresh = new Set(batches.flatMap((b) => b.ids));
   // A row may have changed again between the two reads: it is left out now and found next time.
-  const kept = rows.filter((r) => fresh.has(r.id) || previous.holds(r.id, r.digest));
+  const kept = pickedRows(rows, (i) => fresh.has(rows.ids[i]!) || previous.holds(rows.ids[i]!, rows.digests[i]!));
   if (previous.refreshInPlace(kept, batches)) return previous;
-  const options = { groups: c.groupColumn ? kept.map((r) => r.group) : [], digests: Float64Array.from(kept, (r) => r.digest), capacity: Math.ceil(kept.length * (1 + MATRIX_ROOM)) };
+  const options = { groups: c.groupColumn ? kept.groups : [], digests: kept.digests.subarray(0, kept.ids.length), capacity: Math.ceil(kept.ids.length * (1 + MATRIX_ROOM)) };
   // New rows first, so a changed row is taken from its batch; null when the vectors changed shape (another embedding model).
-  return VectorIndex.assembled(kept.map((r) => r.id), [...batches, previous], options) ?? loadAll(c);
+  return VectorIndex.assembled(kept.ids, [...batches, previous], options) ?? loadAll(c);
 }
 
 /**
