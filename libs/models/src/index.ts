@@ -14,7 +14,6 @@ export * from './caching-embedder';
 export * from './coalescing-embedder';
 export { LocalModelEmbedder } from './local-embedding/local-model-embedder';
 export * from './worker-thread-calls';
-export * from './helper-thread-limits';
 export { locateLocalModel, cacheName } from './local-embedding/local-model-source';
 export { exportBertToOnnx } from './local-embedding/bert-onnx-export';
 export * from './embedding-compatibility';

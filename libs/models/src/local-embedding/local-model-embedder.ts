@@ -1,7 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import type { EmbeddingProvider } from '../embedding-provider';
-import { HELPER_THREAD_LIMITS } from '../helper-thread-limits';
 import { WorkerThreadCalls } from '../worker-thread-calls';
 import type { ModelFiles } from './model-files';
 import type { WorkerFarewell, WorkerInit, WorkerReply, WorkerRequest } from './embedding-worker';
@@ -36,7 +35,6 @@ export class LocalModelEmbedder implements EmbeddingProvider {
     const fromSource = __filename.endsWith('.ts');
     const worker = new Worker(join(__dirname, `embedding-worker.${fromSource ? 'ts' : 'js'}`), {
       workerData: init,
-      resourceLimits: HELPER_THREAD_LIMITS,
       // Tests run this package from its TypeScript source.
       execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [],
     });

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { HELPER_THREAD_LIMITS } from '@trellis/models';
 import type { FromFront, FrontRejection, FrontSettings, ToFront } from './front-messages';
 
 /** Where the admission counts the front reports go (the core's metrics). */
@@ -37,7 +36,7 @@ function workerScript(): string {
  * process then has no public ports).
  */
 export function startFrontThread(settings: FrontSettings, sink: FrontAdmissionSink, onExit: (reason: string) => void): Promise<FrontThread> {
-  const worker = new Worker(workerScript(), { workerData: settings, resourceLimits: HELPER_THREAD_LIMITS });
+  const worker = new Worker(workerScript(), { workerData: settings });
   const post = (message: ToFront) => worker.postMessage(message);
   let closing = false;
   let closed: (() => void) | undefined;

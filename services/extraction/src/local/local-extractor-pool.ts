@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { HELPER_THREAD_LIMITS, WorkerThreadCalls } from '@trellis/models';
+import type { ResourceLimits } from 'node:worker_threads';
+import { WorkerThreadCalls } from '@trellis/models';
 import type { ExtractionResult } from '@trellis/storage';
 import type { Extractor } from '../extractor';
 import { LOCAL_EXTRACTOR_MODEL, LOCAL_RULES_VERSION } from './local-extractor-identity';
@@ -19,6 +20,15 @@ export function localExtractionThreads(cores = availableParallelism()): number {
  * next ingest, which starts a thread again (a few hundred milliseconds).
  */
 export const EXTRACTION_IDLE_EXIT_MS = 15_000;
+
+/**
+ * A thread's young generation: 8 MB instead of V8's default, which grows to 32 MB. Extraction
+ * makes short-lived objects per chunk and keeps few, yet a thread kept its whole young generation
+ * once busy (56 MB of heap, 22 in use, during an ingest at 100k chunks). Only here: the same limit
+ * on the embedding and front threads, which answer questions too, measured slower questions after
+ * an ingest (docs/benchmarks.md, session 34).
+ */
+const EXTRACTION_THREAD_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 
 /** One worker thread and the chunks it owes answers for. */
 type ExtractionThread = WorkerThreadCalls<ExtractionRequest, ExtractionResult>;
@@ -103,7 +113,7 @@ export class LocalExtractorPool implements Extractor {
     const script = join(__dirname, `extraction-worker.${fromSource ? 'ts' : 'js'}`);
     if (!existsSync(script)) throw new Error(`local extraction worker script missing at ${script}`);
     // Tests run this package from its TypeScript source.
-    const worker = new Worker(script, { execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [], resourceLimits: HELPER_THREAD_LIMITS, stdout: false, stderr: false });
+    const worker = new Worker(script, { execArgv: fromSource ? ['--require', require.resolve('tsx/cjs')] : [], resourceLimits: EXTRACTION_THREAD_LIMITS, stdout: false, stderr: false });
     const thread: ExtractionThread = new WorkerThreadCalls(
       worker,
       {
