@@ -24,9 +24,9 @@ export const EXTRACTION_IDLE_EXIT_MS = 15_000;
 /**
  * A thread's young generation: 8 MB instead of V8's default, which grows to 32 MB. Extraction
  * makes short-lived objects per chunk and keeps few, yet a thread kept its whole young generation
- * once busy (56 MB of heap, 22 in use, during an ingest at 100k chunks). Only here: the same limit
- * on the embedding and front threads, which answer questions too, measured slower questions after
- * an ingest (docs/benchmarks.md, session 34).
+ * once busy (56 MB of heap, 22 in use, during an ingest at 100k chunks). Only here: with the same
+ * limit on the embedding and front threads, which answer questions too, the questions after an
+ * ingest were slower in each of three runs and the peak no lower (docs/benchmarks.md, session 34).
  */
 const EXTRACTION_THREAD_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 
