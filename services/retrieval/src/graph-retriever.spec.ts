@@ -10,6 +10,17 @@ const embedder = new LocalHashEmbedder(64);
 
 const entity = (name: string): EntityMentionWrite => ({ entityId: `ent-${name}`, name, normalizedName: name.toLowerCase(), type: 'x', description: '', embedding: embedder.embedOne(name) });
 
+/** A relationship of strength 5 whose description and embedding are "source label target". */
+const link = (id: string, source: EntityMentionWrite, target: EntityMentionWrite, label: string): RelationshipMentionWrite => ({
+  relationshipId: id,
+  sourceId: source.entityId,
+  targetId: target.entityId,
+  label,
+  description: `${source.name} ${label} ${target.name}`,
+  strength: 5,
+  embedding: embedder.embedOne(`${source.name} ${label} ${target.name}`),
+});
+
 /** A store whose one chunk, of `text`, mentions these entities and relationships. */
 async function graphOfOneChunk(text: string, entities: EntityMentionWrite[], relationships: RelationshipMentionWrite[]): Promise<{ store: SqliteStore; scope: KbScope }> {
   const store = new SqliteStore(':memory:');
@@ -26,15 +37,6 @@ describe('GraphRetriever and negatively weighted relationships', () => {
   let store: SqliteStore;
   let scope: KbScope;
 
-  const link = (id: string, source: EntityMentionWrite, target: EntityMentionWrite, label: string): RelationshipMentionWrite => ({
-    relationshipId: id,
-    sourceId: source.entityId,
-    targetId: target.entityId,
-    label,
-    description: `${source.name} ${label} ${target.name}`,
-    strength: 5,
-    embedding: embedder.embedOne(`${source.name} ${label} ${target.name}`),
-  });
   const [lanterns, odile, ravensford] = [entity('Lanterns'), entity('Odile'), entity('Ravensford')];
   const directed = link('rel-directed', odile, lanterns, 'directed');
   const born = link('rel-born', odile, ravensford, 'was born in');
@@ -124,15 +126,6 @@ describe('GraphRetriever at a hub', () => {
 /** Chunk retrieval wants the walk's passage ranking only: ppr then reads no entity or relationship rows. */
 describe('GraphRetriever for passages only', () => {
   const [lanterns, odile, ravensford] = [entity('Lanterns'), entity('Odile'), entity('Ravensford')];
-  const link = (id: string, source: EntityMentionWrite, target: EntityMentionWrite, label: string): RelationshipMentionWrite => ({
-    relationshipId: id,
-    sourceId: source.entityId,
-    targetId: target.entityId,
-    label,
-    description: `${source.name} ${label} ${target.name}`,
-    strength: 5,
-    embedding: embedder.embedOne(`${source.name} ${label} ${target.name}`),
-  });
 
   it('ppr ranks the same passages and entities, reading no rows of what it walked', async () => {
     const { store, scope } = await graphOfOneChunk('Odile directed Lanterns. Odile was born in Ravensford.', [lanterns, odile, ravensford], [link('rel-directed', odile, lanterns, 'directed'), link('rel-born', odile, ravensford, 'was born in')]);
