@@ -134,15 +134,15 @@ export class GraphAdjacencyBuilder {
   private readonly entityIds: string[] = [];
   private readonly names: Array<string | undefined> = [];
   private readonly normalizedNames: Array<string | undefined> = [];
-  private readonly mentionCounts: number[] = [];
+  private readonly mentionCounts = new Column(Int32Array);
   private readonly relIdParts: string[] = [];
-  private readonly relSource: number[] = [];
-  private readonly relTarget: number[] = [];
-  private readonly relWeight: number[] = [];
-  private readonly sourceStart: number[] = [];
-  private readonly sourceEnd: number[] = [];
-  private readonly mentionEntities: number[] = [];
-  private readonly mentionChunks: number[] = [];
+  private readonly relSource = new Column(Int32Array);
+  private readonly relTarget = new Column(Int32Array);
+  private readonly relWeight = new Column(Float64Array);
+  private readonly sourceStart = new Column(Int32Array);
+  private readonly sourceEnd = new Column(Int32Array);
+  private readonly mentionEntities = new Column(Int32Array);
+  private readonly mentionChunks = new Column(Int32Array);
   private readonly chunkIndex = new Map<string, number>();
   private readonly chunkIds: string[] = [];
   private group: { id?: string; index: number } = { index: -1 };
@@ -153,7 +153,7 @@ export class GraphAdjacencyBuilder {
     this.names[e] = name;
     // Most names are their own normal form: one string then serves both.
     this.normalizedNames[e] = normalizedName === name ? name : normalizedName;
-    this.mentionCounts[e] = mentionCount;
+    this.mentionCounts.set(e, mentionCount);
   }
 
   /** A relationship; grouped by source, each group heaviest first (ties by id, descending). */
@@ -164,8 +164,8 @@ export class GraphAdjacencyBuilder {
     this.relSource.push(source);
     this.relTarget.push(this.entityOf(targetId));
     this.relWeight.push(weight);
-    if (this.sourceEnd[source] !== r) this.sourceStart[source] = r;
-    this.sourceEnd[source] = r + 1;
+    if (this.sourceEnd.get(source) !== r) this.sourceStart.set(source, r);
+    this.sourceEnd.set(source, r + 1);
   }
 
   /** A mention; grouped by entity in entity id order, each group in chunk id order. */
@@ -182,20 +182,14 @@ export class GraphAdjacencyBuilder {
 
   build(): GraphAdjacency {
     const entities = this.entityIds.length;
-    const ranges = (start: number[], end: number[]) => {
-      const s = new Int32Array(entities);
-      const e = new Int32Array(entities);
-      start.forEach((v, i) => ((s[i] = v), (e[i] = end[i]!)));
-      return [s, e] as const;
-    };
-    const [sourceStart, sourceEnd] = ranges(this.sourceStart, this.sourceEnd);
+    const sourceStart = this.sourceStart.sized(entities);
+    const sourceEnd = this.sourceEnd.sized(entities);
     const byTarget = this.byTarget(entities);
     const relIdStart = new Int32Array(this.relIdParts.length + 1);
     this.relIdParts.forEach((id, r) => (relIdStart[r + 1] = relIdStart[r]! + id.length));
-    const mentionCounts = new Float64Array(entities);
-    this.mentionCounts.forEach((n, e) => (mentionCounts[e] = n));
-    const byEntity = grouped(this.mentionEntities, this.mentionChunks, entities);
-    const byChunk = grouped(this.mentionChunks, this.mentionEntities, this.chunkIds.length);
+    const mentionCounts = Float64Array.from(this.mentionCounts.sized(entities));
+    const byEntity = grouped(this.mentionEntities.view(), this.mentionChunks.view(), entities);
+    const byChunk = grouped(this.mentionChunks.view(), this.mentionEntities.view(), this.chunkIds.length);
     return new GraphAdjacency({
       entityIndex: this.entityIndex,
       entityIds: this.entityIds,
@@ -204,9 +198,9 @@ export class GraphAdjacencyBuilder {
       mentionCounts,
       relIds: this.relIdParts.join(''),
       relIdStart,
-      relSource: Int32Array.from(this.relSource),
-      relTarget: Int32Array.from(this.relTarget),
-      relWeight: Float64Array.from(this.relWeight),
+      relSource: this.relSource.view(),
+      relTarget: this.relTarget.view(),
+      relWeight: this.relWeight.view(),
       sourceStart,
       sourceEnd,
       targetOrder: byTarget.values,
@@ -222,8 +216,10 @@ export class GraphAdjacencyBuilder {
 
   /** Relationship indexes grouped by target, each group heaviest first (ties by id, descending), as the source groups are. */
   private byTarget(entities: number): { start: Int32Array; values: Int32Array } {
-    const byTarget = grouped(this.relTarget, Array.from(this.relTarget, (_, r) => r), entities);
-    const { relWeight: weight, relIdParts: ids } = this;
+    const targets = this.relTarget.view();
+    const byTarget = grouped(targets, Int32Array.from(targets, (_, r) => r), entities);
+    const weight = this.relWeight.view();
+    const ids = this.relIdParts;
     const heavierFirst = (a: number, b: number) => weight[b]! - weight[a]! || compareIds(ids[b]!, ids[a]!);
     for (let e = 0; e < entities; e++) if (byTarget.start[e + 1]! - byTarget.start[e]! > 1) byTarget.values.subarray(byTarget.start[e], byTarget.start[e + 1]).sort(heavierFirst);
     return byTarget;
@@ -249,7 +245,7 @@ export class GraphAdjacencyBuilder {
 }
 
 /** `values` grouped by `keys` (a counting sort: within a key, in the order given), as offsets and values. */
-function grouped(keys: readonly number[], values: readonly number[], keyCount: number): { start: Int32Array; values: Int32Array } {
+function grouped(keys: Int32Array, values: Int32Array, keyCount: number): { start: Int32Array; values: Int32Array } {
   const start = new Int32Array(keyCount + 1);
   for (const k of keys) start[k + 1]!++;
   for (let k = 0; k < keyCount; k++) start[k + 1]! += start[k]!;
@@ -257,4 +253,49 @@ function grouped(keys: readonly number[], values: readonly number[], keyCount: n
   const out = new Int32Array(keys.length);
   keys.forEach((k, i) => (out[next[k]!++] = values[i]!));
   return { start, values: out };
+}
+
+/**
+ * A column of numbers grown by doubling, off the JavaScript heap: at 100k chunks the builder's
+ * 1.3 million numbers in JS arrays (8 bytes each, their outgrown copies, then typed copies at
+ * build) took the reading's heap to 110 MB for a copy that keeps 23 (docs/benchmarks.md).
+ */
+class Column<A extends Int32Array | Float64Array> {
+  private data: A;
+  length = 0;
+
+  constructor(private readonly kind: { new (length: number): A }) {
+    this.data = new kind(1024);
+  }
+
+  push(value: number): void {
+    this.set(this.length, value);
+  }
+
+  get(i: number): number {
+    return i < this.length ? this.data[i]! : 0;
+  }
+
+  set(i: number, value: number): void {
+    if (i >= this.data.length) {
+      const grown = new this.kind(Math.max(i + 1, this.data.length * 2));
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[i] = value;
+    if (i >= this.length) this.length = i + 1;
+  }
+
+  /** The values, the buffer cut to them once (a later push grows it again). */
+  view(): A {
+    if (this.data.length !== this.length) this.data = this.data.slice(0, this.length) as A;
+    return this.data;
+  }
+
+  /** The first `n` values, zeros past those set. */
+  sized(n: number): A {
+    const out = new this.kind(n);
+    out.set(this.data.subarray(0, Math.min(n, this.length)));
+    return out;
+  }
 }
