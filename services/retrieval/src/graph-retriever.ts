@@ -99,15 +99,15 @@ export class GraphRetriever {
    */
   private async pageRank(scope: KbScope, queryVector: Float32Array, queryText: string, options: GraphRetrievalOptions): Promise<GraphRetrieval> {
     const walk = await rankPassages({ graphReads: this.graphReads, chunks: this.chunks }, scope, queryVector, queryText, options.filter);
-    if (options.passagesOnly) return { entities: [], relationships: [], entityScores: topEntities(walk.entityScores), passageScores: walk.passageScores };
+    const best = Math.max(0, ...walk.entityScores.values());
+    const entityScores = topEntities(walk.entityScores, best);
+    if (options.passagesOnly) return { entities: [], relationships: [], entityScores, passageScores: walk.passageScores };
     const reached = [...walk.entityScores.keys()].filter((id) => !walk.seeds.has(id)).slice(0, FRONTIER_PER_HOP);
     const known = new Set(walk.relationships.map((r) => r.id));
     const further =
       options.depth > 1 && reached.length > 0
         ? (await this.graphReads.relationshipEdgesOfEntities(scope, reached, MAX_ENTITY_RELATIONSHIPS)).filter((r) => r.weight >= 0 && !known.has(r.id) && walk.entityScores.has(r.sourceId) && walk.entityScores.has(r.targetId))
         : [];
-    const best = Math.max(0, ...walk.entityScores.values());
-    const entityScores = topEntities(walk.entityScores);
     const scored = [...walk.relationships, ...further].map((edge) => ({
       edge,
       score: ((walk.entityScores.get(edge.sourceId) ?? 0) + (walk.entityScores.get(edge.targetId) ?? 0)) / (2 * (best || 1)),
@@ -187,9 +187,8 @@ export class GraphRetriever {
   }
 }
 
-/** The PPR_TOP_ENTITIES best of the walk's entity scores (best first), scaled so the best is 1. */
-function topEntities(scores: ReadonlyMap<string, number>): Map<string, number> {
-  const best = Math.max(0, ...scores.values());
+/** The PPR_TOP_ENTITIES best of the walk's entity scores (best first), scaled so that `best`, the highest, is 1. */
+function topEntities(scores: ReadonlyMap<string, number>, best: number): Map<string, number> {
   return new Map([...scores].slice(0, PPR_TOP_ENTITIES).map(([id, value]) => [id, best > 0 ? value / best : 0]));
 }
 

@@ -134,7 +134,7 @@ export class GraphAdjacencyBuilder {
   private readonly entityIds: string[] = [];
   private readonly names: Array<string | undefined> = [];
   private readonly normalizedNames: Array<string | undefined> = [];
-  private readonly mentionCounts = new Column(Int32Array);
+  private readonly mentionCounts = new Column(Float64Array);
   private readonly relIdParts: string[] = [];
   private readonly relSource = new Column(Int32Array);
   private readonly relTarget = new Column(Int32Array);
@@ -187,7 +187,7 @@ export class GraphAdjacencyBuilder {
     const byTarget = this.byTarget(entities);
     const relIdStart = new Int32Array(this.relIdParts.length + 1);
     this.relIdParts.forEach((id, r) => (relIdStart[r + 1] = relIdStart[r]! + id.length));
-    const mentionCounts = Float64Array.from(this.mentionCounts.sized(entities));
+    const mentionCounts = this.mentionCounts.sized(entities);
     const byEntity = grouped(this.mentionEntities.view(), this.mentionChunks.view(), entities);
     const byChunk = grouped(this.mentionChunks.view(), this.mentionEntities.view(), this.chunkIds.length);
     return new GraphAdjacency({

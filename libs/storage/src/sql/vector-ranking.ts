@@ -286,13 +286,15 @@ export async function refreshMatrix(
   loadAll: (c: VectorCandidates) => Promise<VectorIndex> = (all) => loadMatrix(session, all, MATRIX_ROOM),
 ): Promise<VectorIndex> {
   const rows = await candidateStamps(session, c, previous);
-  const changed = rows.ids.filter((id, i) => !previous.holds(id, rows.digests[i]!));
+  // `previous` is not touched before refreshInPlace: whether it holds each row is asked once.
+  const held = Uint8Array.from(rows.ids, (id, i) => (previous.holds(id, rows.digests[i]!) ? 1 : 0));
+  const changed = rows.ids.filter((_, i) => held[i] === 0);
   if (changed.length > rows.ids.length * REFRESH_LIMIT) return loadAll(c);
   const batches: VectorIndex[] = [];
   for (let start = 0; start < changed.length; start += REFRESH_BATCH) batches.push(await loadMatrix(session, narrowed(c, changed.slice(start, start + REFRESH_BATCH))));
   const fresh = new Set(batches.flatMap((b) => b.ids));
   // A row may have changed again between the two reads: it is left out now and found next time.
-  const kept = pickedRows(rows, (i) => fresh.has(rows.ids[i]!) || previous.holds(rows.ids[i]!, rows.digests[i]!));
+  const kept = pickedRows(rows, (i) => held[i] === 1 || fresh.has(rows.ids[i]!));
   if (previous.refreshInPlace(kept, batches)) return previous;
   const options = { groups: c.groupColumn ? kept.groups : [], digests: kept.digests.subarray(0, kept.ids.length), capacity: Math.ceil(kept.ids.length * (1 + MATRIX_ROOM)) };
   // New rows first, so a changed row is taken from its batch; null when the vectors changed shape (another embedding model).

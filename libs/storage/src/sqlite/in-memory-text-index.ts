@@ -103,9 +103,9 @@ export class InMemoryTextIndex implements FullTextIndex {
     const generation = this.generation;
     const { tenantId, kbId } = kb.scope;
     // A first build reads every chunk anyway: the list of stamps would only be read for nothing.
-    const current = kb.appliedAt < 0 ? { ids: [], digests: new Float64Array(0) } : await stampedRows(session, `SELECT c.id AS id, c.content_hash AS stamp FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ?`, [tenantId, kbId]);
-    const changed = current.ids.filter((id, i) => !kb.postings.holds(id, current.digests[i]!));
-    if (kb.appliedAt < 0 || changed.length > current.ids.length * REFRESH_LIMIT) {
+    const current = kb.appliedAt < 0 ? undefined : await stampedRows(session, `SELECT c.id AS id, c.content_hash AS stamp FROM ${CURRENT_CHUNKS} WHERE c.tenant_id = ? AND c.kb_id = ?`, [tenantId, kbId]);
+    const changed = current === undefined ? [] : current.ids.filter((id, i) => !kb.postings.holds(id, current.digests[i]!));
+    if (current === undefined || changed.length > current.ids.length * REFRESH_LIMIT) {
       kb.postings = await readAll(session, kb.scope);
     } else {
       const read: PostedChunk[] = [];
